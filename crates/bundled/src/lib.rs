@@ -1,1 +1,100 @@
-//! placeholder
+//! The bundled servers by name: the one place that knows the list. Callers
+//! pick a server with [`Bundled`] and receive it, already built, through a
+//! [`ServerVisitor`], so that code generic over any rmcp handler (the
+//! serving runtime, an in-process client) needs no list of its own.
+
+use std::fmt;
+use std::str::FromStr;
+
+use rmcp::ServerHandler;
+use rmcp::model::Tool;
+
+/// A server `nexo serve` can run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bundled {
+    /// Seed 000's remote server: `echo`, `morse`, `demorse`.
+    Morse,
+}
+
+impl Bundled {
+    /// Every bundled server, in the order help texts list them.
+    pub const ALL: &[Bundled] = &[Bundled::Morse];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Bundled::Morse => "morse",
+        }
+    }
+
+    /// One line for help texts.
+    pub fn summary(self) -> &'static str {
+        match self {
+            Bundled::Morse => "echo, morse and demorse (seed 000's remote server)",
+        }
+    }
+
+    /// Builds the server and hands it to `visitor`.
+    pub fn visit<V: ServerVisitor>(self, visitor: V) -> V::Output {
+        match self {
+            Bundled::Morse => visitor.visit(nexo_morse::Morse::new(), nexo_morse::tools()),
+        }
+    }
+}
+
+impl fmt::Display for Bundled {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A name that is not a bundled server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownServer(pub String);
+
+impl fmt::Display for UnknownServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = Bundled::ALL.iter().map(|b| b.name()).collect();
+        write!(
+            f,
+            "no bundled server is called `{}` (known: {})",
+            self.0,
+            names.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownServer {}
+
+impl FromStr for Bundled {
+    type Err = UnknownServer;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Bundled::ALL
+            .iter()
+            .copied()
+            .find(|bundled| bundled.name() == name)
+            .ok_or_else(|| UnknownServer(name.to_owned()))
+    }
+}
+
+/// Receives a bundled server, whatever its type.
+pub trait ServerVisitor {
+    type Output;
+    /// `server` is ready to serve; `tools` is its tool list.
+    fn visit<S>(self, server: S, tools: Vec<Tool>) -> Self::Output
+    where
+        S: ServerHandler + Clone + Send + Sync + 'static;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for bundled in Bundled::ALL {
+            assert_eq!(bundled.name().parse::<Bundled>(), Ok(*bundled));
+        }
+        assert!("nope".parse::<Bundled>().is_err());
+    }
+}

@@ -1,1 +1,364 @@
-//! placeholder
+//! Reaching any MCP server by hand or from a host: [`Target`]s (a URL or a
+//! command to spawn), [`connect`] over the right transport, and a
+//! [`Session`] whose calls return results or [`ClientError`]s that say what
+//! failed and what to try.
+//!
+//! This crate knows no particular server. The protocol is rmcp's; what is
+//! here is the choice of transport and protocol era, the HTTP retry policy
+//! ([`http`]), argument coercion ([`arguments`]) and error classification.
+
+pub mod arguments;
+mod error;
+pub mod http;
+mod target;
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientConfig, GetPromptRequestParams, GetPromptResult,
+    JsonObject, Prompt, ProtocolVersion, ReadResourceRequestParams, ReadResourceResult, Resource,
+    ServerPeerInfo, Tool,
+};
+use rmcp::service::{ClientLifecycleMode, RunningService, ServiceError};
+use rmcp::transport::TokioChildProcess;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
+};
+use rmcp::{ClientServiceExt, RoleClient};
+
+pub use crate::error::{ClientError, ErrorKind};
+pub use crate::target::{HttpTransport, Target};
+
+/// The default time limit for one exchange (`--timeout`).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Which protocol era to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Era {
+    /// Try `server/discover` (2026-07-28) and fall back to `initialize`.
+    #[default]
+    Auto,
+    /// Only the stateful `initialize` handshake (2025-11-25 and older).
+    Initialize,
+    /// Only the stateless 2026-07-28 protocol.
+    Discover,
+}
+
+/// How to connect.
+#[derive(Debug, Clone)]
+pub struct ConnectOptions {
+    pub timeout: Duration,
+    pub era: Era,
+}
+
+impl Default for ConnectOptions {
+    fn default() -> Self {
+        Self {
+            timeout: DEFAULT_TIMEOUT,
+            era: Era::Auto,
+        }
+    }
+}
+
+/// A live connection to one server.
+pub struct Session {
+    service: RunningService<RoleClient, ClientConfig>,
+    target: String,
+    transport: &'static str,
+    timeout: Duration,
+}
+
+fn client_info() -> ClientConfig {
+    let mut info = ClientConfig::default();
+    info.client_info.name = "nexo".into();
+    info.client_info.version = env!("CARGO_PKG_VERSION").into();
+    info
+}
+
+fn lifecycle(era: Era) -> ClientLifecycleMode {
+    let modern = vec![ProtocolVersion::V_2026_07_28];
+    match era {
+        Era::Auto => ClientLifecycleMode::Auto {
+            preferred_versions: modern,
+            legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+        },
+        Era::Initialize => ClientLifecycleMode::Initialize,
+        Era::Discover => ClientLifecycleMode::Discover {
+            preferred_versions: modern,
+        },
+    }
+}
+
+/// Connects to `target` and completes the protocol handshake.
+pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Session, ClientError> {
+    let name = target.to_string();
+    let mode = lifecycle(options.era);
+    let started = match target {
+        Target::Url { url, headers, .. } => {
+            let client = http::RetryingHttp::new(options.timeout).map_err(|error| {
+                ClientError::Protocol {
+                    target: name.clone(),
+                    detail: format!("cannot build the HTTP client: {error}"),
+                }
+            })?;
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+            for (key, value) in headers {
+                let parsed = (
+                    ::http::HeaderName::try_from(key.as_str()),
+                    ::http::HeaderValue::try_from(value.as_str()),
+                );
+                let (Ok(key), Ok(value)) = parsed else {
+                    return Err(ClientError::usage(
+                        format!("`{key}: {value}` is not a valid HTTP header"),
+                        Some("write headers as --header 'Name: value'".to_owned()),
+                    ));
+                };
+                config.custom_headers.insert(key, value);
+            }
+            let transport = StreamableHttpClientTransport::with_client(client, config);
+            handshake(
+                client_info().serve_with_lifecycle(transport, mode),
+                &name,
+                options,
+            )
+            .await?
+        }
+        Target::Stdio { command, env } => {
+            let (program, arguments) = command
+                .split_first()
+                .ok_or_else(|| ClientError::usage("the `--stdio` command is empty", None))?;
+            let mut child = tokio::process::Command::new(program);
+            child.args(arguments).envs(env.iter().map(|(k, v)| (k, v)));
+            let (transport, _) = TokioChildProcess::builder(child)
+                .stderr(Stdio::inherit())
+                .spawn()
+                .map_err(|error| spawn_error(&name, program, &error))?;
+            handshake(
+                client_info().serve_with_lifecycle(transport, mode),
+                &name,
+                options,
+            )
+            .await?
+        }
+    };
+    Ok(Session {
+        service: started,
+        target: name,
+        transport: match target {
+            Target::Url { .. } => "streamable-http",
+            Target::Stdio { .. } => "stdio",
+        },
+        timeout: options.timeout,
+    })
+}
+
+async fn handshake<F>(
+    start: F,
+    target: &str,
+    options: &ConnectOptions,
+) -> Result<RunningService<RoleClient, ClientConfig>, ClientError>
+where
+    F: Future<
+        Output = Result<
+            RunningService<RoleClient, ClientConfig>,
+            rmcp::service::ClientInitializeError,
+        >,
+    >,
+{
+    match tokio::time::timeout(options.timeout + Duration::from_secs(1), start).await {
+        Ok(Ok(service)) => Ok(service),
+        Ok(Err(error)) => Err(classify(target, &error)),
+        Err(_) => Err(ClientError::Timeout {
+            target: target.to_owned(),
+            seconds: options.timeout.as_secs_f64(),
+        }),
+    }
+}
+
+fn spawn_error(target: &str, program: &str, error: &std::io::Error) -> ClientError {
+    let hint = if error.kind() == std::io::ErrorKind::NotFound {
+        format!("`{program}` was not found; check the command and your PATH")
+    } else {
+        format!("check that `{program}` can be run")
+    };
+    ClientError::Unreachable {
+        target: target.to_owned(),
+        detail: format!("cannot start `{program}`: {error}"),
+        hint,
+    }
+}
+
+/// Every message in an error's chain, outermost first.
+fn chain(error: &(dyn std::error::Error + 'static)) -> Vec<String> {
+    let mut messages = Vec::new();
+    let mut current = Some(error);
+    while let Some(error) = current {
+        let message = error.to_string();
+        if !messages.iter().any(|seen: &String| seen.contains(&message)) {
+            messages.push(message);
+        }
+        current = error.source();
+    }
+    messages
+}
+
+/// Sorts a failed handshake into unreachable, unauthorized or protocol error.
+fn classify(target: &str, error: &(dyn std::error::Error + 'static)) -> ClientError {
+    let mut current = Some(error);
+    while let Some(error) = current {
+        if let Some(http) = error.downcast_ref::<rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>>() {
+            use rmcp::transport::streamable_http_client::StreamableHttpError as E;
+            match http {
+                E::AuthRequired(_) | E::InsufficientScope(_) => {
+                    return ClientError::Unauthorized {
+                        target: target.to_owned(),
+                        detail: http.to_string(),
+                    };
+                }
+                E::HttpStatus(status) if matches!(status.status, 401 | 403) => {
+                    return ClientError::Unauthorized {
+                        target: target.to_owned(),
+                        detail: http.to_string(),
+                    };
+                }
+                _ => {}
+            }
+        }
+        if let Some(request) = error.downcast_ref::<reqwest::Error>()
+            && (request.is_connect() || request.is_timeout())
+        {
+            return unreachable(target, error);
+        }
+        if let Some(io) = error.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind as K;
+            if matches!(
+                io.kind(),
+                K::ConnectionRefused
+                    | K::TimedOut
+                    | K::NotFound
+                    | K::HostUnreachable
+                    | K::NetworkUnreachable
+            ) {
+                return unreachable(target, error);
+            }
+        }
+        current = error.source();
+    }
+    let detail = chain(error).join(": ");
+    if detail.contains("connection closed") || detail.contains("ConnectionClosed") {
+        return ClientError::Unreachable {
+            target: target.to_owned(),
+            detail,
+            hint: "the server closed the connection during the handshake; run its command by hand to see why it exits".into(),
+        };
+    }
+    ClientError::Protocol {
+        target: target.to_owned(),
+        detail,
+    }
+}
+
+fn unreachable(target: &str, error: &(dyn std::error::Error + 'static)) -> ClientError {
+    ClientError::Unreachable {
+        target: target.to_owned(),
+        detail: chain(error).last().cloned().unwrap_or_default(),
+        hint: "check that the server is running and the address is right".into(),
+    }
+}
+
+impl Session {
+    /// What the server said about itself in the handshake.
+    pub fn server_info(&self) -> Option<Arc<ServerPeerInfo>> {
+        self.service.peer_info()
+    }
+
+    /// `stdio` or `streamable-http`.
+    pub fn transport(&self) -> &'static str {
+        self.transport
+    }
+
+    async fn bounded<T>(
+        &self,
+        call: impl Future<Output = Result<T, ServiceError>>,
+    ) -> Result<T, ClientError> {
+        match tokio::time::timeout(self.timeout, call).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(error)) => Err(self.service_error(error)),
+            Err(_) => Err(ClientError::Timeout {
+                target: self.target.clone(),
+                seconds: self.timeout.as_secs_f64(),
+            }),
+        }
+    }
+
+    fn service_error(&self, error: ServiceError) -> ClientError {
+        match error {
+            ServiceError::McpError(data) => ClientError::Rpc {
+                code: data.code.0,
+                message: data.message.into_owned(),
+                data: data.data,
+            },
+            ServiceError::Timeout { .. } => ClientError::Timeout {
+                target: self.target.clone(),
+                seconds: self.timeout.as_secs_f64(),
+            },
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
+                ClientError::Unreachable {
+                    target: self.target.clone(),
+                    detail: error.to_string(),
+                    hint: "the server went away; check that it is still running".into(),
+                }
+            }
+            other => classify(&self.target, &other),
+        }
+    }
+
+    pub async fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
+        self.bounded(self.service.list_all_tools()).await
+    }
+
+    /// Calls `name`; a result with `isError` is returned, not turned into an error.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+    ) -> Result<CallToolResult, ClientError> {
+        let params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
+        self.bounded(self.service.call_tool(params)).await
+    }
+
+    pub async fn list_resources(&self) -> Result<Vec<Resource>, ClientError> {
+        self.bounded(self.service.list_all_resources()).await
+    }
+
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
+        self.bounded(
+            self.service
+                .read_resource(ReadResourceRequestParams::new(uri)),
+        )
+        .await
+    }
+
+    pub async fn list_prompts(&self) -> Result<Vec<Prompt>, ClientError> {
+        self.bounded(self.service.list_all_prompts()).await
+    }
+
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+    ) -> Result<GetPromptResult, ClientError> {
+        let mut params = GetPromptRequestParams::new(name);
+        params.arguments = Some(arguments);
+        self.bounded(self.service.get_prompt(params)).await
+    }
+
+    /// Ends the session (and the child process, for stdio targets).
+    pub async fn close(self) {
+        if let Err(error) = self.service.cancel().await {
+            tracing::debug!(%error, "closing the session");
+        }
+    }
+}

@@ -1,1 +1,241 @@
-//! placeholder
+//! Hosting any MCP server: stdio (the default) or HTTP, where HTTP means
+//! Streamable HTTP at `/mcp` for both protocol eras plus a health document
+//! at `GET /`, behind `Origin`/`Host` checks, CORS, a body limit and an
+//! optional tool-call log.
+//!
+//! This crate knows no particular server: it takes any rmcp
+//! [`ServerHandler`]. The protocol itself is rmcp's; what is here is the
+//! hosting around it. Start with [`serve_stdio`], [`serve_http`], or
+//! [`router`] to test the HTTP application without a socket.
+
+mod calllog;
+mod error;
+mod http;
+mod inbound;
+mod policy;
+mod stdio;
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use axum::serve::ListenerExt;
+use rmcp::ServerHandler;
+use rmcp::ServiceExt;
+use rmcp::model::Tool;
+use tokio_util::sync::CancellationToken;
+
+pub use crate::calllog::CallLogger;
+pub use crate::error::ServeError;
+pub use crate::http::{HttpOptions, MCP_PATH, router};
+pub use crate::policy::{HostPolicy, OriginPolicy};
+pub use crate::stdio::LineTransport;
+
+/// The default request body limit (`--max-body`).
+pub const DEFAULT_MAX_BODY: usize = 4 * 1024 * 1024;
+/// The port used when neither `--http` nor `PORT` names one.
+pub const DEFAULT_PORT: u16 = 8000;
+/// How long in-flight requests may run after a shutdown signal.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// How to host a server, whatever the transport.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// The server's name, as the tool-call log records it.
+    pub server_name: String,
+    /// The server's tools, for the HTTP health document.
+    pub tools: Vec<Tool>,
+    /// The largest request accepted, in bytes (a line in stdio mode).
+    pub max_body: usize,
+    /// Where to append one JSON line per tool call.
+    pub log: Option<PathBuf>,
+    /// `--allow-origin` values.
+    pub allow_origins: Vec<String>,
+    /// `--allow-host` values.
+    pub allow_hosts: Vec<String>,
+}
+
+impl ServeOptions {
+    fn logger(&self) -> Result<Option<CallLogger>, ServeError> {
+        let Some(path) = &self.log else {
+            return Ok(None);
+        };
+        let log = nexo_trace::ToolCallLog::open(path).map_err(|source| ServeError::OpenLog {
+            path: path.clone(),
+            source,
+        })?;
+        Ok(Some(CallLogger::new(log, &self.server_name)))
+    }
+}
+
+/// Serves one client on stdin/stdout until stdin ends or a signal arrives.
+pub async fn serve_stdio<S: ServerHandler>(
+    server: S,
+    options: &ServeOptions,
+) -> Result<(), ServeError> {
+    let (reader, writer) = rmcp::transport::io::stdio_pipes();
+    let (transport, writer_task) =
+        LineTransport::new(reader, writer, options.max_body, options.logger()?);
+    match server.serve(transport).await {
+        Ok(running) => {
+            let cancel = running.cancellation_token();
+            tokio::select! {
+                result = running.waiting() => {
+                    if let Err(error) = result {
+                        tracing::warn!(%error, "the server task ended abnormally");
+                    }
+                }
+                () = shutdown_signal() => cancel.cancel(),
+            }
+        }
+        // A 2026-07-28 client never sends `initialize`: its stdin simply ends
+        // after its stateless requests, which have all been answered.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {}
+        Err(error) => return Err(ServeError::Session(Box::new(error))),
+    }
+    match writer_task.await {
+        Ok(Ok(())) => Ok(()),
+        // The client closed its end first: nothing more can be delivered.
+        Ok(Err(error)) if error.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Ok(Err(error)) => Err(ServeError::Server(error)),
+        Err(error) => Err(ServeError::Server(std::io::Error::other(error))),
+    }
+}
+
+/// Serves HTTP on `addr` until SIGINT or SIGTERM, then lets in-flight
+/// requests finish for at most [`SHUTDOWN_GRACE`]. `on_listening` is told
+/// the bound address (useful with port 0).
+pub async fn serve_http<S>(
+    server: S,
+    addr: SocketAddr,
+    options: &ServeOptions,
+    on_listening: impl FnOnce(SocketAddr),
+) -> Result<(), ServeError>
+where
+    S: ServerHandler + Clone + Send + Sync + 'static,
+{
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    let bound = listener.local_addr().map_err(ServeError::Server)?;
+    let http_options = HttpOptions {
+        origins: OriginPolicy::new(&options.allow_origins),
+        hosts: HostPolicy::new(&options.allow_hosts, bound.ip()),
+        max_body: options.max_body,
+        tools: options.tools.clone(),
+        logger: options.logger()?,
+    };
+    let shutdown = CancellationToken::new();
+    let app = router(server, http_options, shutdown.clone());
+    // Without TCP_NODELAY every SSE response, written in several pieces,
+    // waits about 40 ms for the client's delayed ACK.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(error) = tcp.set_nodelay(true) {
+            tracing::debug!(%error, "cannot set TCP_NODELAY");
+        }
+    });
+    on_listening(bound);
+    let stopping = shutdown.clone();
+    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+        shutdown_signal().await;
+        tracing::info!("shutting down: finishing in-flight requests");
+        stopping.cancel();
+    });
+    let server = server.into_future();
+    tokio::pin!(server);
+    tokio::select! {
+        result = &mut server => result.map_err(ServeError::Server),
+        () = async {
+            shutdown.cancelled().await;
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+        } => {
+            tracing::warn!("in-flight requests did not finish within {SHUTDOWN_GRACE:?}; stopping");
+            Ok(())
+        }
+    }
+}
+
+/// Resolves `--http [ADDR]`: `HOST:PORT`, `HOST` (port from `port_env`, the
+/// `PORT` variable, else 8000), `PORT` or `:PORT` (on 127.0.0.1), or nothing
+/// (127.0.0.1 and the port as for `HOST`).
+pub fn listen_address(
+    spec: Option<&str>,
+    port_env: Option<&str>,
+) -> Result<SocketAddr, ServeError> {
+    let bad = || ServeError::BadAddress {
+        addr: spec.unwrap_or_default().to_owned(),
+    };
+    let default_port = || -> Result<u16, ServeError> {
+        match port_env {
+            Some(port) => port.trim().parse().map_err(|_| ServeError::BadAddress {
+                addr: format!("PORT={port}"),
+            }),
+            None => Ok(DEFAULT_PORT),
+        }
+    };
+    let loopback = IpAddr::V4(Ipv4Addr::LOCALHOST);
+    let spec = spec.map(str::trim).unwrap_or_default();
+    if spec.is_empty() {
+        return Ok(SocketAddr::new(loopback, default_port()?));
+    }
+    if let Ok(addr) = spec.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    if let Ok(port) = spec.trim_start_matches(':').parse::<u16>() {
+        return Ok(SocketAddr::new(loopback, port));
+    }
+    let host = spec.trim_start_matches('[').trim_end_matches(']');
+    let ip = match host {
+        "localhost" => loopback,
+        _ => host.parse::<IpAddr>().map_err(|_| bad())?,
+    };
+    Ok(SocketAddr::new(ip, default_port()?))
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = terminate => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listen_address_forms() -> Result<(), ServeError> {
+        let at = |spec: Option<&str>, port: Option<&str>| listen_address(spec, port);
+        assert_eq!(
+            at(None, None)?,
+            "127.0.0.1:8000"
+                .parse()
+                .map_err(|_| ServeError::BadAddress {
+                    addr: String::new()
+                })?
+        );
+        assert_eq!(at(None, Some("9090"))?.port(), 9090);
+        assert_eq!(
+            at(Some("0.0.0.0"), Some("8080"))?.to_string(),
+            "0.0.0.0:8080"
+        );
+        assert_eq!(at(Some("7000"), None)?.to_string(), "127.0.0.1:7000");
+        assert_eq!(at(Some(":7001"), None)?.to_string(), "127.0.0.1:7001");
+        assert_eq!(at(Some("[::1]:7002"), None)?.to_string(), "[::1]:7002");
+        assert!(at(Some("nowhere:x"), None).is_err());
+        assert!(at(None, Some("eighty")).is_err());
+        Ok(())
+    }
+}

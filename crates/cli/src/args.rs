@@ -1,0 +1,146 @@
+//! The command line: a contract that scripts and docs depend on (DESIGN.md).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// nexo: an MCP toolkit in one binary.
+///
+/// Serve ready-made MCP servers, and call or inspect any MCP server by hand.
+#[derive(Debug, Parser)]
+#[command(name = "nexo", version, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a bundled MCP server over stdio (the default) or HTTP.
+    Serve(ServeArgs),
+    /// List a server's tools.
+    Tools(ListArgs),
+    /// Call one tool: `nexo call TARGET TOOL key=value ...` or `TOOL '{"json":...}'`.
+    Call(CallArgs),
+    /// List a server's resources.
+    Resources(ListArgs),
+    /// Read one resource by URI.
+    Read(ReadArgs),
+    /// List a server's prompts.
+    Prompts(ListArgs),
+    /// Get one prompt, filled with `key=value` arguments.
+    Prompt(PromptArgs),
+    /// Show the server's identity, protocol revision, capabilities and transport.
+    Discover(ListArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The server to run: morse.
+    pub server: String,
+    /// Serve Streamable HTTP at /mcp instead of stdio. ADDR is HOST:PORT,
+    /// HOST, or PORT; without a port, $PORT or 8000; without a host, 127.0.0.1.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
+    pub http: Option<String>,
+    /// Append one JSON line per tool call to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// Largest request body (HTTP) or message line (stdio) accepted, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = nexo_serve::DEFAULT_MAX_BODY)]
+    pub max_body: usize,
+    /// A browser origin allowed to call the server (repeatable; `*` for any).
+    /// Default: loopback origins only.
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    pub allow_origins: Vec<String>,
+    /// A Host name the server answers (repeatable). Default: loopback names
+    /// when listening on loopback, any name otherwise.
+    #[arg(long = "allow-host", value_name = "HOST")]
+    pub allow_hosts: Vec<String>,
+}
+
+/// Which server to talk to.
+#[derive(Debug, Args)]
+pub struct TargetArgs {
+    /// The server's URL (Streamable HTTP), e.g. http://127.0.0.1:8000/mcp.
+    #[arg(
+        long,
+        value_name = "URL",
+        conflicts_with = "stdio",
+        required_unless_present = "stdio"
+    )]
+    pub url: Option<String>,
+    /// A command that speaks MCP on stdin/stdout, quoted as one argument.
+    #[arg(long, value_name = "COMMAND")]
+    pub stdio: Option<String>,
+    /// HTTP transport for --url.
+    #[arg(long, value_enum, default_value_t = TransportArg::Auto, requires = "url")]
+    pub transport: TransportArg,
+    /// Extra HTTP header for --url, 'Name: value' (repeatable).
+    #[arg(long = "header", value_name = "'NAME: VALUE'", requires = "url")]
+    pub headers: Vec<String>,
+    /// Environment variable for the --stdio child, KEY=VALUE (repeatable).
+    #[arg(short = 'e', value_name = "KEY=VALUE", requires = "stdio")]
+    pub env: Vec<String>,
+    /// Seconds to wait for each exchange.
+    #[arg(long, value_name = "SECONDS", default_value_t = 15.0)]
+    pub timeout: f64,
+    /// Protocol era: auto tries 2026-07-28 `server/discover` then `initialize`.
+    #[arg(long, value_enum, default_value_t = EraArg::Auto)]
+    pub protocol: EraArg,
+    /// Print the exact MCP result object as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum TransportArg {
+    /// Streamable HTTP (legacy SSE fallback is planned).
+    Auto,
+    /// Streamable HTTP only.
+    Http,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum EraArg {
+    Auto,
+    /// 2025-11-25 and older: `initialize` and sessions.
+    #[value(name = "2025")]
+    Initialize,
+    /// 2026-07-28: stateless, `server/discover`.
+    #[value(name = "2026")]
+    Discover,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// The tool's name.
+    pub tool: String,
+    /// Arguments: key=value pairs (coerced by the tool's schema) or one JSON object.
+    pub arguments: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReadArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// The resource's URI.
+    pub uri: String,
+}
+
+#[derive(Debug, Args)]
+pub struct PromptArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// The prompt's name.
+    pub name: String,
+    /// Arguments as key=value pairs.
+    pub arguments: Vec<String>,
+}

@@ -1,0 +1,117 @@
+//! How nexo fails: the exit status (the MCP Inspector CLI's convention),
+//! the human `error:`/`hint:` lines and the one JSON line on stderr.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use nexo_client::{ClientError, ErrorKind};
+
+/// Exit statuses; decided in one place, [`Exit::of`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// Bad usage, or an unexpected error (a peer breaking the protocol included).
+    Usage = 1,
+    /// The server requires authorization.
+    Unauthorized = 3,
+    /// The server could not be reached.
+    Unreachable = 4,
+    /// The tool or server reported an error.
+    Remote = 5,
+}
+
+impl Exit {
+    pub fn of(kind: ErrorKind) -> Self {
+        match kind {
+            ErrorKind::Usage | ErrorKind::Protocol => Exit::Usage,
+            ErrorKind::Unauthorized => Exit::Unauthorized,
+            ErrorKind::Unreachable => Exit::Unreachable,
+            ErrorKind::Remote => Exit::Remote,
+        }
+    }
+}
+
+/// A failed command, ready to be reported.
+#[derive(Debug)]
+pub struct Failure {
+    pub exit: Exit,
+    pub code: &'static str,
+    pub message: String,
+    pub causes: Vec<String>,
+    pub hint: Option<String>,
+}
+
+impl Failure {
+    pub fn usage(message: impl Into<String>, hint: Option<String>) -> Self {
+        Self {
+            exit: Exit::Usage,
+            code: "usage",
+            message: message.into(),
+            causes: Vec::new(),
+            hint,
+        }
+    }
+
+    /// An unexpected error, with its chain of causes.
+    pub fn unexpected(error: &anyhow::Error, hint: Option<String>) -> Self {
+        Self {
+            exit: Exit::Usage,
+            code: "error",
+            message: error.to_string(),
+            causes: error.chain().skip(1).map(ToString::to_string).collect(),
+            hint,
+        }
+    }
+
+    /// Writes the report to stderr and gives the exit status.
+    pub fn report(&self) -> ExitCode {
+        let mut text = format!("error: {}\n", self.message);
+        for cause in &self.causes {
+            text.push_str(&format!("  caused by: {cause}\n"));
+        }
+        if let Some(hint) = &self.hint {
+            text.push_str(&format!("hint: {hint}\n"));
+        }
+        let mut error = serde_json::json!({ "code": self.code, "message": self.message });
+        if !self.causes.is_empty() {
+            error["causes"] = serde_json::json!(self.causes);
+        }
+        if let Some(hint) = &self.hint {
+            error["hint"] = serde_json::json!(hint);
+        }
+        text.push_str(&serde_json::json!({ "error": error }).to_string());
+        text.push('\n');
+        let _ = std::io::stderr().write_all(text.as_bytes());
+        ExitCode::from(self.exit as u8)
+    }
+}
+
+impl From<ClientError> for Failure {
+    fn from(error: ClientError) -> Self {
+        Self {
+            exit: Exit::of(error.kind()),
+            code: error.code(),
+            message: error.to_string(),
+            causes: Vec::new(),
+            hint: error.hint(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_statuses_follow_the_inspector_cli() {
+        let table = [
+            (ErrorKind::Usage, 1),
+            (ErrorKind::Protocol, 1),
+            (ErrorKind::Unauthorized, 3),
+            (ErrorKind::Unreachable, 4),
+            (ErrorKind::Remote, 5),
+        ];
+        for (kind, status) in table {
+            assert_eq!(Exit::of(kind) as u8, status, "{kind:?}");
+        }
+    }
+}

@@ -1,0 +1,404 @@
+//! The direct client commands: `tools`, `call`, `resources`, `read`,
+//! `prompts`, `prompt`, `discover`.
+
+use std::time::Duration;
+
+use nexo_client::{ClientError, ConnectOptions, Era, HttpTransport, Session, Target};
+use rmcp::model::{
+    CallToolResult, ContentBlock, GetPromptResult, JsonObject, ReadResourceResult, Tool,
+};
+use serde_json::Value;
+
+use crate::args::{CallArgs, EraArg, ListArgs, PromptArgs, ReadArgs, TargetArgs, TransportArg};
+use crate::failure::{Exit, Failure};
+use crate::output;
+
+fn target(args: &TargetArgs) -> Result<Target, ClientError> {
+    let pairs = |values: &[String], separator: char, form: &str| {
+        values
+            .iter()
+            .map(|value| {
+                value
+                    .split_once(separator)
+                    .map(|(k, v)| (k.trim().to_owned(), v.trim_start().to_owned()))
+                    .ok_or_else(|| {
+                        ClientError::usage(format!("`{value}` is not of the form {form}"), None)
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()
+    };
+    match (&args.url, &args.stdio) {
+        (Some(url), _) => Ok(Target::Url {
+            url: url.clone(),
+            transport: match args.transport {
+                TransportArg::Auto => HttpTransport::Auto,
+                TransportArg::Http => HttpTransport::Http,
+            },
+            headers: pairs(&args.headers, ':', "'Name: value'")?,
+        }),
+        (None, Some(command)) => Target::stdio(command, pairs(&args.env, '=', "KEY=VALUE")?),
+        (None, None) => Err(ClientError::usage(
+            "no server given",
+            Some("add `--url URL` or `--stdio 'COMMAND'`".to_owned()),
+        )),
+    }
+}
+
+async fn open(args: &TargetArgs) -> Result<Session, Failure> {
+    if !(args.timeout.is_finite() && args.timeout > 0.0) {
+        return Err(Failure::usage(
+            "`--timeout` must be a positive number of seconds",
+            None,
+        ));
+    }
+    let options = ConnectOptions {
+        timeout: Duration::from_secs_f64(args.timeout),
+        era: match args.protocol {
+            EraArg::Auto => Era::Auto,
+            EraArg::Initialize => Era::Initialize,
+            EraArg::Discover => Era::Discover,
+        },
+    };
+    Ok(nexo_client::connect(&target(args)?, &options).await?)
+}
+
+/// Runs `work` on an open session, closing it whatever happens.
+async fn with_session<T>(
+    args: &TargetArgs,
+    work: impl AsyncFnOnce(&Session) -> Result<T, Failure>,
+) -> Result<T, Failure> {
+    let session = open(args).await?;
+    let result = work(&session).await;
+    session.close().await;
+    result
+}
+
+fn signature(tool: &Tool) -> String {
+    let required: Vec<&str> = tool
+        .input_schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    tool.input_schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|properties| {
+            properties
+                .iter()
+                .map(|(name, schema)| {
+                    let kind = schema.get("type").and_then(Value::as_str).unwrap_or("any");
+                    let optional = if required.contains(&name.as_str()) {
+                        ""
+                    } else {
+                        "?"
+                    };
+                    format!("{name}{optional}: {kind}")
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default()
+}
+
+pub async fn tools(args: ListArgs) -> Result<(), Failure> {
+    let tools = with_session(&args.target, async |session| {
+        Ok(session.list_tools().await?)
+    })
+    .await?;
+    if args.target.json {
+        output::json(&serde_json::json!({ "tools": tools }));
+        return Ok(());
+    }
+    if tools.is_empty() {
+        output::status("the server offers no tools");
+        return Ok(());
+    }
+    let rows = tools
+        .iter()
+        .map(|tool| {
+            vec![
+                tool.name.to_string(),
+                signature(tool),
+                output::summary(tool.description.as_deref()),
+            ]
+        })
+        .collect();
+    output::data(&output::table(&["TOOL", "ARGUMENTS", "DESCRIPTION"], rows));
+    Ok(())
+}
+
+pub async fn call(args: CallArgs) -> Result<(), Failure> {
+    let result = with_session(&args.target, async |session| {
+        let schema = if args.arguments.is_empty() {
+            JsonObject::new()
+        } else {
+            let tools = session.list_tools().await?;
+            match tools.iter().find(|tool| tool.name == args.tool) {
+                Some(tool) => tool.input_schema.as_ref().clone(),
+                None => {
+                    let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
+                    return Err(Failure::from(ClientError::Rpc {
+                        code: -32602,
+                        message: format!(
+                            "unknown tool `{}` (the server has: {})",
+                            args.tool,
+                            names.join(", ")
+                        ),
+                        data: None,
+                    }));
+                }
+            }
+        };
+        let arguments = nexo_client::arguments::tool_arguments(&schema, &args.arguments)?;
+        Ok(session.call_tool(&args.tool, arguments).await?)
+    })
+    .await?;
+    if args.target.json {
+        output::json(&result);
+    } else {
+        output::data(&call_text(&result));
+    }
+    if result.is_error == Some(true) {
+        return Err(Failure::from(ClientError::Tool {
+            tool: args.tool.clone(),
+            message: first_text(&result.content).unwrap_or_else(|| "no details given".into()),
+        }));
+    }
+    Ok(())
+}
+
+fn first_text(content: &[ContentBlock]) -> Option<String> {
+    content.iter().find_map(|block| match block {
+        ContentBlock::Text(text) => Some(text.text.clone()),
+        _ => None,
+    })
+}
+
+/// One line for a content block, read from its wire form so that block
+/// kinds added by later revisions still print something.
+fn block_text(block: &Value) -> String {
+    let field = |name: &str| block.get(name).and_then(Value::as_str).unwrap_or_default();
+    match field("type") {
+        "text" => field("text").to_owned(),
+        "resource" => block.get("resource").map(resource_text).unwrap_or_default(),
+        "resource_link" => format!("[resource link {}]", field("uri")),
+        kind => format!(
+            "[{kind} {}, {} base64 bytes]",
+            field("mimeType"),
+            field("data").len()
+        ),
+    }
+}
+
+fn content_text(content: &[ContentBlock]) -> String {
+    content
+        .iter()
+        .map(|block| {
+            format!(
+                "{}\n",
+                block_text(&serde_json::to_value(block).unwrap_or_default())
+            )
+        })
+        .collect()
+}
+
+fn call_text(result: &CallToolResult) -> String {
+    if result.content.is_empty()
+        && let Some(structured) = &result.structured_content
+    {
+        return format!(
+            "{}\n",
+            serde_json::to_string_pretty(structured).unwrap_or_default()
+        );
+    }
+    content_text(&result.content)
+}
+
+/// The text of a resource's contents, or a summary of a binary one.
+fn resource_text(contents: &Value) -> String {
+    let field = |name: &str| contents.get(name).and_then(Value::as_str);
+    match (field("text"), field("blob")) {
+        (Some(text), _) => text.to_owned(),
+        (None, blob) => format!(
+            "[{}: {}, {} base64 bytes]",
+            field("uri").unwrap_or_default(),
+            field("mimeType").unwrap_or("binary"),
+            blob.unwrap_or_default().len()
+        ),
+    }
+}
+
+pub async fn resources(args: ListArgs) -> Result<(), Failure> {
+    let resources = with_session(&args.target, async |session| {
+        Ok(session.list_resources().await?)
+    })
+    .await?;
+    if args.target.json {
+        output::json(&serde_json::json!({ "resources": resources }));
+        return Ok(());
+    }
+    if resources.is_empty() {
+        output::status("the server offers no resources");
+        return Ok(());
+    }
+    let rows = resources
+        .iter()
+        .map(|resource| {
+            vec![
+                resource.uri.clone(),
+                resource.name.clone(),
+                resource.mime_type.clone().unwrap_or_default(),
+                output::summary(resource.description.as_deref()),
+            ]
+        })
+        .collect();
+    output::data(&output::table(
+        &["URI", "NAME", "TYPE", "DESCRIPTION"],
+        rows,
+    ));
+    Ok(())
+}
+
+pub async fn read(args: ReadArgs) -> Result<(), Failure> {
+    let result: ReadResourceResult = with_session(&args.target, async |session| {
+        Ok(session.read_resource(&args.uri).await?)
+    })
+    .await?;
+    if args.target.json {
+        output::json(&result);
+    } else {
+        let text: String = result
+            .contents
+            .iter()
+            .map(|contents| {
+                format!(
+                    "{}\n",
+                    resource_text(&serde_json::to_value(contents).unwrap_or_default())
+                )
+            })
+            .collect();
+        output::data(&text);
+    }
+    Ok(())
+}
+
+pub async fn prompts(args: ListArgs) -> Result<(), Failure> {
+    let prompts = with_session(&args.target, async |session| {
+        Ok(session.list_prompts().await?)
+    })
+    .await?;
+    if args.target.json {
+        output::json(&serde_json::json!({ "prompts": prompts }));
+        return Ok(());
+    }
+    if prompts.is_empty() {
+        output::status("the server offers no prompts");
+        return Ok(());
+    }
+    let rows = prompts
+        .iter()
+        .map(|prompt| {
+            let arguments = prompt
+                .arguments
+                .iter()
+                .flatten()
+                .map(|argument| {
+                    let optional = if argument.required == Some(true) {
+                        ""
+                    } else {
+                        "?"
+                    };
+                    format!("{}{optional}", argument.name)
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            vec![
+                prompt.name.clone(),
+                arguments,
+                output::summary(prompt.description.as_deref()),
+            ]
+        })
+        .collect();
+    output::data(&output::table(
+        &["PROMPT", "ARGUMENTS", "DESCRIPTION"],
+        rows,
+    ));
+    Ok(())
+}
+
+pub async fn prompt(args: PromptArgs) -> Result<(), Failure> {
+    let mut arguments = JsonObject::new();
+    for word in &args.arguments {
+        let (key, value) = word.split_once('=').ok_or_else(|| {
+            Failure::usage(format!("`{word}` is not of the form key=value"), None)
+        })?;
+        arguments.insert(key.to_owned(), Value::String(value.to_owned()));
+    }
+    let result: GetPromptResult = with_session(&args.target, async |session| {
+        Ok(session.get_prompt(&args.name, arguments).await?)
+    })
+    .await?;
+    if args.target.json {
+        output::json(&result);
+        return Ok(());
+    }
+    let mut text = String::new();
+    for message in &result.messages {
+        let body = block_text(&serde_json::to_value(&message.content).unwrap_or_default());
+        let role = serde_json::to_value(&message.role).unwrap_or_default();
+        text.push_str(&format!("{}: {body}\n", role.as_str().unwrap_or("message")));
+    }
+    output::data(&text);
+    Ok(())
+}
+
+pub async fn discover(args: ListArgs) -> Result<(), Failure> {
+    let (info, transport) = with_session(&args.target, async |session| {
+        let info = session.server_info().ok_or_else(|| Failure {
+            exit: Exit::Usage,
+            code: "protocol_error",
+            message: "the server gave no information about itself".into(),
+            causes: Vec::new(),
+            hint: None,
+        })?;
+        Ok((info, session.transport()))
+    })
+    .await?;
+    if args.target.json {
+        let mut value = serde_json::to_value(info.as_ref()).unwrap_or_default();
+        value["transport"] = Value::String(transport.to_owned());
+        output::json(&value);
+        return Ok(());
+    }
+    let identity = info
+        .server_info
+        .as_ref()
+        .map(|server| format!("{} {}", server.name, server.version))
+        .unwrap_or_else(|| "(not given)".into());
+    let capabilities = serde_json::to_value(&info.capabilities)
+        .ok()
+        .and_then(|value| {
+            value
+                .as_object()
+                .map(|map| map.keys().cloned().collect::<Vec<_>>())
+        })
+        .unwrap_or_default();
+    let mut text = format!(
+        "server        {identity}\nprotocol      {}\ntransport     {transport}\ncapabilities  {}\n",
+        info.protocol_version,
+        if capabilities.is_empty() {
+            "(none)".to_owned()
+        } else {
+            capabilities.join(", ")
+        },
+    );
+    if let Some(instructions) = &info.instructions {
+        text.push_str(&format!(
+            "instructions  {}\n",
+            output::summary(Some(instructions))
+        ));
+    }
+    output::data(&text);
+    Ok(())
+}

@@ -1,0 +1,155 @@
+//! Tool arguments from the command line: `key=value` pairs coerced by the
+//! tool's `inputSchema`, or one JSON object passed as is.
+
+use rmcp::model::JsonObject;
+use serde_json::Value;
+
+use crate::ClientError;
+
+/// Builds the `arguments` object for a call from command-line words.
+pub fn tool_arguments(schema: &JsonObject, words: &[String]) -> Result<JsonObject, ClientError> {
+    if let [only] = words
+        && only.trim_start().starts_with('{')
+    {
+        return match serde_json::from_str::<Value>(only) {
+            Ok(Value::Object(object)) => Ok(object),
+            _ => Err(ClientError::usage(
+                format!("`{only}` is not a JSON object"),
+                Some("pass one JSON object, or key=value pairs".to_owned()),
+            )),
+        };
+    }
+    let properties = schema.get("properties").and_then(Value::as_object);
+    let mut arguments = JsonObject::new();
+    for word in words {
+        let Some((key, raw)) = word.split_once('=') else {
+            return Err(ClientError::usage(
+                format!("`{word}` is not of the form key=value"),
+                Some("write arguments as key=value, or pass one JSON object".to_owned()),
+            ));
+        };
+        let kind = properties
+            .and_then(|properties| properties.get(key))
+            .and_then(schema_type);
+        let value = coerce(key, raw, kind.as_deref())?;
+        arguments.insert(key.to_owned(), value);
+    }
+    Ok(arguments)
+}
+
+/// The JSON type a property schema names (the first non-null one of a list).
+fn schema_type(property: &Value) -> Option<String> {
+    match property.get("type")? {
+        Value::String(kind) => Some(kind.clone()),
+        Value::Array(kinds) => kinds
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|kind| *kind != "null")
+            .map(str::to_owned),
+        _ => None,
+    }
+}
+
+fn coerce(key: &str, raw: &str, kind: Option<&str>) -> Result<Value, ClientError> {
+    let mismatch = |expected: &str| {
+        ClientError::usage(
+            format!("`{key}` must be {expected}, got `{raw}`"),
+            Some("see the tool's schema with `nexo tools TARGET --json`".to_owned()),
+        )
+    };
+    match kind {
+        Some("integer") => raw
+            .trim()
+            .parse::<i64>()
+            .map(Value::from)
+            .map_err(|_| mismatch("an integer")),
+        Some("number") => serde_json::from_str::<serde_json::Number>(raw.trim())
+            .map(Value::Number)
+            .map_err(|_| mismatch("a number")),
+        Some("boolean") => match raw.trim() {
+            "true" => Ok(Value::Bool(true)),
+            "false" => Ok(Value::Bool(false)),
+            _ => Err(mismatch("true or false")),
+        },
+        Some("array") => match serde_json::from_str::<Value>(raw) {
+            Ok(value @ Value::Array(_)) => Ok(value),
+            _ => Err(mismatch("a JSON array")),
+        },
+        Some("object") => match serde_json::from_str::<Value>(raw) {
+            Ok(value @ Value::Object(_)) => Ok(value),
+            _ => Err(mismatch("a JSON object")),
+        },
+        _ => Ok(Value::String(raw.to_owned())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schema() -> JsonObject {
+        let value = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "texto": {"type": "string"},
+                "count": {"type": "integer"},
+                "ratio": {"type": "number"},
+                "loud": {"type": "boolean"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "maybe": {"type": ["null", "integer"]}
+            }
+        });
+        match value {
+            Value::Object(object) => object,
+            _ => JsonObject::new(),
+        }
+    }
+
+    fn words(list: &[&str]) -> Vec<String> {
+        list.iter().map(|w| (*w).to_owned()).collect()
+    }
+
+    #[test]
+    fn pairs_are_coerced_by_schema() -> Result<(), ClientError> {
+        let arguments = tool_arguments(
+            &schema(),
+            &words(&[
+                "texto=42",
+                "count=7",
+                "ratio=0.5",
+                "loud=true",
+                r#"tags=["a","b"]"#,
+                "maybe=3",
+                "extra=x=y",
+            ]),
+        )?;
+        assert_eq!(arguments["texto"], "42");
+        assert_eq!(arguments["count"], 7);
+        assert_eq!(arguments["ratio"], 0.5);
+        assert_eq!(arguments["loud"], true);
+        assert_eq!(arguments["tags"], serde_json::json!(["a", "b"]));
+        assert_eq!(arguments["maybe"], 3);
+        assert_eq!(arguments["extra"], "x=y");
+        Ok(())
+    }
+
+    #[test]
+    fn one_json_object_passes_as_is() -> Result<(), ClientError> {
+        let arguments = tool_arguments(&schema(), &words(&[r#"{"count": "not coerced"}"#]))?;
+        assert_eq!(arguments["count"], "not coerced");
+        Ok(())
+    }
+
+    #[test]
+    fn bad_words_are_usage_errors() {
+        for bad in [
+            &["count=seven"][..],
+            &["loud=yes"],
+            &["novalue"],
+            &["{not json"],
+        ] {
+            let error = tool_arguments(&schema(), &words(bad));
+            assert!(matches!(error, Err(ClientError::Usage { .. })), "{bad:?}");
+        }
+    }
+}

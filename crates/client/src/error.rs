@@ -1,0 +1,103 @@
+//! Errors of reaching and calling a server, each with the kind that decides
+//! the CLI's exit status and a hint saying what to try.
+
+/// What kind of failure this was; the CLI maps each to an exit status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The request itself was wrong (bad arguments, unknown target form).
+    Usage,
+    /// The server wants authorization (HTTP 401/403).
+    Unauthorized,
+    /// The server could not be reached (refused, DNS, timeout, no such command).
+    Unreachable,
+    /// The server answered with an error (JSON-RPC error, unknown tool, `isError`).
+    Remote,
+    /// The peer broke the protocol, or something unexpected failed.
+    Protocol,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("{message}")]
+    Usage {
+        message: String,
+        hint: Option<String>,
+    },
+    #[error("the server at `{target}` requires authorization")]
+    Unauthorized { target: String, detail: String },
+    #[error("cannot reach `{target}`: {detail}")]
+    Unreachable {
+        target: String,
+        detail: String,
+        hint: String,
+    },
+    #[error("`{target}` did not answer within {seconds} s")]
+    Timeout { target: String, seconds: f64 },
+    #[error("the server returned error {code}: {message}")]
+    Rpc {
+        code: i32,
+        message: String,
+        data: Option<serde_json::Value>,
+    },
+    #[error("the tool `{tool}` reported an error: {message}")]
+    Tool { tool: String, message: String },
+    #[error("the connection to `{target}` failed: {detail}")]
+    Protocol { target: String, detail: String },
+}
+
+impl ClientError {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Self::Usage { .. } => ErrorKind::Usage,
+            Self::Unauthorized { .. } => ErrorKind::Unauthorized,
+            Self::Unreachable { .. } | Self::Timeout { .. } => ErrorKind::Unreachable,
+            Self::Rpc { .. } | Self::Tool { .. } => ErrorKind::Remote,
+            Self::Protocol { .. } => ErrorKind::Protocol,
+        }
+    }
+
+    /// A stable snake_case code for scripts (the `code` of the JSON error line).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Usage { .. } => "usage",
+            Self::Unauthorized { .. } => "unauthorized",
+            Self::Unreachable { .. } => "unreachable",
+            Self::Timeout { .. } => "timeout",
+            Self::Rpc { .. } => "server_error",
+            Self::Tool { .. } => "tool_error",
+            Self::Protocol { .. } => "protocol_error",
+        }
+    }
+
+    /// What to try next.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Self::Usage { hint, .. } => hint.clone(),
+            Self::Unauthorized { .. } => {
+                Some("pass a token with `--header 'Authorization: Bearer TOKEN'`".into())
+            }
+            Self::Unreachable { hint, .. } => Some(hint.clone()),
+            Self::Timeout { .. } => {
+                Some("raise the limit with `--timeout SECONDS`, or check the server's logs".into())
+            }
+            Self::Rpc { code: -32601, .. } => Some(
+                "the server does not implement this method; `nexo discover` shows what it offers"
+                    .into(),
+            ),
+            Self::Rpc { code: -32602, .. } => Some(
+                "check the arguments against the tool's schema: `nexo tools TARGET --json`".into(),
+            ),
+            Self::Rpc { .. } | Self::Tool { .. } => None,
+            Self::Protocol { .. } => Some(
+                "run with `RUST_LOG=debug` to see the exchange, or try `--transport http`".into(),
+            ),
+        }
+    }
+
+    pub fn usage(message: impl Into<String>, hint: impl Into<Option<String>>) -> Self {
+        Self::Usage {
+            message: message.into(),
+            hint: hint.into(),
+        }
+    }
+}

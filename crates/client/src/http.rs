@@ -1,0 +1,233 @@
+//! The HTTP client under rmcp's Streamable HTTP transport: reqwest, plus a
+//! time limit on each exchange, retries of 429/503 that honour
+//! `Retry-After`, and tolerant SSE reading (a `data: [DONE]` line, as seed
+//! 000's server sent, and events of unknown types are skipped).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use http::{HeaderName, HeaderValue};
+use rmcp::model::ClientJsonRpcMessage;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+};
+
+/// How many times one message is sent before a 429/503 is final.
+pub const MAX_TRIES: u32 = 3;
+/// The wait between tries when the server gives no `Retry-After`.
+pub const DEFAULT_RETRY_DELAY: Duration = Duration::from_millis(1500);
+/// The longest `Retry-After` honoured; a longer one ends the retries.
+const MAX_RETRY_DELAY: Duration = Duration::from_secs(30);
+
+type HttpError = StreamableHttpError<reqwest::Error>;
+type SseItem = Result<sse_stream::Sse, sse_stream::Error>;
+
+/// A reqwest client with nexo's time limit and retry policy.
+#[derive(Clone, Debug)]
+pub struct RetryingHttp {
+    inner: reqwest::Client,
+    timeout: Duration,
+}
+
+impl RetryingHttp {
+    pub fn new(timeout: Duration) -> Result<Self, reqwest::Error> {
+        let inner = reqwest::Client::builder()
+            .connect_timeout(timeout)
+            .user_agent(concat!("nexo/", env!("CARGO_PKG_VERSION")))
+            .build()?;
+        Ok(Self { inner, timeout })
+    }
+
+    /// Runs `attempt` until it succeeds, fails for good, or runs out of tries.
+    async fn with_retries<T, F, Fut>(&self, mut attempt: F) -> Result<T, HttpError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, HttpError>>,
+    {
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let result = match tokio::time::timeout(self.timeout, attempt()).await {
+                Ok(result) => result,
+                Err(_) => Err(StreamableHttpError::Io(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!("no answer within {:.1} s", self.timeout.as_secs_f64()),
+                ))),
+            };
+            match result {
+                Err(StreamableHttpError::HttpStatus(status))
+                    if matches!(status.status, 429 | 503) && tries < MAX_TRIES =>
+                {
+                    let Some(delay) = retry_delay(status.retry_after.as_deref()) else {
+                        return Err(StreamableHttpError::HttpStatus(status));
+                    };
+                    tracing::info!(
+                        status = status.status,
+                        ?delay,
+                        tries,
+                        "server busy; retrying"
+                    );
+                    tokio::time::sleep(delay).await;
+                }
+                other => return other,
+            }
+        }
+    }
+}
+
+/// The wait a `Retry-After` value asks for: delay-seconds or an HTTP date;
+/// `None` when it asks for longer than we are willing to wait.
+fn retry_delay(retry_after: Option<&str>) -> Option<Duration> {
+    let Some(value) = retry_after.map(str::trim) else {
+        return Some(DEFAULT_RETRY_DELAY);
+    };
+    let delay = if let Ok(seconds) = value.parse::<u64>() {
+        Duration::from_secs(seconds)
+    } else if let Ok(when) = httpdate_delay(value) {
+        when
+    } else {
+        DEFAULT_RETRY_DELAY
+    };
+    (delay <= MAX_RETRY_DELAY).then_some(delay)
+}
+
+/// The time until an RFC 9110 HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`).
+fn httpdate_delay(value: &str) -> Result<Duration, ()> {
+    let when = jiff::fmt::rfc2822::parse(value).map_err(|_| ())?;
+    let now = jiff::Timestamp::now();
+    let span = when.timestamp().as_second() - now.as_second();
+    Ok(Duration::from_secs(u64::try_from(span).unwrap_or(0)))
+}
+
+/// Drops SSE events that carry no JSON-RPC message: `data: [DONE]` and
+/// events of types other than `message`.
+fn tolerant(stream: BoxStream<'static, SseItem>) -> BoxStream<'static, SseItem> {
+    stream
+        .filter(|item| {
+            let keep = match item {
+                Ok(event) => {
+                    let done = event.data.as_deref().map(str::trim) == Some("[DONE]");
+                    let foreign = event
+                        .event
+                        .as_deref()
+                        .is_some_and(|kind| kind != "message" && event.data.is_some());
+                    !done && !foreign
+                }
+                Err(_) => true,
+            };
+            std::future::ready(keep)
+        })
+        .boxed()
+}
+
+impl StreamableHttpClient for RetryingHttp {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        self.post_message_with_max_sse_event_size(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            usize::MAX,
+        )
+        .await
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let response = self
+            .with_retries(|| {
+                self.inner.post_message_with_max_sse_event_size(
+                    uri.clone(),
+                    message.clone(),
+                    session_id.clone(),
+                    auth_header.clone(),
+                    custom_headers.clone(),
+                    max_sse_event_size,
+                )
+            })
+            .await?;
+        Ok(match response {
+            StreamableHttpPostResponse::Sse(stream, session) => {
+                StreamableHttpPostResponse::Sse(tolerant(stream), session)
+            }
+            other => other,
+        })
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), HttpError> {
+        self.with_retries(|| {
+            self.inner.delete_session(
+                uri.clone(),
+                session_id.clone(),
+                auth_header.clone(),
+                custom_headers.clone(),
+            )
+        })
+        .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<BoxStream<'static, SseItem>, HttpError> {
+        let stream = self
+            .with_retries(|| {
+                self.inner.get_stream(
+                    uri.clone(),
+                    session_id.clone(),
+                    last_event_id.clone(),
+                    auth_header.clone(),
+                    custom_headers.clone(),
+                )
+            })
+            .await?;
+        Ok(tolerant(stream))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_forms() {
+        assert_eq!(retry_delay(None), Some(DEFAULT_RETRY_DELAY));
+        assert_eq!(retry_delay(Some("2")), Some(Duration::from_secs(2)));
+        assert_eq!(retry_delay(Some("3600")), None);
+        assert_eq!(retry_delay(Some("soon")), Some(DEFAULT_RETRY_DELAY));
+        assert_eq!(
+            retry_delay(Some("Sun, 06 Nov 1994 08:49:37 GMT")),
+            Some(Duration::ZERO)
+        );
+    }
+}

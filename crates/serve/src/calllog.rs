@@ -1,0 +1,87 @@
+//! The `--log FILE` tool-call log, shared by the stdio and HTTP paths: a call
+//! is noted when its request arrives and written when its response leaves.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use nexo_trace::{ToolCallLog, ToolCallRecord};
+
+use crate::inbound::ToolCall;
+
+/// Writes one [`ToolCallRecord`] per finished tool call.
+#[derive(Clone, Debug)]
+pub struct CallLogger {
+    log: Arc<ToolCallLog>,
+    server: Arc<str>,
+}
+
+/// A tool call whose response has not left yet.
+#[derive(Debug)]
+pub struct PendingCall {
+    pub call: ToolCall,
+    pub started: Instant,
+}
+
+impl CallLogger {
+    pub fn new(log: ToolCallLog, server: &str) -> Self {
+        Self {
+            log: Arc::new(log),
+            server: server.into(),
+        }
+    }
+
+    /// Records a call whose JSON-RPC response (`response` bytes) just left.
+    pub fn finish(&self, pending: &PendingCall, response: &[u8]) {
+        let record = ToolCallRecord::now(
+            &self.server,
+            &pending.call.tool,
+            pending.call.argument_bytes,
+            pending.started.elapsed(),
+            response.len(),
+            response_is_error(response),
+        );
+        if let Err(error) = self.log.record(&record) {
+            tracing::warn!(%error, "cannot write the tool-call log");
+        }
+    }
+}
+
+/// True for a JSON-RPC error response and for a tool result with `isError`.
+fn response_is_error(response: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Outcome {
+        #[serde(default)]
+        error: Option<serde::de::IgnoredAny>,
+        #[serde(default)]
+        result: Option<ResultFlag>,
+    }
+    #[derive(serde::Deserialize)]
+    struct ResultFlag {
+        #[serde(rename = "isError", default)]
+        is_error: Option<bool>,
+    }
+    serde_json::from_slice::<Outcome>(response).is_ok_and(|outcome| {
+        outcome.error.is_some() || outcome.result.and_then(|r| r.is_error) == Some(true)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::response_is_error;
+
+    #[test]
+    fn errors_are_told_apart_from_results() {
+        assert!(response_is_error(
+            br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"x"}}"#
+        ));
+        assert!(response_is_error(
+            br#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":true}}"#
+        ));
+        assert!(!response_is_error(
+            br#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":false}}"#
+        ));
+        assert!(!response_is_error(
+            br#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#
+        ));
+    }
+}

@@ -1,0 +1,43 @@
+//! Errors of the serving runtime.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("cannot listen on `{addr}`")]
+    Bind {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`{addr}` is not an address to listen on (expected HOST:PORT, HOST, or PORT)")]
+    BadAddress { addr: String },
+    #[error("cannot open the tool-call log `{}`", path.display())]
+    OpenLog {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the server stopped with an error")]
+    Server(#[source] std::io::Error),
+    #[error("the MCP session failed to start")]
+    Session(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl ServeError {
+    /// What the person running the server can do about it.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Self::Bind { addr, .. } => Some(format!(
+                "is another process using port {}? pick another with `--http 127.0.0.1:PORT`",
+                addr.port()
+            )),
+            Self::BadAddress { .. } => {
+                Some("try `--http 127.0.0.1:8000`, `--http 8000` or `--http 0.0.0.0`".into())
+            }
+            Self::OpenLog { .. } => Some("check that the directory exists and is writable".into()),
+            Self::Server(_) | Self::Session(_) => None,
+        }
+    }
+}

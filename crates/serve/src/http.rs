@@ -1,0 +1,533 @@
+//! Streamable HTTP at `/mcp` for both protocol eras, and the health document
+//! at `GET /`.
+//!
+//! rmcp's [`StreamableHttpService`] speaks the protocol (sessions for
+//! 2025-era clients, stateless requests and `server/discover` for 2026-07-28
+//! ones). Around it this module puts what a deployed server needs: `Origin`
+//! and `Host` checks (403), CORS, a body limit (413), JSON-RPC errors for
+//! malformed bodies (-32700, -32600) instead of plain-text ones, the
+//! leniency of [`crate::inbound`], a choice between JSON and SSE responses
+//! that follows the client's `Accept`, and the tool-call log tap.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use bytes::Bytes;
+use futures::StreamExt;
+use http_body_util::{BodyExt, Limited};
+use rmcp::ServerHandler;
+use rmcp::model::Tool;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+use tower::ServiceExt;
+use tower_http::cors::{AllowOrigin, CorsLayer};
+
+use crate::calllog::{CallLogger, PendingCall};
+use crate::inbound::{self, INVALID_REQUEST, Rejection};
+use crate::policy::{HostPolicy, OriginPolicy};
+
+/// Where the MCP endpoint is mounted.
+pub const MCP_PATH: &str = "/mcp";
+/// How often an idle SSE stream gets a keep-alive comment.
+const SSE_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// Everything the HTTP front needs besides the server itself.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    pub origins: OriginPolicy,
+    pub hosts: HostPolicy,
+    pub max_body: usize,
+    /// The server's tools, listed by the health document.
+    pub tools: Vec<Tool>,
+    pub logger: Option<CallLogger>,
+}
+
+type McpService<S> = StreamableHttpService<S, LocalSessionManager>;
+
+struct McpState<S> {
+    /// Answers stateless requests with JSON when it can.
+    json: McpService<S>,
+    /// Answers every request with an SSE stream.
+    sse: McpService<S>,
+    max_body: usize,
+    logger: Option<CallLogger>,
+}
+
+/// The whole HTTP application for `server`. Cancelling `shutdown` ends every
+/// session and open stream.
+pub fn router<S>(server: S, options: HttpOptions, shutdown: CancellationToken) -> Router
+where
+    S: ServerHandler + Clone + Send + Sync + 'static,
+{
+    let sessions = Arc::new(LocalSessionManager::default());
+    let config = |json_response: bool| {
+        // rmcp's own Host and Origin checks are off: `guard` applies ours to
+        // every route, not only to /mcp.
+        StreamableHttpServerConfig::default()
+            .with_legacy_session_mode(true)
+            .with_json_response(json_response)
+            .with_sse_keep_alive(Some(SSE_KEEP_ALIVE))
+            .with_max_request_body_bytes(options.max_body)
+            .with_cancellation_token(shutdown.child_token())
+            .disable_allowed_hosts()
+            .disable_allowed_origins()
+    };
+    let factory = |server: S| move || Ok(server.clone());
+    let state = Arc::new(McpState {
+        json: StreamableHttpService::new(factory(server.clone()), sessions.clone(), config(true)),
+        sse: StreamableHttpService::new(factory(server), sessions, config(false)),
+        max_body: options.max_body,
+        logger: options.logger.clone(),
+    });
+    let health = Arc::new(health_document(&options.tools));
+    let policy = Arc::new((options.origins.clone(), options.hosts.clone()));
+    Router::new()
+        .route(MCP_PATH, axum::routing::any(mcp::<S>).with_state(state))
+        .route(
+            "/",
+            get(move || {
+                let health = health.clone();
+                async move { axum::Json(health.as_ref().clone()) }
+            }),
+        )
+        .layer(cors_layer(&options.origins))
+        .layer(middleware::from_fn_with_state(policy, guard))
+}
+
+/// The health document of seed 000, fields in its order:
+/// `{"ok":true,"kind":"mcp-streamable-http","mount":"/mcp","tools":["echo(texto)", ...]}`
+#[derive(Debug, Clone, serde::Serialize)]
+struct Health {
+    ok: bool,
+    kind: &'static str,
+    mount: &'static str,
+    tools: Vec<String>,
+}
+
+fn health_document(tools: &[Tool]) -> Health {
+    Health {
+        ok: true,
+        kind: "mcp-streamable-http",
+        mount: MCP_PATH,
+        tools: tools.iter().map(signature).collect(),
+    }
+}
+
+/// `name(required, optional?)` from a tool's input schema.
+fn signature(tool: &Tool) -> String {
+    let required: Vec<&str> = tool
+        .input_schema
+        .get("required")
+        .and_then(|required| required.as_array())
+        .map(|names| names.iter().filter_map(|name| name.as_str()).collect())
+        .unwrap_or_default();
+    let arguments: Vec<String> = tool
+        .input_schema
+        .get("properties")
+        .and_then(|properties| properties.as_object())
+        .map(|properties| {
+            properties
+                .keys()
+                .map(|name| {
+                    if required.contains(&name.as_str()) {
+                        name.clone()
+                    } else {
+                        format!("{name}?")
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    format!("{}({})", tool.name, arguments.join(", "))
+}
+
+fn cors_layer(origins: &OriginPolicy) -> CorsLayer {
+    let allow_origin = if origins.allows_any() {
+        AllowOrigin::any()
+    } else {
+        let origins = origins.clone();
+        AllowOrigin::predicate(move |origin: &HeaderValue, _| {
+            origin.to_str().is_ok_and(|origin| origins.allows(origin))
+        })
+    };
+    CorsLayer::new()
+        .allow_origin(allow_origin)
+        .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
+        .allow_headers(tower_http::cors::AllowHeaders::mirror_request())
+        .expose_headers([
+            header::HeaderName::from_static("mcp-session-id"),
+            header::HeaderName::from_static("mcp-protocol-version"),
+        ])
+}
+
+/// Refuses, with 403, a request whose `Origin` or `Host` is not allowed.
+async fn guard(
+    State(policy): State<Arc<(OriginPolicy, HostPolicy)>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let (origins, hosts) = policy.as_ref();
+    let headers = request.headers();
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let allowed = origin.to_str().is_ok_and(|origin| origins.allows(origin));
+        if !allowed {
+            return forbidden("origin not allowed; start the server with `--allow-origin ORIGIN`");
+        }
+    }
+    let host = headers
+        .get(header::HOST)
+        .and_then(|host| host.to_str().ok())
+        .or_else(|| request.uri().authority().map(|a| a.as_str()));
+    if let Some(host) = host
+        && !hosts.allows(host)
+    {
+        return forbidden("host not allowed; start the server with `--allow-host HOST`");
+    }
+    next.run(request).await
+}
+
+fn forbidden(message: &str) -> Response {
+    json_rpc_error(
+        StatusCode::FORBIDDEN,
+        &Rejection {
+            code: INVALID_REQUEST,
+            message: format!("forbidden: {message}"),
+            id: None,
+        },
+    )
+}
+
+fn json_rpc_error(status: StatusCode, rejection: &Rejection) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        rejection.to_response(),
+    )
+        .into_response()
+}
+
+/// Which response forms the client's `Accept` allows.
+#[derive(Debug, Clone, Copy)]
+struct Accepts {
+    json: bool,
+    sse: bool,
+}
+
+fn accepts(headers: &HeaderMap) -> Accepts {
+    let mut accepts = Accepts {
+        json: false,
+        sse: false,
+    };
+    let mut any_header = false;
+    for value in headers.get_all(header::ACCEPT) {
+        any_header = true;
+        let Ok(value) = value.to_str() else { continue };
+        for entry in value.split(',') {
+            let mut parts = entry.split(';');
+            let essence = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+            let refused = parts.any(|parameter| {
+                parameter.split_once('=').is_some_and(|(name, quality)| {
+                    name.trim() == "q" && quality.trim().parse::<f32>().is_ok_and(|q| q == 0.0)
+                })
+            });
+            if refused {
+                continue;
+            }
+            match essence.as_str() {
+                "application/json" | "application/*" => accepts.json = true,
+                "text/event-stream" | "text/*" => accepts.sse = true,
+                "*/*" => {
+                    accepts.json = true;
+                    accepts.sse = true;
+                }
+                _ => {}
+            }
+        }
+    }
+    if !any_header {
+        accepts.json = true;
+        accepts.sse = true;
+    }
+    accepts
+}
+
+/// The `/mcp` endpoint.
+async fn mcp<S>(State(state): State<Arc<McpState<S>>>, request: Request) -> Response
+where
+    S: ServerHandler + Clone + Send + Sync + 'static,
+{
+    if request.method() != Method::POST {
+        return forward(&state.sse, request).await;
+    }
+    let accepts = accepts(request.headers());
+    if !accepts.json && !accepts.sse {
+        return (
+            StatusCode::NOT_ACCEPTABLE,
+            "Not Acceptable: accept application/json or text/event-stream",
+        )
+            .into_response();
+    }
+    let (mut parts, body) = request.into_parts();
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|length| length.to_str().ok()?.parse::<usize>().ok());
+    if declared.is_some_and(|length| length > state.max_body) {
+        return too_large(state.max_body);
+    }
+    let body = match Limited::new(body, state.max_body).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(error) if error.is::<http_body_util::LengthLimitError>() => {
+            return too_large(state.max_body);
+        }
+        Err(error) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                format!("Bad Request: cannot read the body: {error}"),
+            )
+                .into_response();
+        }
+    };
+    let envelope = match inbound::inspect(&body) {
+        Ok(envelope) => envelope,
+        Err(rejection) => return json_rpc_error(StatusCode::BAD_REQUEST, &rejection),
+    };
+    let request_id = envelope.id.map(|id| id.get().to_owned());
+    let pending = state
+        .logger
+        .as_ref()
+        .zip(envelope.tool_call.clone())
+        .map(|(logger, call)| {
+            (
+                logger.clone(),
+                PendingCall {
+                    call,
+                    started: Instant::now(),
+                },
+            )
+        });
+    let body = envelope.rewritten.map_or(body, Bytes::from);
+    parts.headers.insert(
+        header::ACCEPT,
+        HeaderValue::from_static("application/json, text/event-stream"),
+    );
+    parts.headers.remove(header::CONTENT_LENGTH);
+    let service = if accepts.json {
+        &state.json
+    } else {
+        &state.sse
+    };
+    let response = forward(service, Request::from_parts(parts, Body::from(body))).await;
+    let is_sse = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|kind| kind.as_bytes().starts_with(b"text/event-stream"));
+    match (is_sse, accepts.sse, request_id) {
+        (true, false, Some(id)) => collapse_sse(response, &id, pending).await,
+        (true, _, id) => match (pending, id) {
+            (Some((logger, pending)), Some(id)) => tap_sse(response, id, logger, pending),
+            _ => response,
+        },
+        (false, _, _) => match pending {
+            Some((logger, pending)) => tap_json(response, &logger, &pending).await,
+            None => response,
+        },
+    }
+}
+
+async fn forward<S>(service: &McpService<S>, request: Request) -> Response
+where
+    S: ServerHandler + Clone + Send + Sync + 'static,
+{
+    match service.clone().oneshot(request).await {
+        Ok(response) => response.map(Body::new),
+        Err(never) => match never {},
+    }
+}
+
+fn too_large(limit: usize) -> Response {
+    json_rpc_error(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        &Rejection {
+            code: INVALID_REQUEST,
+            message: format!(
+                "request body exceeds the limit of {limit} bytes; the server's `--max-body` sets it"
+            ),
+            id: None,
+        },
+    )
+}
+
+/// Collects a JSON response to log it, and passes it on unchanged.
+async fn tap_json(response: Response, logger: &CallLogger, pending: &PendingCall) -> Response {
+    let (parts, body) = response.into_parts();
+    match body.collect().await {
+        Ok(collected) => {
+            let bytes = collected.to_bytes();
+            logger.finish(pending, &bytes);
+            Response::from_parts(parts, Body::from(bytes))
+        }
+        Err(error) => {
+            tracing::warn!(%error, "cannot read a response body");
+            Response::from_parts(parts, Body::empty())
+        }
+    }
+}
+
+/// Splits SSE text into events' joined `data` payloads, keeping any partial
+/// event in `buffer` for the next chunk.
+fn drain_sse_events(buffer: &mut Vec<u8>) -> Vec<Vec<u8>> {
+    let mut events = Vec::new();
+    while let Some(end) = find_event_end(buffer) {
+        let event: Vec<u8> = buffer.drain(..end.0 + end.1).collect();
+        let mut data = Vec::new();
+        for line in event[..end.0].split(|&b| b == b'\n') {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if let Some(value) = line.strip_prefix(b"data:") {
+                if !data.is_empty() {
+                    data.push(b'\n');
+                }
+                data.extend_from_slice(value.strip_prefix(b" ").unwrap_or(value));
+            }
+        }
+        if !data.is_empty() {
+            events.push(data);
+        }
+    }
+    events
+}
+
+/// Position and length of the first blank-line event terminator.
+fn find_event_end(buffer: &[u8]) -> Option<(usize, usize)> {
+    let lf = buffer
+        .windows(2)
+        .position(|w| w == b"\n\n")
+        .map(|at| (at, 2));
+    let crlf = buffer
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|at| (at, 4));
+    match (lf, crlf) {
+        (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
+        (a, b) => a.or(b),
+    }
+}
+
+/// True when `message` is the response to the request with id `id` (raw JSON).
+fn answers(message: &[u8], id: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Reply<'a> {
+        #[serde(borrow, default)]
+        id: Option<&'a serde_json::value::RawValue>,
+        #[serde(default)]
+        method: Option<serde::de::IgnoredAny>,
+    }
+    serde_json::from_slice::<Reply<'_>>(message)
+        .is_ok_and(|reply| reply.method.is_none() && reply.id.is_some_and(|raw| raw.get() == id))
+}
+
+/// Passes an SSE response through, logging the tool call when its response
+/// event goes by.
+fn tap_sse(response: Response, id: String, logger: CallLogger, pending: PendingCall) -> Response {
+    let (parts, body) = response.into_parts();
+    let mut buffer = Vec::new();
+    let mut logged = false;
+    let stream = body.into_data_stream().map(move |chunk| {
+        if let (Ok(bytes), false) = (&chunk, logged) {
+            buffer.extend_from_slice(bytes);
+            for event in drain_sse_events(&mut buffer) {
+                if answers(&event, &id) {
+                    logger.finish(&pending, &event);
+                    logged = true;
+                    buffer = Vec::new();
+                    break;
+                }
+            }
+        }
+        chunk
+    });
+    Response::from_parts(parts, Body::from_stream(stream))
+}
+
+/// Turns an SSE response into the single JSON response a client that does
+/// not accept SSE asked for; notifications sent before it are dropped.
+async fn collapse_sse(
+    response: Response,
+    id: &str,
+    pending: Option<(CallLogger, PendingCall)>,
+) -> Response {
+    let (mut parts, body) = response.into_parts();
+    let mut stream = body.into_data_stream();
+    let mut buffer = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let Ok(chunk) = chunk else { break };
+        buffer.extend_from_slice(&chunk);
+        if let Some(event) = drain_sse_events(&mut buffer)
+            .into_iter()
+            .find(|event| answers(event, id))
+        {
+            if let Some((logger, pending)) = &pending {
+                logger.finish(pending, &event);
+            }
+            parts.headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            parts.headers.remove(header::CONTENT_LENGTH);
+            return Response::from_parts(parts, Body::from(event));
+        }
+    }
+    (
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "the server ended the response without answering",
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sse_events_are_split_across_chunks() {
+        let mut buffer = b"event: message\ndata: {\"a\":1}\n\n: comment\n\ndata: {\"b\"".to_vec();
+        assert_eq!(drain_sse_events(&mut buffer), vec![b"{\"a\":1}".to_vec()]);
+        buffer.extend_from_slice(b":2}\r\n\r\n");
+        assert_eq!(drain_sse_events(&mut buffer), vec![b"{\"b\":2}".to_vec()]);
+        assert!(buffer.is_empty());
+    }
+
+    #[test]
+    fn a_response_answers_its_request_only() {
+        assert!(answers(br#"{"jsonrpc":"2.0","id":7,"result":{}}"#, "7"));
+        assert!(!answers(br#"{"jsonrpc":"2.0","id":8,"result":{}}"#, "7"));
+        assert!(!answers(
+            br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#,
+            "7"
+        ));
+    }
+
+    #[test]
+    fn accept_header_forms() {
+        let mut headers = HeaderMap::new();
+        let both = accepts(&headers);
+        assert!(both.json && both.sse);
+        headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+        let json = accepts(&headers);
+        assert!(json.json && !json.sse);
+        headers.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("text/event-stream, application/json;q=0"),
+        );
+        let sse = accepts(&headers);
+        assert!(!sse.json && sse.sse);
+    }
+}

@@ -1,0 +1,229 @@
+//! Reading what a client sent before rmcp sees it: syntax and shape checks
+//! that give JSON-RPC errors (-32700, -32600) instead of dropped lines or
+//! plain-text HTTP errors, and the leniency DESIGN.md asks for (an
+//! `initialize` without `clientInfo` or `capabilities`, as seed 000's client
+//! sent, is completed rather than refused).
+//!
+//! The common case costs one borrowing parse: [`inspect`] reads only the
+//! envelope (`method`, `id`, raw `params`) and rewrites the message only when
+//! leniency applies.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+/// JSON-RPC error codes this module answers with.
+pub const PARSE_ERROR: i32 = -32700;
+pub const INVALID_REQUEST: i32 = -32600;
+pub const INVALID_PARAMS: i32 = -32602;
+
+/// The `clientInfo` put into an `initialize` that came without one.
+const ANONYMOUS_CLIENT: &str = r#"{"name":"unnamed-client","version":"0.0.0"}"#;
+
+/// What the envelope of one inbound message says.
+#[derive(Debug)]
+pub struct Inbound<'a> {
+    pub method: Option<Cow<'a, str>>,
+    /// The raw `id`, when the message has one (requests and responses).
+    pub id: Option<&'a RawValue>,
+    /// `params.name` and the byte length of `params.arguments` of a `tools/call`.
+    pub tool_call: Option<ToolCall>,
+    /// The message to pass on, when leniency rewrote it.
+    pub rewritten: Option<Vec<u8>>,
+}
+
+/// The parts of a `tools/call` the tool-call log records.
+#[derive(Debug, Clone)]
+pub struct ToolCall {
+    pub tool: String,
+    pub argument_bytes: usize,
+}
+
+/// Why an inbound message cannot be served, as a JSON-RPC error to send back.
+#[derive(Debug)]
+pub struct Rejection {
+    pub code: i32,
+    pub message: String,
+    /// The request id to answer, when it could be read.
+    pub id: Option<Box<RawValue>>,
+}
+
+impl Rejection {
+    /// The JSON-RPC error response for this rejection (`"id": null` when the
+    /// id could not be read, as JSON-RPC 2.0 requires).
+    pub fn to_response(&self) -> Vec<u8> {
+        let id = self.id.as_deref().map_or("null", RawValue::get);
+        let message = serde_json::Value::String(self.message.clone());
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":{},"message":{message}}}}}"#,
+            self.code
+        )
+        .into_bytes()
+    }
+}
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct CallParams<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+}
+
+/// Reads the envelope of one message; `Err` is the error to send back.
+pub fn inspect(bytes: &[u8]) -> Result<Inbound<'_>, Rejection> {
+    let envelope: Envelope<'_> = serde_json::from_slice(bytes).map_err(|error| {
+        if error.is_syntax() || error.is_eof() {
+            Rejection {
+                code: PARSE_ERROR,
+                message: format!("parse error: {error}"),
+                id: None,
+            }
+        } else {
+            Rejection {
+                code: INVALID_REQUEST,
+                message: "invalid request: expected one JSON-RPC 2.0 message object".into(),
+                id: None,
+            }
+        }
+    })?;
+    let mut inbound = Inbound {
+        method: envelope.method,
+        id: envelope.id,
+        tool_call: None,
+        rewritten: None,
+    };
+    match inbound.method.as_deref() {
+        Some("tools/call") => {
+            inbound.tool_call = envelope
+                .params
+                .and_then(|params| serde_json::from_str::<CallParams<'_>>(params.get()).ok())
+                .map(|call| ToolCall {
+                    tool: call.name.into_owned(),
+                    argument_bytes: call.arguments.map_or(0, |raw| raw.get().len()),
+                });
+        }
+        Some("initialize") => {
+            inbound.rewritten = complete_initialize(bytes);
+        }
+        _ => {}
+    }
+    Ok(inbound)
+}
+
+/// Adds the `clientInfo` and `capabilities` an `initialize` left out, so that
+/// rmcp can read it; `None` when nothing was missing or the message is not an
+/// object we can complete (rmcp then reports the problem itself).
+fn complete_initialize(bytes: &[u8]) -> Option<Vec<u8>> {
+    let mut message: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(bytes).ok()?;
+    let params = message
+        .entry("params")
+        .or_insert_with(|| serde_json::Value::Object(Default::default()))
+        .as_object_mut()?;
+    let mut changed = false;
+    if !params.contains_key("clientInfo") {
+        let anonymous = serde_json::from_str(ANONYMOUS_CLIENT).ok()?;
+        params.insert("clientInfo".into(), anonymous);
+        changed = true;
+    }
+    if !params.contains_key("capabilities") {
+        params.insert(
+            "capabilities".into(),
+            serde_json::Value::Object(Default::default()),
+        );
+        changed = true;
+    }
+    if !changed {
+        return None;
+    }
+    serde_json::to_vec(&message).ok()
+}
+
+/// The rejection for a message whose envelope was fine but whose contents
+/// rmcp could not read: bad `params` of a request, or no valid message at all.
+pub fn unreadable(inbound: &Inbound<'_>, error: &serde_json::Error) -> Rejection {
+    let id = inbound.id.map(ToOwned::to_owned);
+    if inbound.method.is_some() && id.is_some() {
+        Rejection {
+            code: INVALID_PARAMS,
+            message: format!("invalid params: {error}"),
+            id,
+        }
+    } else {
+        Rejection {
+            code: INVALID_REQUEST,
+            message: format!("invalid request: {error}"),
+            id,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rejection(bytes: &str) -> Rejection {
+        match inspect(bytes.as_bytes()) {
+            Ok(_) => panic!("{bytes} should be rejected"),
+            Err(rejection) => rejection,
+        }
+    }
+
+    #[test]
+    fn malformed_json_is_a_parse_error_with_null_id() {
+        let rejection = rejection(r#"{"jsonrpc":"2.0","id":1,"method":"#);
+        assert_eq!(rejection.code, PARSE_ERROR);
+        let response: serde_json::Value =
+            serde_json::from_slice(&rejection.to_response()).unwrap_or_default();
+        assert_eq!(response["id"], serde_json::Value::Null);
+        assert_eq!(response["error"]["code"], PARSE_ERROR);
+    }
+
+    #[test]
+    fn valid_json_that_is_no_message_is_an_invalid_request() {
+        assert_eq!(rejection("[1,2]").code, INVALID_REQUEST);
+        assert_eq!(rejection(r#"{"method":7}"#).code, INVALID_REQUEST);
+    }
+
+    #[test]
+    fn tool_calls_report_name_and_argument_size() -> Result<(), String> {
+        let message = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"morse","arguments":{"texto":"SOS"}}}"#;
+        let inbound = inspect(message.as_bytes()).map_err(|r| r.message)?;
+        let call = inbound.tool_call.ok_or("no tool call")?;
+        assert_eq!(call.tool, "morse");
+        assert_eq!(call.argument_bytes, r#"{"texto":"SOS"}"#.len());
+        Ok(())
+    }
+
+    #[test]
+    fn seed_000_initialize_gets_client_info() -> Result<(), String> {
+        let message = r#"{"jsonrpc":"2.0","id":"uuid-1","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}"#;
+        let inbound = inspect(message.as_bytes()).map_err(|r| r.message)?;
+        let rewritten = inbound.rewritten.ok_or("not rewritten")?;
+        let value: serde_json::Value =
+            serde_json::from_slice(&rewritten).map_err(|e| e.to_string())?;
+        assert_eq!(value["params"]["clientInfo"]["name"], "unnamed-client");
+        assert_eq!(value["params"]["protocolVersion"], "2025-06-18");
+        Ok(())
+    }
+
+    #[test]
+    fn complete_initialize_is_left_alone() -> Result<(), String> {
+        let message = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}"#;
+        let inbound = inspect(message.as_bytes()).map_err(|r| r.message)?;
+        assert!(inbound.rewritten.is_none());
+        Ok(())
+    }
+}

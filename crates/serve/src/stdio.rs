@@ -1,0 +1,265 @@
+//! The stdio transport: newline-delimited JSON-RPC on stdin/stdout.
+//!
+//! rmcp has its own, but it drops unparsable lines silently and refuses an
+//! `initialize` without `clientInfo`; this one answers -32700/-32600/-32602
+//! as JSON-RPC asks, applies the leniency of [`crate::inbound`], bounds the
+//! length of a line, and taps tool calls for the `--log` file. Reads and
+//! writes go through rmcp's non-blocking pipe handles
+//! ([`rmcp::transport::io::stdio_pipes`]) when stdin and stdout are pipes.
+//! Nothing but protocol messages is ever written to the writer.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use rmcp::RoleServer;
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestId, ServerJsonRpcMessage};
+use rmcp::transport::Transport;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::sync::mpsc;
+
+use crate::calllog::{CallLogger, PendingCall};
+use crate::inbound::{self, INVALID_REQUEST, Rejection};
+
+/// How many encoded messages may wait for the writer before `send` waits.
+const WRITE_QUEUE: usize = 1024;
+
+/// A server-side rmcp transport over any reader/writer pair.
+pub struct LineTransport<R> {
+    reader: BufReader<R>,
+    line: Vec<u8>,
+    max_line: usize,
+    outgoing: mpsc::Sender<Vec<u8>>,
+    calls: Option<CallTap>,
+}
+
+/// Tool calls in flight, so that the response can be logged.
+#[derive(Clone)]
+struct CallTap {
+    logger: CallLogger,
+    pending: Arc<Mutex<HashMap<RequestId, PendingCall>>>,
+}
+
+/// Errors sending on a [`LineTransport`].
+#[derive(Debug, thiserror::Error)]
+pub enum LineTransportError {
+    #[error("cannot encode an outgoing message")]
+    Encode(#[from] serde_json::Error),
+    #[error("the output stream is closed")]
+    Closed,
+}
+
+impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
+    /// A transport reading `reader` and writing `writer`; the returned task
+    /// ends, having flushed everything, once the transport is dropped.
+    pub fn new<W: AsyncWrite + Unpin + Send + 'static>(
+        reader: R,
+        writer: W,
+        max_line: usize,
+        logger: Option<CallLogger>,
+    ) -> (Self, tokio::task::JoinHandle<std::io::Result<()>>) {
+        let (outgoing, queue) = mpsc::channel(WRITE_QUEUE);
+        let writer_task = tokio::spawn(write_lines(writer, queue));
+        let transport = Self {
+            reader: BufReader::with_capacity(64 * 1024, reader),
+            line: Vec::with_capacity(4096),
+            max_line,
+            outgoing,
+            calls: logger.map(|logger| CallTap {
+                logger,
+                pending: Arc::default(),
+            }),
+        };
+        (transport, writer_task)
+    }
+
+    /// Reads the next line into `self.line`, without its line ending.
+    /// `Ok(false)` at the end of input; `Err` when the line was too long (it
+    /// has then been skipped).
+    async fn read_line(&mut self) -> std::io::Result<Result<bool, Rejection>> {
+        self.line.clear();
+        let mut too_long = false;
+        loop {
+            let available = self.reader.fill_buf().await?;
+            if available.is_empty() {
+                return Ok(if too_long {
+                    Err(line_too_long(self.max_line))
+                } else {
+                    Ok(!self.line.is_empty())
+                });
+            }
+            let (chunk, found_end) = match available.iter().position(|&b| b == b'\n') {
+                Some(end) => (&available[..end], true),
+                None => (available, false),
+            };
+            let consumed = chunk.len() + usize::from(found_end);
+            if !too_long && self.line.len() + chunk.len() <= self.max_line {
+                self.line.extend_from_slice(chunk);
+            } else {
+                too_long = true;
+                self.line.clear();
+            }
+            self.reader.consume(consumed);
+            if found_end {
+                return Ok(if too_long {
+                    Err(line_too_long(self.max_line))
+                } else {
+                    Ok(true)
+                });
+            }
+        }
+    }
+
+    fn reply(&self, rejection: &Rejection) {
+        tracing::debug!(code = rejection.code, message = %rejection.message, "rejected a message");
+        // A full queue means the client is not reading; dropping the error
+        // reply then is better than stalling the reader.
+        let _ = self.outgoing.try_send(rejection.to_response());
+    }
+
+    /// Turns one line into a message for rmcp, or answers it with an error.
+    fn decode(&self, line: &[u8]) -> Option<ClientJsonRpcMessage> {
+        // rmcp would read an `initialize` without `clientInfo` as some other
+        // request, so leniency must come before the typed parse.
+        let completed = if mentions_initialize(line) {
+            match inbound::inspect(line) {
+                Ok(envelope) => envelope.rewritten,
+                Err(rejection) => {
+                    self.reply(&rejection);
+                    return None;
+                }
+            }
+        } else {
+            None
+        };
+        let line = completed.as_deref().unwrap_or(line);
+        let message = match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
+            Ok(message) => message,
+            Err(error) => {
+                match inbound::inspect(line) {
+                    Err(rejection) => self.reply(&rejection),
+                    Ok(envelope) => self.reject_unreadable(&envelope, &error),
+                }
+                return None;
+            }
+        };
+        if let (Some(tap), ClientJsonRpcMessage::Request(request)) = (&self.calls, &message)
+            && let ClientRequest::CallToolRequest(call) = &request.request
+        {
+            let argument_bytes = call
+                .params
+                .arguments
+                .as_ref()
+                .and_then(|arguments| serde_json::to_string(arguments).ok())
+                .map_or(0, |text| text.len());
+            let pending = PendingCall {
+                call: inbound::ToolCall {
+                    tool: call.params.name.to_string(),
+                    argument_bytes,
+                },
+                started: Instant::now(),
+            };
+            if let Ok(mut calls) = tap.pending.lock() {
+                calls.insert(request.id.clone(), pending);
+            }
+        }
+        Some(message)
+    }
+
+    fn reject_unreadable(&self, envelope: &inbound::Inbound<'_>, error: &serde_json::Error) {
+        if envelope.method.is_some() && envelope.id.is_none() {
+            tracing::warn!(%error, "ignoring a notification that cannot be read");
+        } else {
+            self.reply(&inbound::unreadable(envelope, error));
+        }
+    }
+}
+
+fn mentions_initialize(line: &[u8]) -> bool {
+    line.windows(12).any(|window| window == b"\"initialize\"")
+}
+
+fn line_too_long(max_line: usize) -> Rejection {
+    Rejection {
+        code: INVALID_REQUEST,
+        message: format!("message exceeds the limit of {max_line} bytes"),
+        id: None,
+    }
+}
+
+/// Writes queued messages, one per line, flushing whenever the queue runs dry.
+async fn write_lines<W: AsyncWrite + Unpin>(
+    writer: W,
+    mut queue: mpsc::Receiver<Vec<u8>>,
+) -> std::io::Result<()> {
+    let mut writer = BufWriter::with_capacity(64 * 1024, writer);
+    while let Some(message) = queue.recv().await {
+        writer.write_all(&message).await?;
+        writer.write_all(b"\n").await?;
+        while let Ok(message) = queue.try_recv() {
+            writer.write_all(&message).await?;
+            writer.write_all(b"\n").await?;
+        }
+        writer.flush().await?;
+    }
+    writer.shutdown().await
+}
+
+impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for LineTransport<R> {
+    type Error = LineTransportError;
+
+    fn send(
+        &mut self,
+        item: ServerJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let encoded = serde_json::to_vec(&item);
+        if let (Ok(bytes), Some(tap)) = (&encoded, &self.calls) {
+            let id = match &item {
+                ServerJsonRpcMessage::Response(response) => Some(&response.id),
+                ServerJsonRpcMessage::Error(error) => error.id.as_ref(),
+                _ => None,
+            };
+            let finished = id.and_then(|id| tap.pending.lock().ok()?.remove(id));
+            if let Some(pending) = finished {
+                tap.logger.finish(&pending, bytes);
+            }
+        }
+        let outgoing = self.outgoing.clone();
+        async move {
+            outgoing
+                .send(encoded?)
+                .await
+                .map_err(|_| LineTransportError::Closed)
+        }
+    }
+
+    async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
+        loop {
+            match self.read_line().await {
+                Err(error) => {
+                    tracing::warn!(%error, "cannot read the input stream");
+                    return None;
+                }
+                Ok(Ok(false)) => return None,
+                Ok(Err(rejection)) => self.reply(&rejection),
+                Ok(Ok(true)) => {
+                    let line = std::mem::take(&mut self.line);
+                    let trimmed = line.trim_ascii();
+                    let message = if trimmed.is_empty() {
+                        None
+                    } else {
+                        self.decode(trimmed)
+                    };
+                    self.line = line;
+                    if message.is_some() {
+                        return message;
+                    }
+                }
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
