@@ -55,7 +55,10 @@ fn main() -> ExitCode {
 /// Diagnostics go to stderr only: stdout belongs to the protocol (stdio
 /// servers) or to results (client commands). `RUST_LOG` sets the filter.
 fn init_logging() {
-    let filter = env::var(env::LOG_FILTER).unwrap_or_else(|| "warn".into());
+    // rmcp's transport worker logs a failed connection at ERROR before nexo
+    // reports it with a hint; that line is noise unless asked for.
+    let filter =
+        env::var(env::LOG_FILTER).unwrap_or_else(|| "warn,rmcp::transport::worker=off".into());
     let filter = tracing_subscriber::EnvFilter::try_new(&filter)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     tracing_subscriber::fmt()

@@ -246,6 +246,23 @@ fn classify(target: &str, error: &(dyn std::error::Error + 'static)) -> ClientEr
         }
         current = error.source();
     }
+    // rmcp boxes transport errors without exposing their source chain, so
+    // a refused or unresolvable connection is recognised by its debug form.
+    let debug = format!("{error:?}");
+    for (marker, detail) in [
+        ("ConnectionRefused", "connection refused"),
+        ("dns error", "the host name could not be resolved"),
+        ("ConnectError", "cannot connect"),
+        ("TimedOut", "the connection timed out"),
+    ] {
+        if debug.contains(marker) {
+            return ClientError::Unreachable {
+                target: target.to_owned(),
+                detail: detail.to_owned(),
+                hint: "check that the server is running and the address is right".into(),
+            };
+        }
+    }
     let detail = chain(error).join(": ");
     if detail.contains("connection closed") || detail.contains("ConnectionClosed") {
         return ClientError::Unreachable {

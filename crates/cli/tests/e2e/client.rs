@@ -1,0 +1,238 @@
+//! `nexo`'s own client commands against `nexo serve morse`: a transport x
+//! protocol-era matrix run through one assertion function ([`assert_client`]),
+//! then the error exits DESIGN.md promises scripts (1 usage, 4 unreachable,
+//! 5 the tool or server reported an error), each with its JSON line last on
+//! stderr.
+
+use serde_json::{Value, json};
+
+use crate::support::{HttpServer, free_port, run, serve_morse_command};
+use crate::{SOS_PRUEBA, TOOL_NAMES};
+
+/// `--protocol` values and the revision each must negotiate with our server.
+const AUTO: (Option<&str>, &str) = (None, "2026-07-28");
+const ERA_2025: (Option<&str>, &str) = (Some("2025"), "2025-11-25");
+const ERA_2026: (Option<&str>, &str) = (Some("2026"), "2026-07-28");
+
+/// Where the client connects: the target flags and the transport that
+/// `discover` must report.
+struct Target {
+    flags: Vec<String>,
+    transport: &'static str,
+}
+
+impl Target {
+    fn stdio() -> Self {
+        Self {
+            flags: vec!["--stdio".into(), serve_morse_command()],
+            transport: "stdio",
+        }
+    }
+
+    fn http(server: &HttpServer) -> Self {
+        Self {
+            flags: vec!["--url".into(), server.mcp_url()],
+            transport: "streamable-http",
+        }
+    }
+}
+
+/// The result object `nexo call --json` must print for a successful call;
+/// 2026-07-28 results carry `resultType`.
+fn success_object(text: &str, revision: &str) -> Value {
+    let mut result = json!({
+        "content": [{ "type": "text", "text": text }],
+        "structuredContent": { "result": text },
+        "isError": false,
+    });
+    if revision >= "2026-07-28" {
+        result["resultType"] = json!("complete");
+    }
+    result
+}
+
+/// Everything the client must do alike over every transport and era.
+fn assert_client(target: &Target, (era, revision): (Option<&str>, &str)) {
+    let nexo = |command: &str, rest: &[&str]| {
+        let mut args = vec![command];
+        args.extend(target.flags.iter().map(String::as_str));
+        if let Some(era) = era {
+            args.extend(["--protocol", era]);
+        }
+        args.extend(rest);
+        run(&args)
+    };
+    let context = format!("{} {era:?}", target.transport);
+
+    let tools = nexo("tools", &[]);
+    tools.assert_success();
+    let listed: Vec<&str> = tools
+        .stdout
+        .lines()
+        .skip(1)
+        .filter_map(|line| line.split_whitespace().next())
+        .collect();
+    assert_eq!(listed, TOOL_NAMES, "{context}: {tools:#?}");
+    assert!(tools.stdout.starts_with("TOOL "), "{context}: {tools:#?}");
+
+    let tools = nexo("tools", &["--json"]);
+    let names: Vec<Value> = tools.assert_success().stdout_json()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].clone())
+        .collect();
+    assert_eq!(names, TOOL_NAMES, "{context}");
+
+    let call = nexo("call", &["morse", "texto=SOS prueba"]);
+    assert_eq!(
+        call.assert_success().stdout,
+        format!("{SOS_PRUEBA}\n"),
+        "{context}"
+    );
+
+    let call = nexo("call", &["morse", r#"{"texto":"SOS prueba"}"#, "--json"]);
+    assert_eq!(
+        call.assert_success().stdout_json(),
+        success_object(SOS_PRUEBA, revision),
+        "{context}"
+    );
+    let object = call.stdout_json();
+    assert_eq!(object["structuredContent"]["result"], SOS_PRUEBA);
+    assert_eq!(object["isError"], false);
+
+    let call = nexo("call", &["echo", "texto=hola"]);
+    assert_eq!(call.assert_success().stdout, "echo: hola\n", "{context}");
+
+    let failed = nexo("call", &["morse", "texto=#"]);
+    assert_eq!(failed.code(), 5, "{context}: {failed:#?}");
+    let error = failed.error_line();
+    assert_eq!(error["error"]["code"], "tool_error", "{context}");
+    let text = failed.stdout.strip_suffix('\n').unwrap();
+    assert!(
+        text.contains("'#'"),
+        "{context}: names the character: {text}"
+    );
+    assert_eq!(
+        error["error"]["message"],
+        format!("the tool `morse` reported an error: {text}"),
+        "{context}: stdout is the tool's error text"
+    );
+
+    let failed = nexo("call", &["morse", "texto=#", "--json"]);
+    assert_eq!(failed.code(), 5, "{context}: {failed:#?}");
+    let object = failed.stdout_json();
+    assert_eq!(object["isError"], true, "{context}");
+    assert_eq!(object["content"][0]["text"], text, "{context}");
+    assert_eq!(failed.error_line()["error"]["code"], "tool_error");
+
+    let discover = nexo("discover", &["--json"]);
+    let info = discover.assert_success().stdout_json();
+    assert_eq!(info["protocolVersion"], revision, "{context}: {info:#}");
+    assert_eq!(info["transport"], target.transport, "{context}");
+    assert_eq!(info["serverInfo"]["name"], "nexo-morse", "{context}");
+    assert!(info["capabilities"]["tools"].is_object(), "{context}");
+
+    let discover = nexo("discover", &[]);
+    let human = &discover.assert_success().stdout;
+    assert!(
+        human.contains(&format!("protocol      {revision}\n")),
+        "{context}: {human}"
+    );
+    assert!(
+        human.contains(&format!("transport     {}\n", target.transport)),
+        "{context}: {human}"
+    );
+}
+
+#[test]
+fn stdio_auto_era() {
+    assert_client(&Target::stdio(), AUTO);
+}
+
+#[test]
+fn stdio_protocol_2025() {
+    assert_client(&Target::stdio(), ERA_2025);
+}
+
+#[test]
+fn stdio_protocol_2026() {
+    assert_client(&Target::stdio(), ERA_2026);
+}
+
+#[test]
+fn http_auto_era() {
+    let server = HttpServer::start(&[]);
+    assert_client(&Target::http(&server), AUTO);
+}
+
+#[test]
+fn http_protocol_2025() {
+    let server = HttpServer::start(&[]);
+    assert_client(&Target::http(&server), ERA_2025);
+}
+
+#[test]
+fn http_protocol_2026() {
+    let server = HttpServer::start(&[]);
+    assert_client(&Target::http(&server), ERA_2026);
+}
+
+#[test]
+fn unreachable_url_exits_4() {
+    let url = format!("http://127.0.0.1:{}/mcp", free_port());
+    for era in ["auto", "2025", "2026"] {
+        for command in ["tools", "discover"] {
+            let failed = run(&[command, "--url", &url, "--protocol", era, "--timeout", "30"]);
+            let error = failed.error_line();
+            assert_eq!(
+                (failed.code(), error["error"]["code"].as_str()),
+                (4, Some("unreachable")),
+                "`nexo {command} --url {url} --protocol {era}` must exit 4 with code \
+                 `unreachable`: {failed:#?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn missing_stdio_command_exits_4() {
+    let failed = run(&["tools", "--stdio", "/nonexistent/nexo-e2e-missing serve"]);
+    assert_eq!(failed.code(), 4, "{failed:#?}");
+    assert_eq!(failed.error_line()["error"]["code"], "unreachable");
+    assert!(failed.stdout.is_empty(), "{failed:#?}");
+}
+
+#[test]
+fn bad_key_value_exits_1() {
+    let server = HttpServer::start(&[]);
+    let url = server.mcp_url();
+    let failed = run(&["call", "--url", &url, "morse", "notakeyvalue"]);
+    assert_eq!(failed.code(), 1, "{failed:#?}");
+    let error = failed.error_line();
+    assert_eq!(error["error"]["code"], "usage");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("notakeyvalue"),
+        "{error}"
+    );
+    assert!(error["error"]["hint"].is_string(), "{error}");
+    assert!(failed.stdout.is_empty(), "{failed:#?}");
+}
+
+#[test]
+fn unknown_tool_exits_5() {
+    let server = HttpServer::start(&[]);
+    let url = server.mcp_url();
+    for arguments in [&["texto=x"][..], &[]] {
+        let mut args = vec!["call", "--url", &url, "nosuch"];
+        args.extend(arguments);
+        let failed = run(&args);
+        assert_eq!(failed.code(), 5, "{failed:#?}");
+        let code = failed.error_line()["error"]["code"].clone();
+        assert_eq!(code, "server_error", "{failed:#?}");
+        assert!(failed.stdout.is_empty(), "{failed:#?}");
+    }
+}

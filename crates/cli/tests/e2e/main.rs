@@ -1,0 +1,30 @@
+//! End-to-end tests of the `nexo` binary: real processes, real pipes and real
+//! sockets on 127.0.0.1, nothing in-process and nothing on the internet.
+//!
+//! Protocol behaviour is checked twice: with raw wire JSON ([`stdio_wire`],
+//! [`http_wire`], [`http_policy`]) and through `nexo`'s own client
+//! ([`client`]), so that a bug shared by our client and our server cannot
+//! hide. [`shutdown`] covers signals, [`snapshots`] the exact CLI output.
+//! Every process a test starts is owned by a [`support::Proc`], which kills
+//! and reaps it when the test ends, however it ends.
+
+#![expect(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests fail loudly, with the value that broke them"
+)]
+
+mod client;
+mod http_policy;
+mod http_wire;
+mod shutdown;
+mod snapshots;
+mod stdio_wire;
+mod support;
+
+/// Seed 000's example, `SOS prueba`, encoded.
+const SOS_PRUEBA: &str = "... --- ... / .--. .-. ..- . -... .-";
+/// Seed 000's captured call, `Hola mundo otra vez`, encoded.
+const HOLA_MUNDO: &str = ".... --- .-.. .- / -- ..- -. -.. --- / --- - .-. .- / ...- . --..";
+/// The morse server's tools, as `tools/list` orders them.
+const TOOL_NAMES: [&str; 3] = ["demorse", "echo", "morse"];

@@ -1,0 +1,123 @@
+//! The exact output of the command line, snapshotted with insta and
+//! insta-cmd (exit code, stdout and stderr): `--help` of `nexo` and of every
+//! subcommand, the human table of `nexo tools`, and the two most common
+//! errors. Ports, paths, times and session ids are filtered out, so the
+//! snapshots hold on any machine.
+
+use std::path::Path;
+use std::process::Command;
+
+use insta_cmd::assert_cmd_snapshot;
+use serde_json::json;
+
+use crate::support::{Run, free_port, nexo, nexo_path, run};
+
+const SUBCOMMANDS: [&str; 8] = [
+    "serve",
+    "tools",
+    "call",
+    "resources",
+    "read",
+    "prompts",
+    "prompt",
+    "discover",
+];
+
+/// `text` as a regular expression matching itself.
+fn literal(text: &str) -> String {
+    let mut pattern = String::with_capacity(text.len());
+    for c in text.chars() {
+        if r"\.+*?()|[]{}^$#&-~".contains(c) {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern
+}
+
+/// Snapshot settings with everything that changes between runs filtered.
+fn settings() -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(&literal(nexo_path()), "[NEXO]");
+    let temp = std::env::temp_dir();
+    let temp = temp.to_str().unwrap().trim_end_matches('/');
+    settings.add_filter(&format!(r"{}/[^\s`'\x22]*", literal(temp)), "[TEMP]");
+    settings.add_filter(
+        r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)",
+        "[TIME]",
+    );
+    settings.add_filter(
+        r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
+        "[SESSION]",
+    );
+    settings
+}
+
+/// Snapshots a finished run in insta-cmd's format, for commands whose
+/// arguments hold a port or a path: `shown` are the arguments as recorded.
+fn assert_run_snapshot(name: &str, shown: &[&str], run: &Run) {
+    let text = format!(
+        "success: {}\nexit_code: {}\n----- stdout -----\n{}\n----- stderr -----\n{}",
+        run.status.success(),
+        run.code(),
+        run.stdout,
+        run.stderr
+    );
+    let mut settings = insta::Settings::clone_current();
+    settings.set_info(&json!({ "program": "nexo", "args": shown }));
+    settings.set_omit_expression(true);
+    settings.bind(|| insta::assert_snapshot!(name, text));
+}
+
+#[test]
+fn help() {
+    let mut command = nexo();
+    command.arg("--help");
+    settings().bind(|| assert_cmd_snapshot!("help", command));
+}
+
+#[test]
+fn help_of_every_subcommand() {
+    for subcommand in SUBCOMMANDS {
+        let mut command = nexo();
+        command.args([subcommand, "--help"]);
+        settings().bind(|| assert_cmd_snapshot!(format!("help_{subcommand}"), command));
+    }
+}
+
+#[test]
+fn tools_table_over_stdio() {
+    // Run from the binary's directory so the recorded arguments hold no path.
+    let directory = Path::new(nexo_path()).parent().unwrap();
+    let mut command: Command = nexo();
+    command
+        .current_dir(directory)
+        .args(["tools", "--stdio", "./nexo serve morse"]);
+    settings().bind(|| assert_cmd_snapshot!("tools_table", command));
+}
+
+#[test]
+fn unreachable_url_error() {
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let failed = run(&["tools", "--url", &url]);
+    let mut settings = settings();
+    settings.add_filter(&format!(r"\b{port}\b"), "[PORT]");
+    // The operating system's number for "connection refused".
+    settings.add_filter(r"os error \d+", "os error [N]");
+    settings.add_filter(r"\bcode: \d+", "code: [N]");
+    settings.bind(|| {
+        assert_run_snapshot(
+            "unreachable_error",
+            &["tools", "--url", "http://127.0.0.1:[PORT]/mcp"],
+            &failed,
+        );
+    });
+}
+
+#[test]
+fn unknown_server_error() {
+    let mut command = nexo();
+    command.args(["serve", "nope"]);
+    settings().bind(|| assert_cmd_snapshot!("unknown_server_error", command));
+}

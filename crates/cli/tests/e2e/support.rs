@@ -1,0 +1,476 @@
+//! Shared helpers: running `nexo` with a time limit, owning the processes a
+//! test starts ([`Proc`], [`HttpServer`]), temporary directories, and a raw
+//! HTTP client ([`Http`]) whose replies are read as wire text, SSE included.
+//!
+//! Nothing here knows what the morse server answers; the tests do.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The longest one step (a command, a reply, an exit) may take before the
+/// test fails as hung. Generous: it bounds hangs, it does not time anything.
+pub const PATIENCE: Duration = Duration::from_secs(60);
+
+/// The `Accept` header seed 000's client sent.
+pub const SEED_ACCEPT: &str = "application/json, text/event-stream";
+
+pub fn nexo_path() -> &'static str {
+    env!("CARGO_BIN_EXE_nexo")
+}
+
+/// A `nexo` command with a predictable environment: no log filter from the
+/// caller, no colour, a fixed width for help texts.
+pub fn nexo() -> Command {
+    let mut command = Command::new(nexo_path());
+    command
+        .env_remove("RUST_LOG")
+        .env_remove("PORT")
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", "100");
+    command
+}
+
+/// `word` quoted for a `--stdio` command line (split like a shell would).
+pub fn shell_quote(word: &str) -> String {
+    let plain = word
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+:=@".contains(c));
+    if plain && !word.is_empty() {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// The `--stdio` command line that runs the morse server.
+pub fn serve_morse_command() -> String {
+    format!("{} serve morse", shell_quote(nexo_path()))
+}
+
+/// A port on 127.0.0.1 that nothing listens on (it was free a moment ago).
+pub fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// A child process that is killed (by its PID) and reaped when dropped.
+pub struct Proc {
+    child: Child,
+    what: String,
+}
+
+impl Proc {
+    pub fn spawn(command: &mut Command, what: &str) -> Self {
+        let child = command
+            .spawn()
+            .unwrap_or_else(|error| panic!("cannot start {what}: {error}"));
+        Self {
+            child,
+            what: what.to_owned(),
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn child(&mut self) -> &mut Child {
+        &mut self.child
+    }
+
+    /// The exit status, once the process has ended, waiting at most `limit`.
+    pub fn wait_for_exit(&mut self, limit: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Like [`Proc::wait_for_exit`] with [`PATIENCE`], failing the test on a hang.
+    pub fn exit_status(&mut self) -> ExitStatus {
+        self.wait_for_exit(PATIENCE)
+            .unwrap_or_else(|| panic!("{} did not exit within {PATIENCE:?}", self.what))
+    }
+
+    /// Sends SIGTERM with `kill -TERM PID`.
+    pub fn terminate(&self) {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.pid().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill -TERM {} failed", self.pid());
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+        }
+        let _ = self.child.wait();
+    }
+}
+
+/// Reads `source` to its end on a thread; the handle gives the text.
+fn drain(mut source: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = source.read_to_end(&mut bytes);
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
+}
+
+/// What a finished `nexo` run left behind.
+#[derive(Debug)]
+pub struct Run {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// The exit code; a death by signal fails the test.
+    pub fn code(&self) -> i32 {
+        self.status
+            .code()
+            .unwrap_or_else(|| panic!("killed by a signal: {self:#?}"))
+    }
+
+    pub fn assert_success(&self) -> &Self {
+        assert_eq!(self.code(), 0, "expected success: {self:#?}");
+        self
+    }
+
+    /// Stdout parsed as one JSON document.
+    pub fn stdout_json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|error| panic!("stdout is not JSON ({error}): {self:#?}"))
+    }
+
+    /// The last line of stderr, parsed as JSON (the error line of DESIGN.md).
+    pub fn error_line(&self) -> Value {
+        let last = self
+            .stderr
+            .lines()
+            .rev()
+            .find(|line| !line.trim().is_empty())
+            .unwrap_or_else(|| panic!("stderr is empty: {self:#?}"));
+        serde_json::from_str(last)
+            .unwrap_or_else(|error| panic!("last stderr line is not JSON ({error}): {self:#?}"))
+    }
+}
+
+/// Runs `command` to its end (stdin closed), failing the test on a hang.
+pub fn run_command(mut command: Command) -> Run {
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut proc = Proc::spawn(&mut command, "nexo");
+    let stdout = drain(proc.child().stdout.take().unwrap());
+    let stderr = drain(proc.child().stderr.take().unwrap());
+    let status = proc.wait_for_exit(PATIENCE);
+    drop(proc);
+    let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
+    let status = status.unwrap_or_else(|| {
+        panic!("`nexo` hung for {PATIENCE:?}\nstdout:\n{stdout}\nstderr:\n{stderr}")
+    });
+    Run {
+        status,
+        stdout,
+        stderr,
+    }
+}
+
+/// Runs `nexo ARGS...`.
+pub fn run(args: &[&str]) -> Run {
+    let mut command = nexo();
+    command.args(args);
+    run_command(command)
+}
+
+/// A directory under the system's temporary directory, removed when dropped.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> Self {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "nexo-e2e-{tag}-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&path).unwrap();
+        Self(path)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `nexo serve morse --http 127.0.0.1:0 ...`, running until dropped.
+pub struct HttpServer {
+    proc: Proc,
+    pub port: u16,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl HttpServer {
+    /// Starts the server with `extra` flags and waits for the line on stderr
+    /// that names the port it bound.
+    pub fn start(extra: &[&str]) -> Self {
+        let mut command = nexo();
+        command
+            .args(["serve", "morse", "--http", "127.0.0.1:0"])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut proc = Proc::spawn(&mut command, "nexo serve morse --http");
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let (lines, announced) = mpsc::channel();
+        let reader = BufReader::new(proc.child().stderr.take().unwrap());
+        let collected = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            for line in reader.lines() {
+                let Ok(line) = line else { break };
+                collected.lock().unwrap().push_str(&format!("{line}\n"));
+                let _ = lines.send(line);
+            }
+        });
+        let deadline = Instant::now() + PATIENCE;
+        let port = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = announced.recv_timeout(left).unwrap_or_else(|_| {
+                panic!(
+                    "the server never said where it listens; stderr:\n{}",
+                    stderr.lock().unwrap()
+                )
+            });
+            if let Some(port) = announced_port(&line) {
+                break port;
+            }
+        };
+        Self { proc, port, stderr }
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    pub fn mcp_url(&self) -> String {
+        format!("{}/mcp", self.base_url())
+    }
+
+    /// Everything the server wrote to stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    pub fn proc(&mut self) -> &mut Proc {
+        &mut self.proc
+    }
+}
+
+/// The port in `nexo: serving `morse` at http://127.0.0.1:PORT/mcp ...`.
+fn announced_port(line: &str) -> Option<u16> {
+    let rest = line
+        .strip_prefix("nexo: serving `morse` at http://127.0.0.1:")?
+        .split_once("/mcp")?
+        .0;
+    rest.parse().ok()
+}
+
+/// A raw HTTP client: sends exactly the headers it is given (plus what
+/// HTTP/1.1 needs) and returns replies as text.
+pub struct Http {
+    client: reqwest::Client,
+    base: String,
+}
+
+/// One HTTP reply, body read to its end.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: String,
+}
+
+impl Http {
+    pub fn new(server: &HttpServer) -> Self {
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .timeout(PATIENCE)
+            .build()
+            .unwrap();
+        Self {
+            client,
+            base: server.base_url(),
+        }
+    }
+
+    pub async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<reqwest::Body>,
+    ) -> Reply {
+        let mut request = self.client.request(method, format!("{}{path}", self.base));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        if let Some(body) = body {
+            request = request.body(body);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let body = response.text().await.unwrap();
+        Reply {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    pub async fn get(&self, path: &str, headers: &[(&str, &str)]) -> Reply {
+        self.send(reqwest::Method::GET, path, headers, None).await
+    }
+
+    /// POSTs `body` to `/mcp` as `application/json` with `headers`.
+    pub async fn post(&self, body: &str, headers: &[(&str, &str)]) -> Reply {
+        let mut all = vec![("Content-Type", "application/json")];
+        all.extend_from_slice(headers);
+        self.send(
+            reqwest::Method::POST,
+            "/mcp",
+            &all,
+            Some(body.to_owned().into()),
+        )
+        .await
+    }
+}
+
+impl Reply {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).map(|value| value.to_str().unwrap())
+    }
+
+    pub fn is_sse(&self) -> bool {
+        self.header("content-type")
+            .is_some_and(|kind| kind.starts_with("text/event-stream"))
+    }
+
+    /// The body as one JSON document.
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body)
+            .unwrap_or_else(|error| panic!("body is not JSON ({error}): {self:#?}"))
+    }
+
+    /// The JSON-RPC messages of an SSE body, each checked to be JSON-RPC 2.0.
+    pub fn sse_messages(&self) -> Vec<Value> {
+        assert!(self.is_sse(), "expected an SSE reply: {self:#?}");
+        sse_data(&self.body)
+            .iter()
+            .map(|data| jsonrpc_message(data))
+            .collect()
+    }
+
+    /// The one JSON-RPC message of the reply, SSE or JSON.
+    pub fn message(&self) -> Value {
+        if self.is_sse() {
+            let mut messages = self.sse_messages();
+            assert_eq!(messages.len(), 1, "expected one message: {self:#?}");
+            messages.remove(0)
+        } else {
+            jsonrpc_message(&self.body)
+        }
+    }
+}
+
+/// The `data` payloads of an SSE body, one per event, skipping events with
+/// no data (priming events, keep-alive comments) and `[DONE]` markers.
+pub fn sse_data(body: &str) -> Vec<String> {
+    let body = body.replace("\r\n", "\n");
+    body.split("\n\n")
+        .filter_map(|event| {
+            let data: Vec<&str> = event
+                .lines()
+                .filter_map(|line| line.strip_prefix("data:"))
+                .map(|value| value.strip_prefix(' ').unwrap_or(value))
+                .collect();
+            let data = data.join("\n");
+            (!data.trim().is_empty() && data.trim() != "[DONE]").then_some(data)
+        })
+        .collect()
+}
+
+/// Parses `text` as one JSON-RPC 2.0 message and checks its envelope:
+/// a request or notification (`method`), or a response with an `id` and
+/// exactly one of `result` and `error` (an integer code and a message).
+pub fn jsonrpc_message(text: &str) -> Value {
+    let message: Value =
+        serde_json::from_str(text).unwrap_or_else(|error| panic!("not JSON ({error}): {text:?}"));
+    let object = message
+        .as_object()
+        .unwrap_or_else(|| panic!("not a JSON object: {text}"));
+    assert_eq!(object.get("jsonrpc"), Some(&"2.0".into()), "{text}");
+    if let Some(id) = object.get("id") {
+        assert!(
+            id.is_string() || id.is_i64() || id.is_u64() || id.is_null(),
+            "bad id: {text}"
+        );
+    }
+    if object.contains_key("method") {
+        assert!(object["method"].is_string(), "{text}");
+        return message;
+    }
+    assert!(object.contains_key("id"), "a response needs an id: {text}");
+    match (object.get("result"), object.get("error")) {
+        (Some(_), None) => {}
+        (None, Some(error)) => {
+            assert!(error["code"].is_i64(), "error code: {text}");
+            assert!(error["message"].is_string(), "error message: {text}");
+        }
+        _ => panic!("a response has exactly one of result and error: {text}"),
+    }
+    message
+}
+
+/// Sends `request` as-is over a new TCP connection to 127.0.0.1:`port` and
+/// returns the status code and the whole reply. For headers (`Host`) that
+/// an HTTP library would write itself.
+pub fn raw_http(port: u16, request: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).unwrap();
+    let status = reply
+        .strip_prefix("HTTP/1.1 ")
+        .and_then(|rest| rest.get(..3))
+        .and_then(|code| code.parse().ok())
+        .unwrap_or_else(|| panic!("not an HTTP/1.1 reply: {reply:?}"));
+    (status, reply)
+}
