@@ -76,7 +76,13 @@ pub async fn serve_stdio<S: ServerHandler>(
     let (reader, writer) = rmcp::transport::io::stdio_pipes();
     let (transport, writer_task) =
         LineTransport::new(reader, writer, options.max_body, options.logger()?);
-    match server.serve(transport).await {
+    let shutdown = shutdown_signal();
+    tokio::pin!(shutdown);
+    let started = tokio::select! {
+        started = server.serve(transport) => started,
+        () = &mut shutdown => return finish_writer(writer_task).await,
+    };
+    match started {
         Ok(running) => {
             let cancel = running.cancellation_token();
             tokio::select! {
@@ -85,7 +91,7 @@ pub async fn serve_stdio<S: ServerHandler>(
                         tracing::warn!(%error, "the server task ended abnormally");
                     }
                 }
-                () = shutdown_signal() => cancel.cancel(),
+                () = &mut shutdown => cancel.cancel(),
             }
         }
         // A 2026-07-28 client never sends `initialize`: its stdin simply ends
@@ -93,6 +99,13 @@ pub async fn serve_stdio<S: ServerHandler>(
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {}
         Err(error) => return Err(ServeError::Session(Box::new(error))),
     }
+    finish_writer(writer_task).await
+}
+
+/// Waits for every queued message to be written.
+async fn finish_writer(
+    writer_task: tokio::task::JoinHandle<std::io::Result<()>>,
+) -> Result<(), ServeError> {
     match writer_task.await {
         Ok(Ok(())) => Ok(()),
         // The client closed its end first: nothing more can be delivered.
@@ -114,6 +127,7 @@ pub async fn serve_http<S>(
 where
     S: ServerHandler + Clone + Send + Sync + 'static,
 {
+    let signal = shutdown_signal();
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|source| ServeError::Bind { addr, source })?;
@@ -137,7 +151,7 @@ where
     on_listening(bound);
     let stopping = shutdown.clone();
     let server = axum::serve(listener, app).with_graceful_shutdown(async move {
-        shutdown_signal().await;
+        signal.await;
         tracing::info!("shutting down: finishing in-flight requests");
         stopping.cancel();
     });
@@ -192,22 +206,22 @@ pub fn listen_address(
     Ok(SocketAddr::new(ip, default_port()?))
 }
 
-/// Resolves on SIGINT or SIGTERM.
-async fn shutdown_signal() {
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(error) => {
-                tracing::warn!(%error, "cannot listen for SIGTERM");
-                std::future::pending::<()>().await;
-            }
+/// Resolves on SIGINT or SIGTERM. The handlers are installed when this is
+/// called, not when it is first polled, so a signal that arrives while the
+/// server is still starting is not lost (and does not kill the process).
+fn shutdown_signal() -> impl Future<Output = ()> + Send {
+    use tokio::signal::unix::{SignalKind, signal};
+    let terminate = signal(SignalKind::terminate());
+    let interrupt = signal(SignalKind::interrupt());
+    async move {
+        let (Ok(mut terminate), Ok(mut interrupt)) = (terminate, interrupt) else {
+            tracing::warn!("cannot listen for SIGINT/SIGTERM");
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = terminate.recv() => {}
+            _ = interrupt.recv() => {}
         }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        () = terminate => {}
     }
 }
 

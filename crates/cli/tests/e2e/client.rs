@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{HttpServer, free_port, run, serve_morse_command};
+use crate::support::{ClosedPort, HttpServer, run, serve_morse_command};
 use crate::{SOS_PRUEBA, TOOL_NAMES};
 
 /// `--protocol` values and the revision each must negotiate with our server.
@@ -180,7 +180,8 @@ fn http_protocol_2026() {
 
 #[test]
 fn unreachable_url_exits_4() {
-    let url = format!("http://127.0.0.1:{}/mcp", free_port());
+    let closed = ClosedPort::new();
+    let url = format!("http://127.0.0.1:{}/mcp", closed.port);
     for era in ["auto", "2025", "2026"] {
         for command in ["tools", "discover"] {
             let failed = run(&[command, "--url", &url, "--protocol", era, "--timeout", "30"]);

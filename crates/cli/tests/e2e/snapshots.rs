@@ -10,7 +10,7 @@ use std::process::Command;
 use insta_cmd::assert_cmd_snapshot;
 use serde_json::json;
 
-use crate::support::{Run, free_port, nexo, nexo_path, run};
+use crate::support::{ClosedPort, Run, nexo, nexo_path, run};
 
 const SUBCOMMANDS: [&str; 8] = [
     "serve",
@@ -98,7 +98,8 @@ fn tools_table_over_stdio() {
 
 #[test]
 fn unreachable_url_error() {
-    let port = free_port();
+    let closed = ClosedPort::new();
+    let port = closed.port;
     let url = format!("http://127.0.0.1:{port}/mcp");
     let failed = run(&["tools", "--url", &url]);
     let mut settings = settings();

@@ -5,7 +5,7 @@
 //! Nothing here knows what the morse server answers; the tests do.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -54,10 +54,24 @@ pub fn serve_morse_command() -> String {
     format!("{} serve morse", shell_quote(nexo_path()))
 }
 
-/// A port on 127.0.0.1 that nothing listens on (it was free a moment ago).
-pub fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
+/// A port on 127.0.0.1 that refuses connections for as long as this value
+/// lives: a socket is bound to it but never listens, so no server started
+/// meanwhile by another test can be given the same port.
+pub struct ClosedPort {
+    _socket: tokio::net::TcpSocket,
+    pub port: u16,
+}
+
+impl ClosedPort {
+    pub fn new() -> Self {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind(([127, 0, 0, 1], 0).into()).unwrap();
+        let port = socket.local_addr().unwrap().port();
+        Self {
+            _socket: socket,
+            port,
+        }
+    }
 }
 
 /// A child process that is killed (by its PID) and reaped when dropped.
