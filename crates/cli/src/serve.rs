@@ -1,5 +1,6 @@
 //! `nexo serve`: wires a bundled server to the serving runtime.
 
+use futures::future::BoxFuture;
 use nexo_bundled::{Bundled, ServerVisitor};
 use nexo_serve::ServeOptions;
 use rmcp::ServerHandler;
@@ -54,7 +55,7 @@ struct Launch {
 }
 
 impl ServerVisitor for Launch {
-    type Output = futures_boxed::BoxFuture<Result<(), nexo_serve::ServeError>>;
+    type Output = BoxFuture<'static, Result<(), nexo_serve::ServeError>>;
 
     fn visit<S>(self, server: S, tools: Vec<Tool>) -> Self::Output
     where
@@ -81,8 +82,4 @@ impl ServerVisitor for Launch {
             }
         })
     }
-}
-
-mod futures_boxed {
-    pub type BoxFuture<T> = std::pin::Pin<Box<dyn Future<Output = T> + Send>>;
 }

@@ -204,6 +204,26 @@ fn chain(error: &(dyn std::error::Error + 'static)) -> Vec<String> {
     messages
 }
 
+/// The next error in the chain. rmcp's transport-error wrappers keep their
+/// cause in a field without exposing it as `source()`, so step into them.
+fn cause<'a>(
+    error: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a (dyn std::error::Error + 'static)> {
+    use rmcp::service::ClientInitializeError;
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    if let Some(ClientInitializeError::TransportError { error, .. }) =
+        error.downcast_ref::<ClientInitializeError>()
+    {
+        return Some(error.error.as_ref());
+    }
+    if let Some(StreamableHttpError::Client(request)) =
+        error.downcast_ref::<StreamableHttpError<reqwest::Error>>()
+    {
+        return Some(request);
+    }
+    error.source()
+}
+
 /// Sorts a failed handshake into unreachable, unauthorized or protocol error.
 fn classify(target: &str, error: &(dyn std::error::Error + 'static)) -> ClientError {
     let mut current = Some(error);
@@ -244,24 +264,7 @@ fn classify(target: &str, error: &(dyn std::error::Error + 'static)) -> ClientEr
                 return unreachable(target, error);
             }
         }
-        current = error.source();
-    }
-    // rmcp boxes transport errors without exposing their source chain, so
-    // a refused or unresolvable connection is recognised by its debug form.
-    let debug = format!("{error:?}");
-    for (marker, detail) in [
-        ("ConnectionRefused", "connection refused"),
-        ("dns error", "the host name could not be resolved"),
-        ("ConnectError", "cannot connect"),
-        ("TimedOut", "the connection timed out"),
-    ] {
-        if debug.contains(marker) {
-            return ClientError::Unreachable {
-                target: target.to_owned(),
-                detail: detail.to_owned(),
-                hint: "check that the server is running and the address is right".into(),
-            };
-        }
+        current = cause(error);
     }
     let detail = chain(error).join(": ");
     if detail.contains("connection closed") || detail.contains("ConnectionClosed") {
