@@ -12,6 +12,7 @@ mod serve;
 use std::process::ExitCode;
 
 use clap::Parser;
+use tracing_subscriber::filter::Targets;
 
 use crate::args::{Cli, Command};
 use crate::failure::Failure;
@@ -53,17 +54,32 @@ fn main() -> ExitCode {
 }
 
 /// Diagnostics go to stderr only: stdout belongs to the protocol (stdio
-/// servers) or to results (client commands). `RUST_LOG` sets the filter.
+/// servers) or to results (client commands). `RUST_LOG` sets the filter as
+/// comma-separated `level` or `target=level` directives; a plain target
+/// filter rather than `EnvFilter` keeps the regex engine out of the binary,
+/// which is a good part of an idle server's memory.
 fn init_logging() {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+
     // rmcp's transport worker logs a failed connection at ERROR before nexo
     // reports it with a hint; that line is noise unless asked for.
-    let filter =
-        env::var(env::LOG_FILTER).unwrap_or_else(|| "warn,rmcp::transport::worker=off".into());
-    let filter = tracing_subscriber::EnvFilter::try_new(&filter)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
+    const DEFAULT_FILTER: &str = "warn,rmcp::transport::worker=off";
+    let requested = env::var(env::LOG_FILTER);
+    let filter = requested
+        .as_deref()
+        .and_then(|directives| directives.parse::<Targets>().ok())
+        .unwrap_or_else(|| {
+            DEFAULT_FILTER
+                .parse()
+                .unwrap_or_else(|_| Targets::new().with_default(tracing::Level::WARN))
+        });
+    tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(false),
+        )
+        .with(filter)
         .init();
 }
