@@ -68,17 +68,15 @@ impl ServerVisitor for Launch {
         Box::pin(async move {
             match self.http {
                 None => nexo_serve::serve_stdio(server, &options).await,
-                Some(addr) => {
-                    nexo_serve::serve_http(server, addr, &options, |bound| {
-                        tracing::info!("serving MCP at http://{bound}{}", nexo_serve::MCP_PATH);
-                        crate::output::status(&format!(
-                            "nexo: serving `{}` at http://{bound}{} (health at http://{bound}/)",
-                            options.server_name,
-                            nexo_serve::MCP_PATH
-                        ));
-                    })
-                    .await
-                }
+                Some(addr) => nexo_serve::serve_http(server, addr, &options, |bound| {
+                    tracing::info!("serving MCP at http://{bound}{}", nexo_serve::MCP_PATH);
+                    crate::output::status(&format!(
+                        "nexo: serving `{}` at http://{bound}{} (legacy SSE at /sse, health at /)",
+                        options.server_name,
+                        nexo_serve::MCP_PATH
+                    ));
+                })
+                .await,
             }
         })
     }

@@ -1,10 +1,12 @@
-//! The `--log FILE` tool-call log, shared by the stdio and HTTP paths: a call
-//! is noted when its request arrives and written when its response leaves.
+//! The `--log FILE` tool-call log, shared by every transport: a call is noted
+//! when its request arrives and written when its response leaves.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use nexo_trace::{ToolCallLog, ToolCallRecord};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestId, ServerJsonRpcMessage};
 
 use crate::inbound::ToolCall;
 
@@ -42,6 +44,62 @@ impl CallLogger {
         );
         if let Err(error) = self.log.record(&record) {
             tracing::warn!(%error, "cannot write the tool-call log");
+        }
+    }
+}
+
+/// The tool calls in flight on one message-based connection (stdio, a legacy
+/// SSE session), matched to their responses by request id.
+#[derive(Clone, Debug)]
+pub struct CallTap {
+    logger: CallLogger,
+    pending: Arc<Mutex<HashMap<RequestId, PendingCall>>>,
+}
+
+impl CallTap {
+    pub fn new(logger: CallLogger) -> Self {
+        Self {
+            logger,
+            pending: Arc::default(),
+        }
+    }
+
+    /// Notes `message` if it is a `tools/call` request.
+    pub fn request(&self, message: &ClientJsonRpcMessage) {
+        let ClientJsonRpcMessage::Request(request) = message else {
+            return;
+        };
+        let ClientRequest::CallToolRequest(call) = &request.request else {
+            return;
+        };
+        let argument_bytes = call
+            .params
+            .arguments
+            .as_ref()
+            .and_then(|arguments| serde_json::to_string(arguments).ok())
+            .map_or(0, |text| text.len());
+        let pending = PendingCall {
+            call: ToolCall {
+                tool: call.params.name.to_string(),
+                argument_bytes,
+            },
+            started: Instant::now(),
+        };
+        if let Ok(mut calls) = self.pending.lock() {
+            calls.insert(request.id.clone(), pending);
+        }
+    }
+
+    /// Logs the call `message` answers, if any; `encoded` is what was sent.
+    pub fn response(&self, message: &ServerJsonRpcMessage, encoded: &[u8]) {
+        let id = match message {
+            ServerJsonRpcMessage::Response(response) => Some(&response.id),
+            ServerJsonRpcMessage::Error(error) => error.id.as_ref(),
+            _ => None,
+        };
+        let finished = id.and_then(|id| self.pending.lock().ok()?.remove(id));
+        if let Some(pending) = finished {
+            self.logger.finish(&pending, encoded);
         }
     }
 }

@@ -1,5 +1,6 @@
-//! Streamable HTTP at `/mcp` for both protocol eras, and the health document
-//! at `GET /`.
+//! Streamable HTTP at `/mcp` for both protocol eras, the legacy HTTP+SSE
+//! transport at `/sse` and `/messages` ([`crate::legacy_sse`]), and the
+//! health document at `GET /`.
 //!
 //! rmcp's [`StreamableHttpService`] speaks the protocol (sessions for
 //! 2025-era clients, stateless requests and `server/discover` for 2026-07-28
@@ -32,12 +33,13 @@ use tower_http::cors::{AllowOrigin, CorsLayer};
 
 use crate::calllog::{CallLogger, PendingCall};
 use crate::inbound::{self, INVALID_REQUEST, Rejection};
+use crate::legacy_sse::{self, LegacySessions, MESSAGES_PATH, SSE_PATH};
 use crate::policy::{HostPolicy, OriginPolicy};
 
 /// Where the MCP endpoint is mounted.
 pub const MCP_PATH: &str = "/mcp";
 /// How often an idle SSE stream gets a keep-alive comment.
-const SSE_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(15);
+pub(crate) const SSE_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(15);
 
 /// Everything the HTTP front needs besides the server itself.
 #[derive(Debug, Clone)]
@@ -80,6 +82,12 @@ where
             .disable_allowed_hosts()
             .disable_allowed_origins()
     };
+    let legacy = Arc::new(LegacySessions::new(
+        server.clone(),
+        options.max_body,
+        options.logger.clone(),
+        shutdown.child_token(),
+    ));
     let factory = |server: S| move || Ok(server.clone());
     let state = Arc::new(McpState {
         json: StreamableHttpService::new(factory(server.clone()), sessions.clone(), config(true)),
@@ -91,6 +99,14 @@ where
     let policy = Arc::new((options.origins.clone(), options.hosts.clone()));
     Router::new()
         .route(MCP_PATH, axum::routing::any(mcp::<S>).with_state(state))
+        .route(
+            SSE_PATH,
+            get(legacy_sse::open_stream::<S>).with_state(legacy.clone()),
+        )
+        .route(
+            MESSAGES_PATH,
+            axum::routing::post(legacy_sse::post_message::<S>).with_state(legacy),
+        )
         .route(
             "/",
             get(move || {
@@ -205,7 +221,7 @@ fn forbidden(message: &str) -> Response {
     )
 }
 
-fn json_rpc_error(status: StatusCode, rejection: &Rejection) -> Response {
+pub(crate) fn json_rpc_error(status: StatusCode, rejection: &Rejection) -> Response {
     (
         status,
         [(header::CONTENT_TYPE, "application/json")],
@@ -353,7 +369,7 @@ where
     }
 }
 
-fn too_large(limit: usize) -> Response {
+pub(crate) fn too_large(limit: usize) -> Response {
     json_rpc_error(
         StatusCode::PAYLOAD_TOO_LARGE,
         &Rejection {

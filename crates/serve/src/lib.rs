@@ -1,6 +1,7 @@
 //! Hosting any MCP server: stdio (the default) or HTTP, where HTTP means
-//! Streamable HTTP at `/mcp` for both protocol eras plus a health document
-//! at `GET /`, behind `Origin`/`Host` checks, CORS, a body limit and an
+//! Streamable HTTP at `/mcp` for both protocol eras, the legacy HTTP+SSE
+//! transport of 2024-11-05 at `/sse`, and a health document at `GET /`,
+//! behind `Origin`/`Host` checks, CORS, a body limit and an
 //! optional tool-call log.
 //!
 //! This crate knows no particular server: it takes any rmcp
@@ -12,6 +13,7 @@ mod calllog;
 mod error;
 mod http;
 mod inbound;
+mod legacy_sse;
 mod policy;
 mod stdio;
 
@@ -28,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 pub use crate::calllog::CallLogger;
 pub use crate::error::ServeError;
 pub use crate::http::{HttpOptions, MCP_PATH, router};
+pub use crate::legacy_sse::{MESSAGES_PATH, SSE_PATH};
 pub use crate::policy::{HostPolicy, OriginPolicy};
 pub use crate::stdio::LineTransport;
 

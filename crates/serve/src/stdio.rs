@@ -8,17 +8,13 @@
 //! ([`rmcp::transport::io::stdio_pipes`]) when stdin and stdout are pipes.
 //! Nothing but protocol messages is ever written to the writer.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
-
 use rmcp::RoleServer;
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestId, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::mpsc;
 
-use crate::calllog::{CallLogger, PendingCall};
+use crate::calllog::{CallLogger, CallTap};
 use crate::inbound::{self, INVALID_REQUEST, Rejection};
 
 /// How many encoded messages may wait for the writer before `send` waits.
@@ -31,13 +27,6 @@ pub struct LineTransport<R> {
     max_line: usize,
     outgoing: mpsc::Sender<Vec<u8>>,
     calls: Option<CallTap>,
-}
-
-/// Tool calls in flight, so that the response can be logged.
-#[derive(Clone)]
-struct CallTap {
-    logger: CallLogger,
-    pending: Arc<Mutex<HashMap<RequestId, PendingCall>>>,
 }
 
 /// Errors sending on a [`LineTransport`].
@@ -65,10 +54,7 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
             line: Vec::with_capacity(4096),
             max_line,
             outgoing,
-            calls: logger.map(|logger| CallTap {
-                logger,
-                pending: Arc::default(),
-            }),
+            calls: logger.map(CallTap::new),
         };
         (transport, writer_task)
     }
@@ -143,25 +129,8 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
                 return None;
             }
         };
-        if let (Some(tap), ClientJsonRpcMessage::Request(request)) = (&self.calls, &message)
-            && let ClientRequest::CallToolRequest(call) = &request.request
-        {
-            let argument_bytes = call
-                .params
-                .arguments
-                .as_ref()
-                .and_then(|arguments| serde_json::to_string(arguments).ok())
-                .map_or(0, |text| text.len());
-            let pending = PendingCall {
-                call: inbound::ToolCall {
-                    tool: call.params.name.to_string(),
-                    argument_bytes,
-                },
-                started: Instant::now(),
-            };
-            if let Ok(mut calls) = tap.pending.lock() {
-                calls.insert(request.id.clone(), pending);
-            }
+        if let Some(tap) = &self.calls {
+            tap.request(&message);
         }
         Some(message)
     }
@@ -214,15 +183,7 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for LineTransp
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let encoded = serde_json::to_vec(&item);
         if let (Ok(bytes), Some(tap)) = (&encoded, &self.calls) {
-            let id = match &item {
-                ServerJsonRpcMessage::Response(response) => Some(&response.id),
-                ServerJsonRpcMessage::Error(error) => error.id.as_ref(),
-                _ => None,
-            };
-            let finished = id.and_then(|id| tap.pending.lock().ok()?.remove(id));
-            if let Some(pending) = finished {
-                tap.logger.finish(&pending, bytes);
-            }
+            tap.response(&item, bytes);
         }
         let outgoing = self.outgoing.clone();
         async move {

@@ -2,7 +2,7 @@
 //! sockets on 127.0.0.1, nothing in-process and nothing on the internet.
 //!
 //! Protocol behaviour is checked twice: with raw wire JSON ([`stdio_wire`],
-//! [`http_wire`], [`http_policy`]) and through `nexo`'s own client
+//! [`http_wire`], [`http_policy`], [`legacy_sse`]) and through `nexo`'s own client
 //! ([`client`]), so that a bug shared by our client and our server cannot
 //! hide. [`shutdown`] covers signals, [`snapshots`] the exact CLI output.
 //! Every process a test starts is owned by a [`support::Proc`], which kills
@@ -17,6 +17,7 @@
 mod client;
 mod http_policy;
 mod http_wire;
+mod legacy_sse;
 mod shutdown;
 mod snapshots;
 mod stdio_wire;

@@ -1,0 +1,295 @@
+//! The deprecated HTTP+SSE transport of protocol revision 2024-11-05, still
+//! spoken by many deployed clients (seed 001's remote server used it).
+//!
+//! `GET /sse` opens a session: a stream whose first event, `endpoint`,
+//! carries the URL to POST to (`/messages?sessionId=...`). Each POSTed
+//! JSON-RPC message gets 202 Accepted, and whatever the server answers
+//! travels on the stream as `message` events, with keep-alive comments while
+//! it is idle. The session, and the server instance behind it, ends when the
+//! stream closes; its id then gets 404. Session ids are 128 random bits.
+//!
+//! rmcp no longer ships this transport, so this module bridges an rmcp
+//! server to a pair of channels ([`SessionTransport`]).
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+
+use axum::body::Body;
+use axum::extract::{Query, Request, State};
+use axum::http::{StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use http_body_util::{BodyExt, Limited};
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::Transport;
+use rmcp::{RoleServer, ServerHandler, ServiceExt};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::calllog::{CallLogger, CallTap};
+use crate::http::{SSE_KEEP_ALIVE, json_rpc_error, too_large};
+use crate::inbound;
+
+/// Where a legacy client opens its stream.
+pub const SSE_PATH: &str = "/sse";
+/// Where a legacy client POSTs its messages.
+pub const MESSAGES_PATH: &str = "/messages";
+/// How many legacy sessions may be open at once; more get 503.
+const MAX_SESSIONS: usize = 1024;
+/// Messages that may wait in each direction of one session.
+const QUEUE: usize = 256;
+
+/// The open legacy sessions, by id, and what every new one needs.
+pub struct LegacySessions<S> {
+    server: S,
+    open: Mutex<HashMap<String, mpsc::Sender<ClientJsonRpcMessage>>>,
+    max_body: usize,
+    logger: Option<CallLogger>,
+    shutdown: CancellationToken,
+}
+
+impl<S> LegacySessions<S> {
+    pub fn new(
+        server: S,
+        max_body: usize,
+        logger: Option<CallLogger>,
+        shutdown: CancellationToken,
+    ) -> Self {
+        Self {
+            server,
+            open: Mutex::default(),
+            max_body,
+            logger,
+            shutdown,
+        }
+    }
+
+    fn sender(&self, id: &str) -> Option<mpsc::Sender<ClientJsonRpcMessage>> {
+        self.open.lock().ok()?.get(id).cloned()
+    }
+
+    fn close(&self, id: &str) {
+        if let Ok(mut open) = self.open.lock() {
+            open.remove(id);
+        }
+    }
+}
+
+/// Ends a session when its stream is dropped (the client went away, or the
+/// server finished): the id is forgotten and the server instance cancelled.
+struct SessionGuard<S> {
+    sessions: Arc<LegacySessions<S>>,
+    id: String,
+    cancel: CancellationToken,
+}
+
+impl<S> Drop for SessionGuard<S> {
+    fn drop(&mut self) {
+        self.sessions.close(&self.id);
+        self.cancel.cancel();
+        tracing::debug!(session = %self.id, "legacy SSE session closed");
+    }
+}
+
+/// `GET /sse`: opens a session and streams its messages.
+pub async fn open_stream<S>(State(sessions): State<Arc<LegacySessions<S>>>) -> Response
+where
+    S: ServerHandler + Clone + Send + Sync + 'static,
+{
+    let id = format!("{:032x}", rand::random::<u128>());
+    let (to_server, incoming) = mpsc::channel(QUEUE);
+    let (outgoing, from_server) = mpsc::channel(QUEUE);
+    {
+        let Ok(mut open) = sessions.open.lock() else {
+            return (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "session table unavailable",
+            )
+                .into_response();
+        };
+        if open.len() >= MAX_SESSIONS {
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                [(header::RETRY_AFTER, "5")],
+                "too many open SSE sessions; try again later",
+            )
+                .into_response();
+        }
+        open.insert(id.clone(), to_server);
+    }
+    let cancel = sessions.shutdown.child_token();
+    let transport = SessionTransport {
+        incoming,
+        outgoing,
+        calls: sessions.logger.clone().map(CallTap::new),
+    };
+    let server = sessions.server.clone();
+    let running_cancel = cancel.clone();
+    tokio::spawn(async move {
+        match server.serve_with_ct(transport, running_cancel).await {
+            Ok(running) => {
+                if let Err(error) = running.waiting().await {
+                    tracing::warn!(%error, "a legacy SSE session ended abnormally");
+                }
+            }
+            Err(error) => tracing::debug!(%error, "a legacy SSE session ended before initializing"),
+        }
+    });
+    let endpoint = Event::default()
+        .event("endpoint")
+        .data(format!("{MESSAGES_PATH}?sessionId={id}"));
+    let guard = SessionGuard {
+        sessions,
+        id,
+        cancel,
+    };
+    let messages = futures::stream::unfold(
+        (guard, from_server, Some(endpoint)),
+        |(guard, mut from_server, first)| async move {
+            if let Some(endpoint) = first {
+                return Some((Ok::<_, Infallible>(endpoint), (guard, from_server, None)));
+            }
+            let data = tokio::select! {
+                data = from_server.recv() => data?,
+                () = guard.cancel.cancelled() => return None,
+            };
+            let event = Event::default().event("message").data(data);
+            Some((Ok(event), (guard, from_server, None)))
+        },
+    );
+    Sse::new(messages)
+        .keep_alive(KeepAlive::new().interval(SSE_KEEP_ALIVE))
+        .into_response()
+}
+
+/// The query of `POST /messages`.
+#[derive(Debug, serde::Deserialize)]
+pub struct SessionQuery {
+    #[serde(rename = "sessionId")]
+    session_id: Option<String>,
+}
+
+/// `POST /messages?sessionId=...`: hands one message to its session.
+pub async fn post_message<S>(
+    State(sessions): State<Arc<LegacySessions<S>>>,
+    Query(query): Query<SessionQuery>,
+    request: Request,
+) -> Response
+where
+    S: ServerHandler + Clone + Send + Sync + 'static,
+{
+    let Some(id) = query.session_id.filter(|id| !id.is_empty()) else {
+        return (
+            StatusCode::BAD_REQUEST,
+            "missing sessionId: POST to the URL of the stream's `endpoint` event",
+        )
+            .into_response();
+    };
+    let Some(sender) = sessions.sender(&id) else {
+        return session_not_found();
+    };
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|length| length.to_str().ok()?.parse::<usize>().ok());
+    if declared.is_some_and(|length| length > sessions.max_body) {
+        return too_large(sessions.max_body);
+    }
+    let body = match Limited::new(request.into_body(), sessions.max_body)
+        .collect()
+        .await
+    {
+        Ok(collected) => collected.to_bytes(),
+        Err(error) if error.is::<http_body_util::LengthLimitError>() => {
+            return too_large(sessions.max_body);
+        }
+        Err(error) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                format!("Bad Request: cannot read the body: {error}"),
+            )
+                .into_response();
+        }
+    };
+    let envelope = match inbound::inspect(&body) {
+        Ok(envelope) => envelope,
+        Err(rejection) => return json_rpc_error(StatusCode::BAD_REQUEST, &rejection),
+    };
+    let bytes = envelope.rewritten.as_deref().unwrap_or(&body);
+    let message = match serde_json::from_slice::<ClientJsonRpcMessage>(bytes) {
+        Ok(message) => message,
+        Err(error) => {
+            return json_rpc_error(
+                StatusCode::BAD_REQUEST,
+                &inbound::unreadable(&envelope, &error),
+            );
+        }
+    };
+    match sender.send(message).await {
+        Ok(()) => (StatusCode::ACCEPTED, Body::from("Accepted")).into_response(),
+        Err(_) => {
+            sessions.close(&id);
+            session_not_found()
+        }
+    }
+}
+
+fn session_not_found() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        "session not found: it has ended or never existed; open a new stream with GET /sse",
+    )
+        .into_response()
+}
+
+/// The server's end of one legacy session: messages POSTed by the client
+/// come in on `incoming`; what the server sends goes, encoded, to the stream.
+struct SessionTransport {
+    incoming: mpsc::Receiver<ClientJsonRpcMessage>,
+    outgoing: mpsc::Sender<String>,
+    calls: Option<CallTap>,
+}
+
+/// Errors sending on a legacy session.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("cannot encode an outgoing message")]
+    Encode(#[from] serde_json::Error),
+    #[error("the client's stream is closed")]
+    Closed,
+}
+
+impl Transport<RoleServer> for SessionTransport {
+    type Error = SessionError;
+
+    fn send(
+        &mut self,
+        item: ServerJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let encoded = serde_json::to_string(&item);
+        if let (Ok(text), Some(tap)) = (&encoded, &self.calls) {
+            tap.response(&item, text.as_bytes());
+        }
+        let outgoing = self.outgoing.clone();
+        async move {
+            outgoing
+                .send(encoded?)
+                .await
+                .map_err(|_| SessionError::Closed)
+        }
+    }
+
+    async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
+        let message = self.incoming.recv().await?;
+        if let Some(tap) = &self.calls {
+            tap.request(&message);
+        }
+        Some(message)
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.incoming.close();
+        Ok(())
+    }
+}
