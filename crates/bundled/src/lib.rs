@@ -43,10 +43,9 @@ impl Bundled {
     pub fn visit<V: ServerVisitor>(self, visitor: V) -> V::Output {
         match self {
             Bundled::Morse => visitor.visit(nexo_morse::Morse::new(), nexo_morse::tools()),
-            Bundled::Everything => visitor.visit(
-                nexo_everything::Everything::new(),
-                nexo_everything::tools(),
-            ),
+            Bundled::Everything => {
+                visitor.visit(nexo_everything::Everything::new(), nexo_everything::tools())
+            }
         }
     }
 }

@@ -312,7 +312,9 @@ impl<'a> Round<'a> {
 
     /// Every answer to `asks`, or `None` if any is missing.
     fn answers(&self, asks: &[(&str, Ask)]) -> Option<Vec<Answer>> {
-        asks.iter().map(|(key, ask)| self.answer(key, *ask)).collect()
+        asks.iter()
+            .map(|(key, ask)| self.answer(key, *ask))
+            .collect()
     }
 
     /// An `input_required` result asking `asks`, sealing `state`.
@@ -388,11 +390,10 @@ pub async fn call(
             )];
             round.single(&asks, |_| "Success".to_owned())
         }
-        "test_input_required_result_elicitation" => {
-            round.single(&[("user_name", NAME)], |answers| {
+        "test_input_required_result_elicitation" => round
+            .single(&[("user_name", NAME)], |answers| {
                 format!("Hello, {}!", answers[0].text())
-            })
-        }
+            }),
         "test_input_required_result_sampling" => {
             let asks = [(
                 "sample_request",
@@ -405,12 +406,12 @@ pub async fn call(
                 format!("Sampling result: {}", answers[0].text())
             })
         }
-        "test_input_required_result_list_roots" => {
-            round.single(&[("roots_request", Ask::Roots)], |answers| {
+        "test_input_required_result_list_roots" => round
+            .single(&[("roots_request", Ask::Roots)], |answers| {
                 format!("Found {} root(s)", answers[0].text())
-            })
-        }
-        "test_input_required_result_request_state" | "test_input_required_result_tampered_state" => {
+            }),
+        "test_input_required_result_request_state"
+        | "test_input_required_result_tampered_state" => {
             let asks = [("confirm", CONFIRM)];
             round.require(&asks)?;
             match (round.round(), round.answers(&asks)) {

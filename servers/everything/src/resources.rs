@@ -48,10 +48,12 @@ pub fn list() -> ListResourcesResult {
 }
 
 pub fn templates() -> ListResourceTemplatesResult {
-    ListResourceTemplatesResult::with_all_items(vec![ResourceTemplate::new(TEMPLATE, "template")
-        .with_title("Resource Template")
-        .with_description("A resource template with parameter substitution")
-        .with_mime_type("application/json")])
+    ListResourceTemplatesResult::with_all_items(vec![
+        ResourceTemplate::new(TEMPLATE, "template")
+            .with_title("Resource Template")
+            .with_description("A resource template with parameter substitution")
+            .with_mime_type("application/json"),
+    ])
 }
 
 /// Whether `uri` names a resource a client may subscribe to.
@@ -72,7 +74,8 @@ pub fn read(uri: &str) -> Result<ReadResourceResult, McpError> {
         }
         _ => match template_id(uri) {
             Some(id) => {
-                let body = json!({ "id": id, "templateTest": true, "data": format!("Data for ID: {id}") });
+                let body =
+                    json!({ "id": id, "templateTest": true, "data": format!("Data for ID: {id}") });
                 ResourceContents::text(body.to_string(), uri).with_mime_type("application/json")
             }
             None => {
@@ -88,7 +91,9 @@ pub fn read(uri: &str) -> Result<ReadResourceResult, McpError> {
 
 /// The `{id}` of a URI that matches [`TEMPLATE`].
 fn template_id(uri: &str) -> Option<&str> {
-    let id = uri.strip_prefix("test://template/")?.strip_suffix("/data")?;
+    let id = uri
+        .strip_prefix("test://template/")?
+        .strip_suffix("/data")?;
     (!id.is_empty() && !id.contains('/')).then_some(id)
 }
 

@@ -16,8 +16,8 @@ use std::time::Duration;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
     CreateMessageRequestParams, ElicitRequestParams, JsonObject, LoggingLevel,
-    LoggingMessageNotificationParam, ProgressNotificationParam, ResourceContents,
-    SamplingMessage, Tool,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ResourceContents, SamplingMessage,
+    Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
@@ -37,8 +37,16 @@ pub static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(|| {
     let empty = || json!({ "type": "object", "properties": {} });
     let mut tools = vec![
         tool("test_simple_text", "Answers with one text content", empty()),
-        tool("test_image_content", "Answers with one PNG image content", empty()),
-        tool("test_audio_content", "Answers with one WAV audio content", empty()),
+        tool(
+            "test_image_content",
+            "Answers with one PNG image content",
+            empty(),
+        ),
+        tool(
+            "test_audio_content",
+            "Answers with one WAV audio content",
+            empty(),
+        ),
         tool(
             "test_embedded_resource",
             "Answers with one embedded text resource",
@@ -209,7 +217,13 @@ pub async fn call(
         "test_sampling" => sampling(&request, &context).await,
         "test_elicitation" => {
             let message = string_argument(&request, "message")?;
-            elicit(&context, &message, elicitation_schema("response"), "User response").await
+            elicit(
+                &context,
+                &message,
+                elicitation_schema("response"),
+                "User response",
+            )
+            .await
         }
         "test_elicitation_sep1034_defaults" => {
             let schema = json!({
@@ -290,7 +304,9 @@ pub async fn call(
         }
         "json_schema_2020_12_tool" => {
             let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
-            text(&format!("JSON Schema 2020-12 tool called with: {arguments}"))
+            text(&format!(
+                "JSON Schema 2020-12 tool called with: {arguments}"
+            ))
         }
         "test_header_echo" => {
             let region = string_argument(&request, "region")?;
@@ -328,7 +344,8 @@ async fn log(context: &RequestContext<RoleServer>, level: LoggingLevel, message:
             return;
         }
     }
-    let params = LoggingMessageNotificationParam::new(level, Value::from(message)).with_logger(LOGGER);
+    let params =
+        LoggingMessageNotificationParam::new(level, Value::from(message)).with_logger(LOGGER);
     if let Err(error) = context.peer.notify_logging_message(params).await {
         tracing::debug!(%error, "cannot send a log message");
     }
@@ -361,10 +378,7 @@ async fn sampling(
     context: &RequestContext<RoleServer>,
 ) -> Result<CallToolResponse, McpError> {
     let prompt = string_argument(request, "prompt")?;
-    let params = CreateMessageRequestParams::new(
-        vec![SamplingMessage::user_text(prompt)],
-        100,
-    );
+    let params = CreateMessageRequestParams::new(vec![SamplingMessage::user_text(prompt)], 100);
     let text = match context.peer.create_message(params).await {
         Ok(result) => {
             let answer = result
