@@ -14,15 +14,18 @@ use rmcp::model::Tool;
 pub enum Bundled {
     /// Seed 000's remote server: `echo`, `morse`, `demorse`.
     Morse,
+    /// The fixture server of the official MCP conformance suite.
+    Everything,
 }
 
 impl Bundled {
     /// Every bundled server, in the order help texts list them.
-    pub const ALL: &[Bundled] = &[Bundled::Morse];
+    pub const ALL: &[Bundled] = &[Bundled::Morse, Bundled::Everything];
 
     pub fn name(self) -> &'static str {
         match self {
             Bundled::Morse => "morse",
+            Bundled::Everything => "everything",
         }
     }
 
@@ -30,6 +33,9 @@ impl Bundled {
     pub fn summary(self) -> &'static str {
         match self {
             Bundled::Morse => "echo, morse and demorse (seed 000's remote server)",
+            Bundled::Everything => {
+                "every protocol feature, as the MCP conformance suite expects (test_* tools)"
+            }
         }
     }
 
@@ -37,6 +43,9 @@ impl Bundled {
     pub fn visit<V: ServerVisitor>(self, visitor: V) -> V::Output {
         match self {
             Bundled::Morse => visitor.visit(nexo_morse::Morse::new(), nexo_morse::tools()),
+            Bundled::Everything => {
+                visitor.visit(nexo_everything::Everything::new(), nexo_everything::tools())
+            }
         }
     }
 }

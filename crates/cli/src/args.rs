@@ -36,7 +36,7 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// The server to run: morse.
+    /// The server to run: morse or everything.
     pub server: String,
     /// Serve Streamable HTTP at /mcp instead of stdio. ADDR is HOST:PORT,
     /// HOST, or PORT; without a port, $PORT or 8000; without a host, 127.0.0.1.
