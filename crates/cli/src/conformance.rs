@@ -30,11 +30,21 @@ const SUITE_CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-m
 /// The first revision of the stateless era (`server/discover`, per-request `_meta`).
 const FIRST_STATELESS_REVISION: &str = "2026-07-28";
 
-/// Client credentials from `MCP_CONFORMANCE_CONTEXT`.
+/// What `MCP_CONFORMANCE_CONTEXT` may carry: client credentials, and
+/// arguments to use for named tools instead of ones made from the schema.
 #[derive(Debug, Default, serde::Deserialize)]
 struct Context {
     client_id: Option<String>,
     client_secret: Option<String>,
+    #[serde(default, alias = "toolCalls")]
+    tool_calls: Vec<ToolCall>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct ToolCall {
+    name: String,
+    #[serde(default)]
+    arguments: JsonObject,
 }
 
 /// The era a revision belongs to: dated revisions are `YYYY-MM-DD`, so
@@ -107,7 +117,10 @@ pub async fn run(args: ConformanceArgs) -> Result<(), Failure> {
     let context: Context = match env::var(env::CONFORMANCE_CONTEXT) {
         Some(text) => serde_json::from_str(&text).map_err(|error| {
             Failure::usage(
-                format!("`{}` is not the JSON expected: {error}", env::CONFORMANCE_CONTEXT),
+                format!(
+                    "`{}` is not the JSON expected: {error}",
+                    env::CONFORMANCE_CONTEXT
+                ),
                 None,
             )
         })?,
@@ -119,8 +132,12 @@ pub async fn run(args: ConformanceArgs) -> Result<(), Failure> {
         "conformance client"
     );
     let agent = HeadlessAgent::new(timeout).map_err(|error| {
-        Failure::unexpected(&anyhow::anyhow!("cannot build the HTTP client: {error}"), None)
+        Failure::unexpected(
+            &anyhow::anyhow!("cannot build the HTTP client: {error}"),
+            None,
+        )
     })?;
+    let tool_calls = context.tool_calls;
     let options = ConnectOptions {
         timeout,
         era: era(revision.as_deref()),
@@ -145,8 +162,12 @@ pub async fn run(args: ConformanceArgs) -> Result<(), Failure> {
     let result = async {
         let tools = session.list_tools().await?;
         for tool in &tools {
-            match session.call_tool(&tool.name, arguments(tool)).await {
-                Ok(result) => tracing::info!(tool = %tool.name, is_error = ?result.is_error, "called"),
+            let given = tool_calls.iter().find(|call| call.name == tool.name);
+            let arguments = given.map_or_else(|| arguments(tool), |call| call.arguments.clone());
+            match session.call_tool(&tool.name, arguments).await {
+                Ok(result) => {
+                    tracing::info!(tool = %tool.name, is_error = ?result.is_error, "called")
+                }
                 // A tool the server lists but will not run is the server's
                 // business; the suite judges the exchange, not the outcome.
                 Err(error) => tracing::warn!(tool = %tool.name, %error, "call failed"),

@@ -190,10 +190,7 @@ async fn handshake<F>(
 ) -> Result<RunningService<RoleClient, Handler>, ClientError>
 where
     F: Future<
-        Output = Result<
-            RunningService<RoleClient, Handler>,
-            rmcp::service::ClientInitializeError,
-        >,
+        Output = Result<RunningService<RoleClient, Handler>, rmcp::service::ClientInitializeError>,
     >,
 {
     match tokio::time::timeout(options.timeout + Duration::from_secs(1), start).await {
@@ -243,6 +240,9 @@ fn cause<'a>(
     if let Some(ClientInitializeError::TransportError { error, .. }) =
         error.downcast_ref::<ClientInitializeError>()
     {
+        return Some(error.error.as_ref());
+    }
+    if let Some(ServiceError::TransportSend(error)) = error.downcast_ref::<ServiceError>() {
         return Some(error.error.as_ref());
     }
     if let Some(StreamableHttpError::Client(request)) =
@@ -353,6 +353,14 @@ impl Session {
                 target: self.target.clone(),
                 seconds: self.timeout.as_secs_f64(),
             },
+            ServiceError::TransportSend(_)
+                if matches!(
+                    classify(&self.target, &error),
+                    ClientError::Unauthorized { .. }
+                ) =>
+            {
+                classify(&self.target, &error)
+            }
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
                 ClientError::Unreachable {
                     target: self.target.clone(),

@@ -25,8 +25,10 @@ pub trait AuthorizationAgent: Send + Sync {
     /// The `redirect_uri` to register and send.
     fn redirect_uri(&self) -> BoxFuture<'_, Result<String, AuthError>>;
     /// Runs the front-channel step for `authorization_url`.
-    fn authorize<'a>(&'a self, authorization_url: &'a str)
-    -> BoxFuture<'a, Result<String, AuthError>>;
+    fn authorize<'a>(
+        &'a self,
+        authorization_url: &'a str,
+    ) -> BoxFuture<'a, Result<String, AuthError>>;
 }
 
 /// Follows the authorization URL itself: for servers that redirect at once.
@@ -264,7 +266,10 @@ mod tests {
                     .status()
             })
         };
-        let callback = agent.authorize("https://as.example/authorize?x=1").await.unwrap();
+        let callback = agent
+            .authorize("https://as.example/authorize?x=1")
+            .await
+            .unwrap();
         assert_eq!(callback, format!("{redirect}?code=c1&state=s1"));
         assert_eq!(browser.await.unwrap(), reqwest::StatusCode::OK);
         assert_eq!(*shown.lock().unwrap(), "https://as.example/authorize?x=1");

@@ -151,7 +151,9 @@ fn refusal(error: &HttpError) -> Option<Refusal> {
             challenge.www_authenticate_header.clone(),
         )),
         // rmcp reports a 401 without `WWW-Authenticate` as an unexpected response.
-        StreamableHttpError::UnexpectedServerResponse(message) if message.starts_with("HTTP 401") => {
+        StreamableHttpError::UnexpectedServerResponse(message)
+            if message.starts_with("HTTP 401") =>
+        {
             Some(Refusal::Unauthorized(None))
         }
         _ => None,
@@ -452,9 +454,14 @@ mod tests {
     #[test]
     fn refusals() {
         use rmcp::transport::streamable_http_client::AuthRequiredError;
-        let unauthorized = StreamableHttpError::AuthRequired(AuthRequiredError::new("Bearer".into()));
-        assert!(matches!(refusal(&unauthorized), Some(Refusal::Unauthorized(Some(_)))));
-        let bare = StreamableHttpError::UnexpectedServerResponse("HTTP 401 Unauthorized: {}".into());
+        let unauthorized =
+            StreamableHttpError::AuthRequired(AuthRequiredError::new("Bearer".into()));
+        assert!(matches!(
+            refusal(&unauthorized),
+            Some(Refusal::Unauthorized(Some(_)))
+        ));
+        let bare =
+            StreamableHttpError::UnexpectedServerResponse("HTTP 401 Unauthorized: {}".into());
         assert!(matches!(refusal(&bare), Some(Refusal::Unauthorized(None))));
         let other: HttpError = StreamableHttpError::UnexpectedServerResponse("HTTP 500".into());
         assert!(refusal(&other).is_none());

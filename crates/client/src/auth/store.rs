@@ -111,7 +111,8 @@ impl StoreEntry {
         let body = serde_json::to_vec_pretty(&credentials)
             .map_err(|error| store_error("encode", &path, error))?;
         let temporary = path.with_extension("json.tmp");
-        write_private(&temporary, &body).map_err(|error| store_error("write", &temporary, error))?;
+        write_private(&temporary, &body)
+            .map_err(|error| store_error("write", &temporary, error))?;
         fs::rename(&temporary, &path).map_err(|error| store_error("write", &path, error))
     }
 
@@ -138,7 +139,10 @@ fn poisoned() -> AuthError {
 #[cfg(unix)]
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
-    fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
 }
 
 #[cfg(not(unix))]
@@ -181,7 +185,10 @@ mod tests {
 
     #[test]
     fn names_are_injective_and_safe() {
-        assert_eq!(encode("https://as.example/t1"), "https%3A%2F%2Fas.example%2Ft1");
+        assert_eq!(
+            encode("https://as.example/t1"),
+            "https%3A%2F%2Fas.example%2Ft1"
+        );
         assert_ne!(encode("a/b"), encode("a_b"));
         assert_eq!(encode(".."), "%2E.");
         assert!(!encode("../../etc/passwd").contains('/'));
