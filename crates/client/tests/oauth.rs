@@ -6,7 +6,6 @@
 
 #![expect(
     clippy::unwrap_used,
-    clippy::expect_used,
     reason = "tests fail loudly, with the value that broke them"
 )]
 
