@@ -32,6 +32,19 @@ pub enum Command {
     Prompt(PromptArgs),
     /// Show the server's identity, protocol revision, capabilities and transport.
     Discover(ListArgs),
+    /// The client the official MCP conformance suite drives: connects to URL,
+    /// lists and calls its tools, answers elicitation with schema defaults.
+    #[command(hide = true)]
+    ConformanceClient(ConformanceArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ConformanceArgs {
+    /// The scenario server's URL (the suite appends it).
+    pub url: String,
+    /// Seconds to wait for each exchange.
+    #[arg(long, value_name = "SECONDS", default_value_t = 15.0)]
+    pub timeout: f64,
 }
 
 #[derive(Debug, Args)]
@@ -81,6 +94,17 @@ pub struct TargetArgs {
     /// Environment variable for the --stdio child, KEY=VALUE (repeatable).
     #[arg(short = 'e', value_name = "KEY=VALUE", requires = "stdio")]
     pub env: Vec<String>,
+    /// OAuth client id registered with the server's authorization server
+    /// (default: register dynamically, or a Client ID Metadata Document).
+    #[arg(long, value_name = "ID", requires = "url")]
+    pub client_id: Option<String>,
+    /// The secret of --client-id, for confidential clients.
+    #[arg(long, value_name = "SECRET", requires = "client_id")]
+    pub client_secret: Option<String>,
+    /// HTTPS URL of a Client ID Metadata Document describing this client,
+    /// used as the client id where the authorization server supports it.
+    #[arg(long, value_name = "URL", requires = "url")]
+    pub client_metadata_url: Option<String>,
     /// Seconds to wait for each exchange.
     #[arg(long, value_name = "SECONDS", default_value_t = 15.0)]
     pub timeout: f64,

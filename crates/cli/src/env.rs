@@ -1,12 +1,49 @@
 //! Every environment variable nexo reads, in one place.
 
+use std::path::PathBuf;
+
 /// The port `nexo serve --http` listens on when the address names none
 /// (set by platforms such as Cloud Run).
 pub const PORT: &str = "PORT";
 /// Log filter for the diagnostics nexo writes to stderr (`info`, `debug`, ...).
 pub const LOG_FILTER: &str = "RUST_LOG";
+/// Where OAuth tokens are kept (default: `<config dir>/nexo/tokens`). Tests
+/// point it at a temporary directory so they never touch the real home.
+pub const TOKEN_DIR: &str = "NEXO_TOKEN_DIR";
+/// The per-user configuration directory on Linux and BSD (XDG).
+pub const XDG_CONFIG_HOME: &str = "XDG_CONFIG_HOME";
+/// The home directory, under which the default configuration directory lies.
+pub const HOME: &str = "HOME";
+/// The per-user roaming application-data directory on Windows.
+pub const APPDATA: &str = "APPDATA";
+/// Set by the conformance suite for `nexo conformance-client`: the scenario's
+/// name (logged only; behaviour never depends on it).
+pub const CONFORMANCE_SCENARIO: &str = "MCP_CONFORMANCE_SCENARIO";
+/// Set by the conformance suite: the protocol revision to speak.
+pub const CONFORMANCE_PROTOCOL_VERSION: &str = "MCP_CONFORMANCE_PROTOCOL_VERSION";
+/// Set by the conformance suite: JSON with the scenario's client
+/// credentials (`client_id`, `client_secret`), when it has any.
+pub const CONFORMANCE_CONTEXT: &str = "MCP_CONFORMANCE_CONTEXT";
 
 /// The value of `name`, if set and valid UTF-8.
 pub fn var(name: &str) -> Option<String> {
-    std::env::var(name).ok()
+    std::env::var(name).ok().filter(|value| !value.is_empty())
+}
+
+/// Where OAuth tokens are kept: `$NEXO_TOKEN_DIR`, else `nexo/tokens` in the
+/// platform's per-user configuration directory; `None` when there is none.
+pub fn token_dir() -> Option<PathBuf> {
+    if let Some(dir) = var(TOKEN_DIR) {
+        return Some(PathBuf::from(dir));
+    }
+    let config = if cfg!(windows) {
+        var(APPDATA).map(PathBuf::from)
+    } else if cfg!(target_os = "macos") {
+        var(HOME).map(|home| PathBuf::from(home).join("Library/Application Support"))
+    } else {
+        var(XDG_CONFIG_HOME)
+            .map(PathBuf::from)
+            .or_else(|| var(HOME).map(|home| PathBuf::from(home).join(".config")))
+    };
+    config.map(|dir| dir.join("nexo").join("tokens"))
 }

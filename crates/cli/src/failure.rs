@@ -91,7 +91,7 @@ impl From<ClientError> for Failure {
             exit: Exit::of(error.kind()),
             code: error.code(),
             message: error.to_string(),
-            causes: Vec::new(),
+            causes: error.detail().map(str::to_owned).into_iter().collect(),
             hint: error.hint(),
         }
     }

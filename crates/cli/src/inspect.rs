@@ -1,15 +1,20 @@
 //! The direct client commands: `tools`, `call`, `resources`, `read`,
 //! `prompts`, `prompt`, `discover`.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use nexo_client::{ClientError, ConnectOptions, Era, HttpTransport, Session, Target};
+use nexo_client::auth::{ClientIdentity, LoopbackAgent, OAuthOptions, Secret, TokenStore};
+use nexo_client::{
+    ClientError, ConnectOptions, ElicitationPolicy, Era, HttpTransport, Session, Target,
+};
 use rmcp::model::{
     CallToolResult, ContentBlock, GetPromptResult, JsonObject, ReadResourceResult, Tool,
 };
 use serde_json::Value;
 
 use crate::args::{CallArgs, EraArg, ListArgs, PromptArgs, ReadArgs, TargetArgs, TransportArg};
+use crate::env;
 use crate::failure::{Exit, Failure};
 use crate::output;
 
@@ -51,6 +56,7 @@ async fn open(args: &TargetArgs) -> Result<Session, Failure> {
             None,
         ));
     }
+    let target = target(args)?;
     let options = ConnectOptions {
         timeout: Duration::from_secs_f64(args.timeout),
         era: match args.protocol {
@@ -58,9 +64,54 @@ async fn open(args: &TargetArgs) -> Result<Session, Failure> {
             EraArg::Initialize => Era::Initialize,
             EraArg::Discover => Era::Discover,
         },
+        oauth: oauth(args, &target),
+        elicitation: ElicitationPolicy::Decline,
     };
-    Ok(nexo_client::connect(&target(args)?, &options).await?)
+    Ok(nexo_client::connect(&target, &options).await?)
 }
+
+/// OAuth for a URL target, unless the user brings their own `Authorization`
+/// header: the person opens the authorization URL, the browser comes back
+/// to a loopback listener, tokens are kept per issuer in the token directory.
+fn oauth(args: &TargetArgs, target: &Target) -> Option<OAuthOptions> {
+    let Target::Url { headers, .. } = target else {
+        return None;
+    };
+    if headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("authorization"))
+    {
+        return None;
+    }
+    let store = match env::token_dir() {
+        Some(dir) => TokenStore::in_dir(dir),
+        None => {
+            tracing::warn!(
+                "no configuration directory (set {}); tokens last for this run only",
+                env::TOKEN_DIR
+            );
+            TokenStore::in_memory()
+        }
+    };
+    let show = |url: &str| {
+        output::status(&format!(
+            "the server requires authorization; open this URL in a browser to continue:\n\n  {url}\n\nwaiting for the browser to come back..."
+        ));
+    };
+    Some(OAuthOptions {
+        store,
+        agent: Arc::new(LoopbackAgent::new(Arc::new(show), AUTHORIZATION_WAIT)),
+        identity: ClientIdentity {
+            client_id: args.client_id.clone(),
+            client_secret: args.client_secret.clone().map(Secret::new),
+            metadata_url: args.client_metadata_url.clone(),
+            ..ClientIdentity::default()
+        },
+    })
+}
+
+/// How long a person has to finish authorizing in the browser.
+const AUTHORIZATION_WAIT: Duration = Duration::from_secs(300);
 
 /// Runs `work` on an open session, closing it whatever happens.
 async fn with_session<T>(

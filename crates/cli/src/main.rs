@@ -3,6 +3,7 @@
 //! themselves behind `nexo-bundled`.
 
 mod args;
+mod conformance;
 mod env;
 mod failure;
 mod inspect;
@@ -43,6 +44,7 @@ fn main() -> ExitCode {
             Command::Prompts(args) => inspect::prompts(args).await,
             Command::Prompt(args) => inspect::prompt(args).await,
             Command::Discover(args) => inspect::discover(args).await,
+            Command::ConformanceClient(args) => conformance::run(args).await,
         }
     });
     // Child processes and open streams are not waited for past this point.

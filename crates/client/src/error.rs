@@ -73,9 +73,12 @@ impl ClientError {
     pub fn hint(&self) -> Option<String> {
         match self {
             Self::Usage { hint, .. } => hint.clone(),
-            Self::Unauthorized { .. } => {
-                Some("pass a token with `--header 'Authorization: Bearer TOKEN'`".into())
-            }
+            Self::Unauthorized { .. } => Some(
+                "nexo authorizes with OAuth when the server asks; if its authorization server \
+                 needs a registered client, pass `--client-id` (and `--client-secret`), or pass \
+                 a token with `--header 'Authorization: Bearer TOKEN'`"
+                    .into(),
+            ),
             Self::Unreachable { hint, .. } => Some(hint.clone()),
             Self::Timeout { .. } => {
                 Some("raise the limit with `--timeout SECONDS`, or check the server's logs".into())
@@ -91,6 +94,14 @@ impl ClientError {
             Self::Protocol { .. } => Some(
                 "run with `RUST_LOG=debug` to see the exchange, or try `--transport http`".into(),
             ),
+        }
+    }
+
+    /// What lies under the message, for a `caused by:` line.
+    pub fn detail(&self) -> Option<&str> {
+        match self {
+            Self::Unauthorized { detail, .. } => Some(detail),
+            _ => None,
         }
     }
 

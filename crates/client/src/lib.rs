@@ -5,10 +5,14 @@
 //!
 //! This crate knows no particular server. The protocol is rmcp's; what is
 //! here is the choice of transport and protocol era, the HTTP retry policy
-//! ([`http`]), argument coercion ([`arguments`]) and error classification.
+//! ([`http`]), OAuth when a server asks for it ([`auth`]), answers to
+//! server requests ([`handler`]), argument coercion ([`arguments`]) and
+//! error classification.
 
 pub mod arguments;
+pub mod auth;
 mod error;
+pub mod handler;
 pub mod http;
 mod target;
 
@@ -29,6 +33,7 @@ use rmcp::transport::streamable_http_client::{
 use rmcp::{ClientServiceExt, RoleClient};
 
 pub use crate::error::{ClientError, ErrorKind};
+pub use crate::handler::{ElicitationPolicy, Handler};
 pub use crate::target::{HttpTransport, Target};
 
 /// The default time limit for one exchange (`--timeout`).
@@ -51,6 +56,9 @@ pub enum Era {
 pub struct ConnectOptions {
     pub timeout: Duration,
     pub era: Era,
+    /// OAuth for URL targets that answer 401; `None` reports the 401 as is.
+    pub oauth: Option<auth::OAuthOptions>,
+    pub elicitation: ElicitationPolicy,
 }
 
 impl Default for ConnectOptions {
@@ -58,23 +66,25 @@ impl Default for ConnectOptions {
         Self {
             timeout: DEFAULT_TIMEOUT,
             era: Era::Auto,
+            oauth: None,
+            elicitation: ElicitationPolicy::default(),
         }
     }
 }
 
 /// A live connection to one server.
 pub struct Session {
-    service: RunningService<RoleClient, ClientConfig>,
+    service: RunningService<RoleClient, Handler>,
     target: String,
     transport: &'static str,
     timeout: Duration,
 }
 
-fn client_info() -> ClientConfig {
+fn handler(options: &ConnectOptions) -> Handler {
     let mut info = ClientConfig::default();
     info.client_info.name = "nexo".into();
     info.client_info.version = env!("CARGO_PKG_VERSION").into();
-    info
+    Handler::new(info, options.elicitation)
 }
 
 fn lifecycle(era: Era) -> ClientLifecycleMode {
@@ -117,13 +127,32 @@ pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Sessio
                 };
                 config.custom_headers.insert(key, value);
             }
-            let transport = StreamableHttpClientTransport::with_client(client, config);
-            handshake(
-                client_info().serve_with_lifecycle(transport, mode),
-                &name,
-                options,
-            )
-            .await?
+            match &options.oauth {
+                None => {
+                    let transport = StreamableHttpClientTransport::with_client(client, config);
+                    handshake(
+                        handler(options).serve_with_lifecycle(transport, mode),
+                        &name,
+                        options,
+                    )
+                    .await?
+                }
+                Some(oauth) => {
+                    let client = auth::OAuthHttp::new(client, url, oauth.clone())
+                        .await
+                        .map_err(|error| ClientError::Unauthorized {
+                            target: name.clone(),
+                            detail: error.to_string(),
+                        })?;
+                    let transport = StreamableHttpClientTransport::with_client(client, config);
+                    handshake(
+                        handler(options).serve_with_lifecycle(transport, mode),
+                        &name,
+                        options,
+                    )
+                    .await?
+                }
+            }
         }
         Target::Stdio { command, env } => {
             let (program, arguments) = command
@@ -136,7 +165,7 @@ pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Sessio
                 .spawn()
                 .map_err(|error| spawn_error(&name, program, &error))?;
             handshake(
-                client_info().serve_with_lifecycle(transport, mode),
+                handler(options).serve_with_lifecycle(transport, mode),
                 &name,
                 options,
             )
@@ -158,13 +187,10 @@ async fn handshake<F>(
     start: F,
     target: &str,
     options: &ConnectOptions,
-) -> Result<RunningService<RoleClient, ClientConfig>, ClientError>
+) -> Result<RunningService<RoleClient, Handler>, ClientError>
 where
     F: Future<
-        Output = Result<
-            RunningService<RoleClient, ClientConfig>,
-            rmcp::service::ClientInitializeError,
-        >,
+        Output = Result<RunningService<RoleClient, Handler>, rmcp::service::ClientInitializeError>,
     >,
 {
     match tokio::time::timeout(options.timeout + Duration::from_secs(1), start).await {
@@ -216,6 +242,9 @@ fn cause<'a>(
     {
         return Some(error.error.as_ref());
     }
+    if let Some(ServiceError::TransportSend(error)) = error.downcast_ref::<ServiceError>() {
+        return Some(error.error.as_ref());
+    }
     if let Some(StreamableHttpError::Client(request)) =
         error.downcast_ref::<StreamableHttpError<reqwest::Error>>()
     {
@@ -231,7 +260,7 @@ fn classify(target: &str, error: &(dyn std::error::Error + 'static)) -> ClientEr
         if let Some(http) = error.downcast_ref::<rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>>() {
             use rmcp::transport::streamable_http_client::StreamableHttpError as E;
             match http {
-                E::AuthRequired(_) | E::InsufficientScope(_) => {
+                E::AuthRequired(_) | E::InsufficientScope(_) | E::Auth(_) => {
                     return ClientError::Unauthorized {
                         target: target.to_owned(),
                         detail: http.to_string(),
@@ -324,6 +353,14 @@ impl Session {
                 target: self.target.clone(),
                 seconds: self.timeout.as_secs_f64(),
             },
+            ServiceError::TransportSend(_)
+                if matches!(
+                    classify(&self.target, &error),
+                    ClientError::Unauthorized { .. }
+                ) =>
+            {
+                classify(&self.target, &error)
+            }
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
                 ClientError::Unreachable {
                     target: self.target.clone(),

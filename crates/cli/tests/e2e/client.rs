@@ -1,8 +1,8 @@
 //! `nexo`'s own client commands against `nexo serve morse`: a transport x
 //! protocol-era matrix run through one assertion function ([`assert_client`]),
-//! then the error exits DESIGN.md promises scripts (1 usage, 4 unreachable,
-//! 5 the tool or server reported an error), each with its JSON line last on
-//! stderr.
+//! then the error exits DESIGN.md promises scripts (1 usage, 3 authorization
+//! failed, 4 unreachable, 5 the tool or server reported an error), each with
+//! its JSON line last on stderr.
 
 use serde_json::{Value, json};
 
@@ -236,4 +236,34 @@ fn unknown_tool_exits_5() {
         assert_eq!(code, "server_error", "{failed:#?}");
         assert!(failed.stdout.is_empty(), "{failed:#?}");
     }
+}
+
+/// A server that refuses everything with 401, its discovery documents and
+/// registration endpoint included: authorization cannot even start.
+fn refusing_server() -> u16 {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut buffer = [0_u8; 8192];
+            let _ = stream.read(&mut buffer);
+            let _ = stream.write_all(
+                b"HTTP/1.1 401 Unauthorized\r\nwww-authenticate: Bearer realm=\"test\"\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+            );
+        }
+    });
+    port
+}
+
+#[test]
+fn failed_authorization_exits_3() {
+    let url = format!("http://127.0.0.1:{}/mcp", refusing_server());
+    let failed = run(&["tools", "--url", &url]);
+    assert_eq!(
+        (failed.code(), failed.error_line()["error"]["code"].as_str()),
+        (3, Some("unauthorized")),
+        "{failed:#?}"
+    );
 }

@@ -32,6 +32,11 @@ pub fn nexo() -> Command {
     command
         .env_remove("RUST_LOG")
         .env_remove("PORT")
+        // OAuth tokens never go to the real home.
+        .env(
+            "NEXO_TOKEN_DIR",
+            std::env::temp_dir().join(format!("nexo-e2e-tokens-{}", std::process::id())),
+        )
         .env("NO_COLOR", "1")
         .env("COLUMNS", "100");
     command

@@ -1,0 +1,217 @@
+//! `nexo conformance-client URL`: the client the official MCP conformance
+//! suite drives (hidden from `--help`). It is the same code as `nexo tools`
+//! and `nexo call --url`: connect (with OAuth when the server asks), list
+//! the tools, call each with arguments its schema implies, answer
+//! elicitation with the schema's defaults. Nothing depends on the
+//! scenario's name; what it does comes from what the server says.
+//!
+//! The suite tells it the protocol revision and, for some scenarios, client
+//! credentials, through the `MCP_CONFORMANCE_*` variables ([`crate::env`]).
+//! Its authorization server redirects without a person, so the
+//! authorization URL is followed headlessly and tokens stay in memory.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use nexo_client::auth::{ClientIdentity, HeadlessAgent, OAuthOptions, Secret, TokenStore};
+use nexo_client::{ConnectOptions, ElicitationPolicy, Era, HttpTransport, Target};
+use rmcp::model::{JsonObject, Tool};
+use serde_json::Value;
+
+use crate::args::ConformanceArgs;
+use crate::env;
+use crate::failure::Failure;
+
+/// The Client ID Metadata Document URL the suite's authorization servers
+/// accept as this client's id (the suite hosts no document; its servers
+/// recognise this URL).
+const SUITE_CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// The first revision of the stateless era (`server/discover`, per-request `_meta`).
+const FIRST_STATELESS_REVISION: &str = "2026-07-28";
+
+/// What `MCP_CONFORMANCE_CONTEXT` may carry: client credentials, and
+/// arguments to use for named tools instead of ones made from the schema.
+#[derive(Debug, Default, serde::Deserialize)]
+struct Context {
+    client_id: Option<String>,
+    client_secret: Option<String>,
+    #[serde(default, alias = "toolCalls")]
+    tool_calls: Vec<ToolCall>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct ToolCall {
+    name: String,
+    #[serde(default)]
+    arguments: JsonObject,
+}
+
+/// The era a revision belongs to: dated revisions are `YYYY-MM-DD`, so
+/// they order as strings.
+fn era(revision: Option<&str>) -> Era {
+    match revision {
+        None => Era::Auto,
+        Some(revision) if revision >= FIRST_STATELESS_REVISION => Era::Discover,
+        Some(_) => Era::Initialize,
+    }
+}
+
+/// Arguments for a tool from its input schema: each required property gets
+/// its `default`, else its first `enum` value, else a plain value of its type.
+fn arguments(tool: &Tool) -> JsonObject {
+    let schema = tool.input_schema.as_ref();
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let properties = schema.get("properties").and_then(Value::as_object);
+    required
+        .into_iter()
+        .map(|name| {
+            let property = properties.and_then(|p| p.get(name));
+            (name.to_owned(), example(property))
+        })
+        .collect()
+}
+
+fn example(property: Option<&Value>) -> Value {
+    let Some(property) = property else {
+        return Value::String("test".into());
+    };
+    if let Some(default) = property.get("default") {
+        return default.clone();
+    }
+    if let Some(first) = property
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|values| values.first())
+    {
+        return first.clone();
+    }
+    let kind = match property.get("type") {
+        Some(Value::Array(kinds)) => kinds.iter().find_map(Value::as_str).unwrap_or("string"),
+        Some(kind) => kind.as_str().unwrap_or("string"),
+        None => "string",
+    };
+    match kind {
+        "number" | "integer" => Value::from(1),
+        "boolean" => Value::Bool(true),
+        "array" => Value::Array(Vec::new()),
+        "object" => Value::Object(JsonObject::new()),
+        "null" => Value::Null,
+        _ => Value::String("test".into()),
+    }
+}
+
+pub async fn run(args: ConformanceArgs) -> Result<(), Failure> {
+    if !(args.timeout.is_finite() && args.timeout > 0.0) {
+        return Err(Failure::usage(
+            "`--timeout` must be a positive number of seconds",
+            None,
+        ));
+    }
+    let timeout = Duration::from_secs_f64(args.timeout);
+    let revision = env::var(env::CONFORMANCE_PROTOCOL_VERSION);
+    let context: Context = match env::var(env::CONFORMANCE_CONTEXT) {
+        Some(text) => serde_json::from_str(&text).map_err(|error| {
+            Failure::usage(
+                format!(
+                    "`{}` is not the JSON expected: {error}",
+                    env::CONFORMANCE_CONTEXT
+                ),
+                None,
+            )
+        })?,
+        None => Context::default(),
+    };
+    tracing::info!(
+        scenario = env::var(env::CONFORMANCE_SCENARIO).unwrap_or_default(),
+        revision = revision.as_deref().unwrap_or("any"),
+        "conformance client"
+    );
+    let agent = HeadlessAgent::new(timeout).map_err(|error| {
+        Failure::unexpected(
+            &anyhow::anyhow!("cannot build the HTTP client: {error}"),
+            None,
+        )
+    })?;
+    let tool_calls = context.tool_calls;
+    let options = ConnectOptions {
+        timeout,
+        era: era(revision.as_deref()),
+        oauth: Some(OAuthOptions {
+            store: TokenStore::in_memory(),
+            agent: Arc::new(agent),
+            identity: ClientIdentity {
+                client_id: context.client_id,
+                client_secret: context.client_secret.map(Secret::new),
+                metadata_url: Some(SUITE_CLIENT_METADATA_URL.into()),
+                ..ClientIdentity::default()
+            },
+        }),
+        elicitation: ElicitationPolicy::SchemaDefaults,
+    };
+    let target = Target::Url {
+        url: args.url,
+        transport: HttpTransport::Http,
+        headers: Vec::new(),
+    };
+    let session = nexo_client::connect(&target, &options).await?;
+    let result = async {
+        let tools = session.list_tools().await?;
+        for tool in &tools {
+            let given = tool_calls.iter().find(|call| call.name == tool.name);
+            let arguments = given.map_or_else(|| arguments(tool), |call| call.arguments.clone());
+            match session.call_tool(&tool.name, arguments).await {
+                Ok(result) => {
+                    tracing::info!(tool = %tool.name, is_error = ?result.is_error, "called")
+                }
+                // A tool the server lists but will not run is the server's
+                // business; the suite judges the exchange, not the outcome.
+                Err(error) => tracing::warn!(tool = %tool.name, %error, "call failed"),
+            }
+        }
+        Ok::<_, Failure>(())
+    }
+    .await;
+    session.close().await;
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eras_of_revisions() {
+        assert_eq!(era(None), Era::Auto);
+        assert_eq!(era(Some("2025-11-25")), Era::Initialize);
+        assert_eq!(era(Some("2025-03-26")), Era::Initialize);
+        assert_eq!(era(Some("2026-07-28")), Era::Discover);
+    }
+
+    #[test]
+    fn arguments_follow_the_schema() {
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "a": {"type": "number"},
+                "b": {"type": "integer", "default": 7},
+                "mode": {"type": "string", "enum": ["fast", "slow"]},
+                "flag": {"type": ["boolean", "null"]},
+                "optional": {"type": "string"}
+            },
+            "required": ["a", "b", "mode", "flag"]
+        });
+        let Value::Object(schema) = schema else {
+            unreachable!()
+        };
+        let tool = Tool::new("t", "", Arc::new(schema));
+        assert_eq!(
+            Value::Object(arguments(&tool)),
+            serde_json::json!({"a": 1, "b": 7, "mode": "fast", "flag": true})
+        );
+    }
+}
