@@ -1,7 +1,9 @@
 //! The HTTP client under rmcp's Streamable HTTP transport: reqwest, plus a
 //! time limit on each exchange, retries of 429/503 that honour
 //! `Retry-After`, and tolerant SSE reading (a `data: [DONE]` line, as seed
-//! 000's server sent, and events of unknown types are skipped).
+//! 000's server sent, and events of unknown types are skipped). It also
+//! reports when a session's server-to-client stream has been answered
+//! ([`StandaloneStream`]), so that requests can wait for it.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -14,6 +16,7 @@ use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
 };
+use tokio::sync::watch;
 
 /// How many times one message is sent before a 429/503 is final.
 pub const MAX_TRIES: u32 = 3;
@@ -30,6 +33,21 @@ type SseItem = Result<sse_stream::Sse, sse_stream::Error>;
 pub struct RetryingHttp {
     inner: reqwest::Client,
     timeout: Duration,
+    standalone: Arc<watch::Sender<StandaloneStream>>,
+}
+
+/// Where a session's standalone stream (the `GET` that rmcp opens once the
+/// server has handed out a session id) stands. A server that sends requests
+/// of its own without tying them to one of ours may drop them while that
+/// stream is not open yet, so the first requests wait for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StandaloneStream {
+    /// No session id yet: there is no stream to wait for.
+    NotExpected,
+    /// The server gave a session id; the `GET` has not been answered.
+    Opening,
+    /// The `GET` was answered, with a stream or with a refusal.
+    Settled,
 }
 
 impl RetryingHttp {
@@ -38,7 +56,17 @@ impl RetryingHttp {
             .connect_timeout(timeout)
             .user_agent(concat!("nexo/", env!("CARGO_PKG_VERSION")))
             .build()?;
-        Ok(Self { inner, timeout })
+        let (standalone, _) = watch::channel(StandaloneStream::NotExpected);
+        Ok(Self {
+            inner,
+            timeout,
+            standalone: Arc::new(standalone),
+        })
+    }
+
+    /// Follows the session's standalone stream (see [`StandaloneStream`]).
+    pub fn standalone_stream(&self) -> watch::Receiver<StandaloneStream> {
+        self.standalone.subscribe()
     }
 
     /// Runs `attempt` until it succeeds, fails for good, or runs out of tries.
@@ -166,6 +194,17 @@ impl StreamableHttpClient for RetryingHttp {
                 )
             })
             .await?;
+        if let StreamableHttpPostResponse::Json(_, Some(_))
+        | StreamableHttpPostResponse::Sse(_, Some(_)) = &response
+        {
+            self.standalone.send_if_modified(|state| {
+                let first_session = *state == StandaloneStream::NotExpected;
+                if first_session {
+                    *state = StandaloneStream::Opening;
+                }
+                first_session
+            });
+        }
         Ok(match response {
             StreamableHttpPostResponse::Sse(stream, session) => {
                 StreamableHttpPostResponse::Sse(tolerant(stream), session)
@@ -200,6 +239,7 @@ impl StreamableHttpClient for RetryingHttp {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<BoxStream<'static, SseItem>, HttpError> {
+        let opening = last_event_id.is_none();
         let stream = self
             .with_retries(|| {
                 self.inner.get_stream(
@@ -210,8 +250,11 @@ impl StreamableHttpClient for RetryingHttp {
                     custom_headers.clone(),
                 )
             })
-            .await?;
-        Ok(tolerant(stream))
+            .await;
+        if opening {
+            self.standalone.send_replace(StandaloneStream::Settled);
+        }
+        Ok(tolerant(stream?))
     }
 }
 

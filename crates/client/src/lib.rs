@@ -38,6 +38,8 @@ pub use crate::target::{HttpTransport, Target};
 
 /// The default time limit for one exchange (`--timeout`).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
+/// The longest wait for a session's standalone stream after the handshake.
+const STANDALONE_STREAM_WAIT: Duration = Duration::from_secs(3);
 
 /// Which protocol era to speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -113,6 +115,7 @@ pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Sessio
                     detail: format!("cannot build the HTTP client: {error}"),
                 }
             })?;
+            let standalone = client.standalone_stream();
             let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
             for (key, value) in headers {
                 let parsed = (
@@ -127,7 +130,7 @@ pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Sessio
                 };
                 config.custom_headers.insert(key, value);
             }
-            match &options.oauth {
+            let service = match &options.oauth {
                 None => {
                     let transport = StreamableHttpClientTransport::with_client(client, config);
                     handshake(
@@ -152,7 +155,9 @@ pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Sessio
                     )
                     .await?
                 }
-            }
+            };
+            wait_for_standalone_stream(standalone, options.timeout).await;
+            service
         }
         Target::Stdio { command, env } => {
             let (program, arguments) = command
@@ -181,6 +186,22 @@ pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Sessio
         },
         timeout: options.timeout,
     })
+}
+
+/// Gives the session's server-to-client stream a moment to open before the
+/// first request, so that a server which sends its own requests on it (an
+/// elicitation during a tool call, say) does not find it missing.
+async fn wait_for_standalone_stream(
+    mut standalone: tokio::sync::watch::Receiver<http::StandaloneStream>,
+    timeout: Duration,
+) {
+    let opened = standalone.wait_for(|state| *state != http::StandaloneStream::Opening);
+    if tokio::time::timeout(STANDALONE_STREAM_WAIT.min(timeout), opened)
+        .await
+        .is_err()
+    {
+        tracing::debug!("the session's standalone stream did not open in time; going on");
+    }
 }
 
 async fn handshake<F>(
