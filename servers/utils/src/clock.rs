@@ -70,9 +70,7 @@ pub(crate) fn at(moment: Timestamp, zone: Option<&str>) -> Result<Now, TimeError
 fn find(name: &str) -> Result<TimeZone, TimeError> {
     match tz::db().get(name) {
         Ok(zone) if !zone.is_unknown() && zone.iana_name().is_some() => Ok(zone),
-        _ => Err(TimeError::UnknownZone {
-            name: echoed(name),
-        }),
+        _ => Err(TimeError::UnknownZone { name: echoed(name) }),
     }
 }
 
@@ -132,7 +130,13 @@ mod tests {
 
     #[test]
     fn unknown_zones_are_named_and_a_form_suggested() {
-        for zone in ["Mars/Olympus", "+02:00", "CEST", "../../etc/passwd", "Etc/Unknown"] {
+        for zone in [
+            "Mars/Olympus",
+            "+02:00",
+            "CEST",
+            "../../etc/passwd",
+            "Etc/Unknown",
+        ] {
             let error = at(summer(), Some(zone)).unwrap_err();
             assert_eq!(
                 error,

@@ -91,7 +91,10 @@ pub enum CalcError {
         "overflow: the result is too large for a 64-bit float (the `{operator}` at \
          position {position})"
     )]
-    Overflow { operator: &'static str, position: usize },
+    Overflow {
+        operator: &'static str,
+        position: usize,
+    },
 }
 
 /// Why `time` could not tell the time.

@@ -304,7 +304,10 @@ mod tests {
         }));
         let structured = result.structured_content.unwrap();
         let keys: Vec<&String> = structured.as_object().unwrap().keys().collect();
-        assert_eq!(keys, expected.as_object().unwrap().keys().collect::<Vec<_>>());
+        assert_eq!(
+            keys,
+            expected.as_object().unwrap().keys().collect::<Vec<_>>()
+        );
         assert_eq!(structured["timezone"], "Europe/Madrid");
     }
 

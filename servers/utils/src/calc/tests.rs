@@ -118,106 +118,166 @@ fn syntax_errors_point_at_the_position() {
     for (expression, expected) in [
         ("", Empty),
         ("   ", Empty),
-        ("2 # 3", UnexpectedChar {
-            found: '#',
-            position: 3,
-        }),
-        ("2 × 3", UnexpectedChar {
-            found: '×',
-            position: 3,
-        }),
-        ("1.2.3", BadNumber {
-            text: found("1.2.3"),
-            position: 1,
-        }),
-        ("1 + .", BadNumber {
-            text: found("."),
-            position: 5,
-        }),
-        ("1e999", NumberTooLarge {
-            text: found("1e999"),
-            position: 1,
-        }),
-        ("1 +", Expected {
-            expected: "a number, a name or `(`",
-            found: found("the end of the expression"),
-            position: 4,
-        }),
-        ("1 2", Expected {
-            expected: "an operator or the end of the expression",
-            found: found("the number `2`"),
-            position: 3,
-        }),
-        ("2pi", Expected {
-            expected: "an operator or the end of the expression",
-            found: found("the name `pi`"),
-            position: 2,
-        }),
-        ("* 2", Expected {
-            expected: "a number, a name or `(`",
-            found: found("`*`"),
-            position: 1,
-        }),
-        ("()", Expected {
-            expected: "a number, a name or `(`",
-            found: found("`)`"),
-            position: 2,
-        }),
-        ("(1 2)", Expected {
-            expected: "an operator or `)`",
-            found: found("the number `2`"),
-            position: 4,
-        }),
-        ("max(1 2)", Expected {
-            expected: "an operator, `,` or `)`",
-            found: found("the number `2`"),
-            position: 7,
-        }),
-        ("max(1,)", Expected {
-            expected: "a number, a name or `(`",
-            found: found("`)`"),
-            position: 7,
-        }),
+        (
+            "2 # 3",
+            UnexpectedChar {
+                found: '#',
+                position: 3,
+            },
+        ),
+        (
+            "2 × 3",
+            UnexpectedChar {
+                found: '×',
+                position: 3,
+            },
+        ),
+        (
+            "1.2.3",
+            BadNumber {
+                text: found("1.2.3"),
+                position: 1,
+            },
+        ),
+        (
+            "1 + .",
+            BadNumber {
+                text: found("."),
+                position: 5,
+            },
+        ),
+        (
+            "1e999",
+            NumberTooLarge {
+                text: found("1e999"),
+                position: 1,
+            },
+        ),
+        (
+            "1 +",
+            Expected {
+                expected: "a number, a name or `(`",
+                found: found("the end of the expression"),
+                position: 4,
+            },
+        ),
+        (
+            "1 2",
+            Expected {
+                expected: "an operator or the end of the expression",
+                found: found("the number `2`"),
+                position: 3,
+            },
+        ),
+        (
+            "2pi",
+            Expected {
+                expected: "an operator or the end of the expression",
+                found: found("the name `pi`"),
+                position: 2,
+            },
+        ),
+        (
+            "* 2",
+            Expected {
+                expected: "a number, a name or `(`",
+                found: found("`*`"),
+                position: 1,
+            },
+        ),
+        (
+            "()",
+            Expected {
+                expected: "a number, a name or `(`",
+                found: found("`)`"),
+                position: 2,
+            },
+        ),
+        (
+            "(1 2)",
+            Expected {
+                expected: "an operator or `)`",
+                found: found("the number `2`"),
+                position: 4,
+            },
+        ),
+        (
+            "max(1 2)",
+            Expected {
+                expected: "an operator, `,` or `)`",
+                found: found("the number `2`"),
+                position: 7,
+            },
+        ),
+        (
+            "max(1,)",
+            Expected {
+                expected: "a number, a name or `(`",
+                found: found("`)`"),
+                position: 7,
+            },
+        ),
         ("(1 + 2", Unclosed { open: 1 }),
         ("2 * (1 + (3)", Unclosed { open: 5 }),
         ("max(1, 2", Unclosed { open: 4 }),
         ("1 + 2)", Unmatched { position: 6 }),
         (")", Unmatched { position: 1 }),
         ("1 + )", Unmatched { position: 5 }),
-        ("foo + 1", UnknownName {
-            name: found("foo"),
-            position: 1,
-        }),
-        ("1 + log(2)", UnknownName {
-            name: found("log"),
-            position: 5,
-        }),
-        ("sqrt + 1", MissingCall {
-            name: found("sqrt"),
-            position: 1,
-        }),
-        ("2 * pi(2)", NotAFunction {
-            name: found("pi"),
-            position: 5,
-        }),
-        ("sqrt(1, 2)", Arity {
-            name: "sqrt",
-            expected: "exactly 1 argument",
-            given: 2,
-            position: 1,
-        }),
-        ("1 + ROUND()", Arity {
-            name: "round",
-            expected: "exactly 1 argument",
-            given: 0,
-            position: 5,
-        }),
-        ("min()", Arity {
-            name: "min",
-            expected: "at least 1 argument",
-            given: 0,
-            position: 1,
-        }),
+        (
+            "foo + 1",
+            UnknownName {
+                name: found("foo"),
+                position: 1,
+            },
+        ),
+        (
+            "1 + log(2)",
+            UnknownName {
+                name: found("log"),
+                position: 5,
+            },
+        ),
+        (
+            "sqrt + 1",
+            MissingCall {
+                name: found("sqrt"),
+                position: 1,
+            },
+        ),
+        (
+            "2 * pi(2)",
+            NotAFunction {
+                name: found("pi"),
+                position: 5,
+            },
+        ),
+        (
+            "sqrt(1, 2)",
+            Arity {
+                name: "sqrt",
+                expected: "exactly 1 argument",
+                given: 2,
+                position: 1,
+            },
+        ),
+        (
+            "1 + ROUND()",
+            Arity {
+                name: "round",
+                expected: "exactly 1 argument",
+                given: 0,
+                position: 5,
+            },
+        ),
+        (
+            "min()",
+            Arity {
+                name: "min",
+                expected: "at least 1 argument",
+                given: 0,
+                position: 1,
+            },
+        ),
     ] {
         assert_eq!(evaluate(expression), Err(expected), "{expression:?}");
     }
@@ -227,61 +287,100 @@ fn syntax_errors_point_at_the_position() {
 fn arithmetic_faults_point_at_the_operator() {
     use CalcError::*;
     for (expression, expected) in [
-        ("1 / 0", DivisionByZero {
-            operator: '/',
-            position: 3,
-        }),
-        ("1 / (2 - 2)", DivisionByZero {
-            operator: '/',
-            position: 3,
-        }),
-        ("5 % 0", DivisionByZero {
-            operator: '%',
-            position: 3,
-        }),
+        (
+            "1 / 0",
+            DivisionByZero {
+                operator: '/',
+                position: 3,
+            },
+        ),
+        (
+            "1 / (2 - 2)",
+            DivisionByZero {
+                operator: '/',
+                position: 3,
+            },
+        ),
+        (
+            "5 % 0",
+            DivisionByZero {
+                operator: '%',
+                position: 3,
+            },
+        ),
         ("0 ^ -1", ZeroToNegativePower { position: 3 }),
         ("(-8) ^ (1/3)", NoRealPower { position: 6 }),
-        ("sqrt(-4)", NegativeSqrt {
-            value: "-4".to_owned(),
-            position: 1,
-        }),
-        ("1 + sqrt(-0.5)", NegativeSqrt {
-            value: "-0.5".to_owned(),
-            position: 5,
-        }),
-        ("10 ^ 400", Overflow {
-            operator: "^",
-            position: 4,
-        }),
-        ("1e308 * 10", Overflow {
-            operator: "*",
-            position: 7,
-        }),
-        ("1e308 + 1e308", Overflow {
-            operator: "+",
-            position: 7,
-        }),
-        ("-1e308 - 1e308", Overflow {
-            operator: "-",
-            position: 8,
-        }),
-        ("1 / 1e-308 / 1e-308", Overflow {
-            operator: "/",
-            position: 12,
-        }),
+        (
+            "sqrt(-4)",
+            NegativeSqrt {
+                value: "-4".to_owned(),
+                position: 1,
+            },
+        ),
+        (
+            "1 + sqrt(-0.5)",
+            NegativeSqrt {
+                value: "-0.5".to_owned(),
+                position: 5,
+            },
+        ),
+        (
+            "10 ^ 400",
+            Overflow {
+                operator: "^",
+                position: 4,
+            },
+        ),
+        (
+            "1e308 * 10",
+            Overflow {
+                operator: "*",
+                position: 7,
+            },
+        ),
+        (
+            "1e308 + 1e308",
+            Overflow {
+                operator: "+",
+                position: 7,
+            },
+        ),
+        (
+            "-1e308 - 1e308",
+            Overflow {
+                operator: "-",
+                position: 8,
+            },
+        ),
+        (
+            "1 / 1e-308 / 1e-308",
+            Overflow {
+                operator: "/",
+                position: 12,
+            },
+        ),
         // The first fault wins, and later arithmetic on it stays quiet.
-        ("1/0 + sqrt(-1) * 1e308 * 1e308", DivisionByZero {
-            operator: '/',
-            position: 2,
-        }),
-        ("max(1/0, 2)", DivisionByZero {
-            operator: '/',
-            position: 6,
-        }),
-        ("sqrt(1/0)", DivisionByZero {
-            operator: '/',
-            position: 7,
-        }),
+        (
+            "1/0 + sqrt(-1) * 1e308 * 1e308",
+            DivisionByZero {
+                operator: '/',
+                position: 2,
+            },
+        ),
+        (
+            "max(1/0, 2)",
+            DivisionByZero {
+                operator: '/',
+                position: 6,
+            },
+        ),
+        (
+            "sqrt(1/0)",
+            DivisionByZero {
+                operator: '/',
+                position: 7,
+            },
+        ),
     ] {
         assert_eq!(evaluate(expression), Err(expected), "{expression:?}");
     }
@@ -375,12 +474,25 @@ fn messages_say_what_and_where() {
             "unknown name `foo` at position 1 (constants: pi, e; functions: abs, ceil, floor, \
              max, min, round, sqrt)",
         ),
-        ("sqrt(1, 2)", "`sqrt` at position 1 takes exactly 1 argument, but was given 2"),
+        (
+            "sqrt(1, 2)",
+            "`sqrt` at position 1 takes exactly 1 argument, but was given 2",
+        ),
         ("(1", "the `(` at position 1 is never closed"),
-        ("sqrt", "`sqrt` at position 1 is a function; call it as `sqrt(...)`"),
-        ("", "the expression is empty; write something like `2 * (3 + 4)`"),
+        (
+            "sqrt",
+            "`sqrt` at position 1 is a function; call it as `sqrt(...)`",
+        ),
+        (
+            "",
+            "the expression is empty; write something like `2 * (3 + 4)`",
+        ),
     ] {
-        assert_eq!(calc(expression), format!("error: {message}"), "{expression:?}");
+        assert_eq!(
+            calc(expression),
+            format!("error: {message}"),
+            "{expression:?}"
+        );
     }
 }
 
