@@ -4,13 +4,14 @@
 //! alone. Knows nothing of MCP.
 //!
 //! Zones come from jiff's time zone database: the system's
-//! `/usr/share/zoneinfo` where there is one (it is kept up to date by the
-//! operating system), else the copy bundled into the binary (the
-//! `tzdb-bundle-always` feature), so the tool works the same in a bare
-//! container. Names are matched without regard to ASCII case.
+//! `/usr/share/zoneinfo` first (the operating system keeps it up to date),
+//! then the copy bundled into the binary (jiff's `tzdb-bundle-always`
+//! feature) for any name the system does not know, so the tool works the
+//! same in a bare container without zoneinfo, or with only part of it.
+//! Names are matched without regard to ASCII case.
 
 use jiff::Timestamp;
-use jiff::tz::{self, Offset, TimeZone};
+use jiff::tz::{self, Offset, TimeZone, TimeZoneDatabase};
 
 use crate::error::TimeError;
 
@@ -45,7 +46,7 @@ pub fn now(zone: Option<&str>) -> Result<Now, TimeError> {
 /// Like [`now`], at a given moment.
 pub(crate) fn at(moment: Timestamp, zone: Option<&str>) -> Result<Now, TimeError> {
     let name = zone.map(str::trim).filter(|name| !name.is_empty());
-    let zone = find(name.unwrap_or(DEFAULT_ZONE))?;
+    let zone = find(tz::db(), name.unwrap_or(DEFAULT_ZONE))?;
     let offset = zone.to_offset(moment);
     let civil = offset.to_datetime(moment);
     let offset_text = format_offset(offset);
@@ -65,13 +66,18 @@ pub(crate) fn at(moment: Timestamp, zone: Option<&str>) -> Result<Now, TimeError
     })
 }
 
-/// The zone called `name` in the database, which must have an IANA name
-/// (`Etc/Unknown`, jiff's stand-in for "no zone", is refused too).
-fn find(name: &str) -> Result<TimeZone, TimeError> {
-    match tz::db().get(name) {
-        Ok(zone) if !zone.is_unknown() && zone.iana_name().is_some() => Ok(zone),
-        _ => Err(TimeError::UnknownZone { name: echoed(name) }),
-    }
+/// The zone called `name` in the `system` database, else in the bundled
+/// one. It must have an IANA name (`Etc/Unknown`, jiff's stand-in for "no
+/// zone", is refused too).
+fn find(system: &TimeZoneDatabase, name: &str) -> Result<TimeZone, TimeError> {
+    let usable =
+        |zone: TimeZone| (!zone.is_unknown() && zone.iana_name().is_some()).then_some(zone);
+    system
+        .get(name)
+        .ok()
+        .and_then(usable)
+        .or_else(|| TimeZoneDatabase::bundled().get(name).ok().and_then(usable))
+        .ok_or_else(|| TimeError::UnknownZone { name: echoed(name) })
 }
 
 /// `name` cut to [`MAX_ECHOED_NAME`] characters, so an error stays short.
@@ -158,11 +164,12 @@ mod tests {
     }
 
     #[test]
-    fn the_bundled_database_knows_the_zones() {
-        // What `time` falls back to on a machine without /usr/share/zoneinfo.
-        let bundled = tz::TimeZoneDatabase::bundled();
-        let madrid = bundled.get("Europe/Madrid").unwrap();
+    fn zones_are_found_without_a_system_database() {
+        // What `time` does on a machine without /usr/share/zoneinfo.
+        let madrid = find(&TimeZoneDatabase::none(), "europe/madrid").unwrap();
+        assert_eq!(madrid.iana_name(), Some("Europe/Madrid"));
         assert_eq!(format_offset(madrid.to_offset(summer())), "+02:00");
+        assert!(find(&TimeZoneDatabase::none(), "Mars/Olympus").is_err());
     }
 
     #[test]
