@@ -1,7 +1,7 @@
 //! The safe arithmetic evaluator behind `calc`: [`evaluate`] reads an
 //! expression and computes it in 64-bit floating point, [`format_number`]
 //! writes a result the same way every time. Nothing is ever executed: the
-//! input is only tokenized and parsed, and knows nothing of MCP.
+//! input is only tokenized and parsed. This module knows nothing of MCP.
 //!
 //! The language: numbers (`12`, `0.5`, `.5`, `2.`, `1e-3`), the constants
 //! `pi` and `e`, the operators `+ - * / % ^` (with `**` as another spelling

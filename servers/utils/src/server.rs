@@ -62,9 +62,10 @@ pub fn tools() -> Vec<Tool> {
 struct TimeArgs {
     /// IANA time zone name, such as `Europe/Madrid` or `America/New_York`
     /// (case is ignored). Default: UTC.
-    // Declared as a plain optional string (not `["string", "null"]`), which
-    // every client renders; an explicit null is still accepted as UTC.
-    #[serde(default)]
+    // Declared as a plain optional string (not `["string", "null"]`, and
+    // without a `"default": null` that a string cannot be), which every
+    // client renders; an explicit null is still accepted as UTC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     timezone: Option<String>,
 }

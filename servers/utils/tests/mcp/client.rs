@@ -98,6 +98,7 @@ async fn lists_the_seed_tools_with_schemas_and_annotations() -> Result<(), Error
             "{tool}: {argument} described"
         );
         assert_eq!(properties[argument]["type"], "string", "{tool}");
+        assert_eq!(properties[argument].get("default"), None, "{tool}");
         let required_names = input.get("required").cloned().unwrap_or(json!([]));
         let expected_required = if required {
             json!([argument])
