@@ -14,17 +14,20 @@ use rmcp::model::Tool;
 pub enum Bundled {
     /// Seed 000's remote server: `echo`, `morse`, `demorse`.
     Morse,
+    /// Seed 001's remote server: `time`, `sha256`, `echo`, `calc`.
+    Utils,
     /// The fixture server of the official MCP conformance suite.
     Everything,
 }
 
 impl Bundled {
     /// Every bundled server, in the order help texts list them.
-    pub const ALL: &[Bundled] = &[Bundled::Morse, Bundled::Everything];
+    pub const ALL: &[Bundled] = &[Bundled::Morse, Bundled::Utils, Bundled::Everything];
 
     pub fn name(self) -> &'static str {
         match self {
             Bundled::Morse => "morse",
+            Bundled::Utils => "utils",
             Bundled::Everything => "everything",
         }
     }
@@ -33,6 +36,7 @@ impl Bundled {
     pub fn summary(self) -> &'static str {
         match self {
             Bundled::Morse => "echo, morse and demorse (seed 000's remote server)",
+            Bundled::Utils => "time, sha256, echo and calc (seed 001's remote server)",
             Bundled::Everything => {
                 "every protocol feature, as the MCP conformance suite expects (test_* tools)"
             }
@@ -43,6 +47,7 @@ impl Bundled {
     pub fn visit<V: ServerVisitor>(self, visitor: V) -> V::Output {
         match self {
             Bundled::Morse => visitor.visit(nexo_morse::Morse::new(), nexo_morse::tools()),
+            Bundled::Utils => visitor.visit(nexo_utils::Utils::new(), nexo_utils::tools()),
             Bundled::Everything => {
                 visitor.visit(nexo_everything::Everything::new(), nexo_everything::tools())
             }

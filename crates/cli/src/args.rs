@@ -49,7 +49,7 @@ pub struct ConformanceArgs {
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// The server to run: morse or everything.
+    #[arg(help = server_help())]
     pub server: String,
     /// Serve Streamable HTTP at /mcp instead of stdio. ADDR is HOST:PORT,
     /// HOST, or PORT; without a port, $PORT or 8000; without a host, 127.0.0.1.
@@ -69,6 +69,15 @@ pub struct ServeArgs {
     /// when listening on loopback, any name otherwise.
     #[arg(long = "allow-host", value_name = "HOST")]
     pub allow_hosts: Vec<String>,
+}
+
+/// The help of `nexo serve <SERVER>`, naming every bundled server.
+fn server_help() -> String {
+    let names: Vec<&str> = nexo_bundled::Bundled::ALL
+        .iter()
+        .map(|bundled| bundled.name())
+        .collect();
+    format!("The server to run: {}", names.join(", "))
 }
 
 /// Which server to talk to.

@@ -4,7 +4,8 @@
 //! Protocol behaviour is checked twice: with raw wire JSON ([`stdio_wire`],
 //! [`http_wire`], [`http_policy`], [`legacy_sse`]) and through `nexo`'s own client
 //! ([`client`]), so that a bug shared by our client and our server cannot
-//! hide. [`shutdown`] covers signals, [`snapshots`] the exact CLI output.
+//! hide. [`shutdown`] covers signals, [`snapshots`] the exact CLI output,
+//! [`utils`] the utilities server.
 //! Every process a test starts is owned by a [`support::Proc`], which kills
 //! and reaps it when the test ends, however it ends.
 
@@ -22,6 +23,7 @@ mod shutdown;
 mod snapshots;
 mod stdio_wire;
 mod support;
+mod utils;
 
 /// Seed 000's example, `SOS prueba`, encoded.
 const SOS_PRUEBA: &str = "... --- ... / .--. .-. ..- . -... .-";
