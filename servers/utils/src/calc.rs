@@ -89,7 +89,8 @@ pub fn format_number(value: f64) -> String {
         .filter(|rounded| rounded.is_finite())
         .unwrap_or(value);
     let magnitude = rounded.abs();
-    if rounded.fract() == 0.0 && magnitude < 1e15 {
+    // The same rule as for exact values, so that a result reads back unchanged.
+    if rounded.fract() == 0.0 && magnitude <= EXACT_INTEGERS {
         format!("{}", rounded as i64)
     } else if (1e-6..1e15).contains(&magnitude) {
         format!("{rounded}")
