@@ -50,8 +50,20 @@ pub enum StandaloneStream {
     Settled,
 }
 
+/// Makes ring the process's TLS crypto provider, once, before any HTTP client
+/// is built (ours, or the ones rmcp's OAuth code builds): the workspace
+/// builds rustls without a default provider.
+pub fn install_tls_provider() {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        // Err means another provider was installed first; that one serves.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
 impl RetryingHttp {
     pub fn new(timeout: Duration) -> Result<Self, reqwest::Error> {
+        install_tls_provider();
         let inner = reqwest::Client::builder()
             .connect_timeout(timeout)
             .user_agent(concat!("nexo/", env!("CARGO_PKG_VERSION")))

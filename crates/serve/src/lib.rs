@@ -81,8 +81,9 @@ pub async fn serve_stdio<S: ServerHandler>(
         LineTransport::new(reader, writer, options.max_body, options.logger()?);
     let shutdown = shutdown_signal();
     tokio::pin!(shutdown);
+    // Behind dynamic dispatch: one serving loop compiled for every server.
     let started = tokio::select! {
-        started = server.serve(transport) => started,
+        started = server.into_dyn().serve(transport) => started,
         () = &mut shutdown => return finish_writer(writer_task).await,
     };
     match started {

@@ -40,6 +40,7 @@ pub struct HeadlessAgent {
 
 impl HeadlessAgent {
     pub fn new(timeout: Duration) -> Result<Self, AuthError> {
+        crate::http::install_tls_provider();
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(timeout)
