@@ -751,4 +751,113 @@ mod tests {
             None
         )));
     }
+
+    /// A legacy server whose stream can be dropped on demand, counting what
+    /// it was sent.
+    mod reopening {
+        use std::convert::Infallible;
+        use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+        use axum::extract::State;
+        use axum::response::sse::{Event, Sse};
+        use futures::Stream;
+        use rmcp::ServiceExt;
+        use rmcp::model::CallToolRequestParams;
+        use rmcp::service::ServiceError;
+
+        use super::*;
+
+        #[derive(Default)]
+        struct Fake {
+            stream: Mutex<Option<mpsc::UnboundedSender<Event>>>,
+            drop_next_call: AtomicBool,
+            streams: AtomicU32,
+            initializes: AtomicU32,
+            initialized: AtomicU32,
+        }
+
+        async fn open(
+            State(fake): State<Arc<Fake>>,
+        ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+            let (sender, events) = mpsc::unbounded_channel();
+            let n = fake.streams.fetch_add(1, Ordering::SeqCst);
+            sender
+                .send(
+                    Event::default()
+                        .event("endpoint")
+                        .data(format!("/messages?s={n}")),
+                )
+                .unwrap();
+            *fake.stream.lock().unwrap() = Some(sender);
+            Sse::new(futures::stream::unfold(events, |mut events| async move {
+                Some((Ok(events.recv().await?), events))
+            }))
+        }
+
+        async fn receive(State(fake): State<Arc<Fake>>, body: String) -> axum::http::StatusCode {
+            let message: Value = serde_json::from_str(&body).unwrap();
+            let result = match message["method"].as_str().unwrap_or_default() {
+                "initialize" => {
+                    fake.initializes.fetch_add(1, Ordering::SeqCst);
+                    serde_json::json!({
+                        "protocolVersion": "2024-11-05",
+                        "capabilities": { "tools": {} },
+                        "serverInfo": { "name": "fake", "version": "1" },
+                    })
+                }
+                "notifications/initialized" => {
+                    fake.initialized.fetch_add(1, Ordering::SeqCst);
+                    return axum::http::StatusCode::ACCEPTED;
+                }
+                "tools/call" if fake.drop_next_call.swap(false, Ordering::SeqCst) => {
+                    fake.stream.lock().unwrap().take();
+                    return axum::http::StatusCode::ACCEPTED;
+                }
+                "tools/call" => {
+                    serde_json::json!({ "content": [{ "type": "text", "text": "ok" }] })
+                }
+                _ => return axum::http::StatusCode::ACCEPTED,
+            };
+            let answer =
+                serde_json::json!({ "jsonrpc": "2.0", "id": message["id"], "result": result });
+            if let Some(stream) = fake.stream.lock().unwrap().as_ref() {
+                stream
+                    .send(Event::default().event("message").data(answer.to_string()))
+                    .unwrap();
+            }
+            axum::http::StatusCode::ACCEPTED
+        }
+
+        #[tokio::test]
+        async fn a_dropped_stream_fails_the_call_in_flight_then_the_session_goes_on() {
+            let fake = Arc::new(Fake::default());
+            let app = axum::Router::new()
+                .route("/sse", axum::routing::get(open))
+                .route("/messages", axum::routing::post(receive))
+                .with_state(fake.clone());
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let port = listener.local_addr().unwrap().port();
+            tokio::spawn(async move { axum::serve(listener, app).await });
+
+            let url = format!("http://127.0.0.1:{port}/sse");
+            let transport = LegacySse::connect(&url, HeaderMap::new(), Duration::from_secs(20))
+                .await
+                .unwrap();
+            let client = ().serve(transport).await.unwrap();
+            let call = || client.call_tool(CallToolRequestParams::new("echo"));
+
+            fake.drop_next_call.store(true, Ordering::SeqCst);
+            match call().await {
+                Err(ServiceError::McpError(error)) => assert!(stream_dropped(&error), "{error:?}"),
+                other => panic!("expected the call to fail with the stream: {other:?}"),
+            }
+            // Sent while the stream is being reopened: waits, then goes through.
+            let result = call().await.unwrap();
+            assert_eq!(result.content[0].as_text().unwrap().text, "ok");
+            assert_eq!(fake.streams.load(Ordering::SeqCst), 2);
+            assert_eq!(fake.initializes.load(Ordering::SeqCst), 2);
+            assert_eq!(fake.initialized.load(Ordering::SeqCst), 2);
+            client.cancel().await.unwrap();
+        }
+    }
 }
