@@ -83,7 +83,8 @@ fn server_help() -> String {
 /// Which server to talk to.
 #[derive(Debug, Args)]
 pub struct TargetArgs {
-    /// The server's URL (Streamable HTTP), e.g. http://127.0.0.1:8000/mcp.
+    /// The server's URL, e.g. http://127.0.0.1:8000/mcp (Streamable HTTP) or
+    /// http://127.0.0.1:8000/sse (the legacy HTTP+SSE transport).
     #[arg(
         long,
         value_name = "URL",
@@ -127,10 +128,13 @@ pub struct TargetArgs {
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum TransportArg {
-    /// Streamable HTTP (legacy SSE fallback is planned).
+    /// Streamable HTTP; if the server refuses the first POST with 400, 404
+    /// or 405, the legacy HTTP+SSE transport.
     Auto,
     /// Streamable HTTP only.
     Http,
+    /// The legacy HTTP+SSE transport of 2024-11-05 only.
+    Sse,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

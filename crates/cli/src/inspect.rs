@@ -38,6 +38,7 @@ fn target(args: &TargetArgs) -> Result<Target, ClientError> {
             transport: match args.transport {
                 TransportArg::Auto => HttpTransport::Auto,
                 TransportArg::Http => HttpTransport::Http,
+                TransportArg::Sse => HttpTransport::Sse,
             },
             headers: pairs(&args.headers, ':', "'Name: value'")?,
         }),

@@ -92,7 +92,9 @@ impl ClientError {
             ),
             Self::Rpc { .. } | Self::Tool { .. } => None,
             Self::Protocol { .. } => Some(
-                "run with `RUST_LOG=debug` to see the exchange, or try `--transport http`".into(),
+                "run with `RUST_LOG=debug` to see the exchange; check the URL, and pick the \
+                 transport with `--transport http` or `--transport sse`"
+                    .into(),
             ),
         }
     }
@@ -111,4 +113,33 @@ impl ClientError {
             hint: hint.into(),
         }
     }
+}
+
+/// Failures of the legacy HTTP+SSE transport ([`crate::legacy_sse`]).
+#[derive(Debug, thiserror::Error)]
+pub enum SseError {
+    #[error("`{0}` is not a valid URL")]
+    BadUrl(String),
+    #[error("the HTTP request failed")]
+    Request(#[source] reqwest::Error),
+    #[error("no answer within {0:.1} s")]
+    TimedOut(f64),
+    #[error("the server answered HTTP {status}: {body}")]
+    Status { status: u16, body: String },
+    #[error("the server answered with content type `{0}`, not an event stream")]
+    NotAStream(String),
+    #[error("the stream ended before its `endpoint` event")]
+    NoEndpoint,
+    #[error("the stream broke: {0}")]
+    Broken(String),
+    #[error("the `endpoint` event names `{0}`, which is not a URL")]
+    BadEndpoint(String),
+    #[error(
+        "the `endpoint` event names `{0}`, on another origin than the stream; refusing to post there"
+    )]
+    ForeignEndpoint(String),
+    #[error("cannot encode a message")]
+    Encode(#[from] serde_json::Error),
+    #[error("the SSE stream is closed and could not be reopened")]
+    Closed,
 }

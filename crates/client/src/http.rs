@@ -6,13 +6,13 @@
 //! ([`StandaloneStream`]), so that requests can wait for it.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
-use rmcp::model::ClientJsonRpcMessage;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
 };
@@ -34,6 +34,10 @@ pub struct RetryingHttp {
     inner: reqwest::Client,
     timeout: Duration,
     standalone: Arc<watch::Sender<StandaloneStream>>,
+    /// The HTTP status that refused a POST made before any session existed,
+    /// when it carried no JSON-RPC answer: the sign of a server that does
+    /// not speak Streamable HTTP at this URL.
+    refused: Arc<OnceLock<u16>>,
 }
 
 /// Where a session's standalone stream (the `GET` that rmcp opens once the
@@ -73,12 +77,20 @@ impl RetryingHttp {
             inner,
             timeout,
             standalone: Arc::new(standalone),
+            refused: Arc::default(),
         })
     }
 
     /// Follows the session's standalone stream (see [`StandaloneStream`]).
     pub fn standalone_stream(&self) -> watch::Receiver<StandaloneStream> {
         self.standalone.subscribe()
+    }
+
+    /// The status of the first session-less POST refused without a JSON-RPC
+    /// answer (404 or 405 from a server that only speaks the legacy
+    /// HTTP+SSE transport, say).
+    pub fn refused_status(&self) -> Option<u16> {
+        self.refused.get().copied()
     }
 
     /// Runs `attempt` until it succeeds, fails for good, or runs out of tries.
@@ -140,6 +152,25 @@ fn httpdate_delay(value: &str) -> Result<Duration, ()> {
     let now = jiff::Timestamp::now();
     let span = when.timestamp().as_second() - now.as_second();
     Ok(Duration::from_secs(u64::try_from(span).unwrap_or(0)))
+}
+
+/// The HTTP status of a POST that rmcp turned into an error, or, for
+/// `server/discover`, into a JSON-RPC error of its own making, because the
+/// answer was no JSON-RPC message. rmcp keeps the status only in its
+/// message (`HTTP 404 Not Found: ...`), so it is read from there.
+fn refusal_status(response: &Result<StreamableHttpPostResponse, HttpError>) -> Option<u16> {
+    let message = match response {
+        Err(StreamableHttpError::UnexpectedServerResponse(message)) => message.as_ref(),
+        Ok(StreamableHttpPostResponse::Json(ServerJsonRpcMessage::Error(error), None)) => error
+            .error
+            .message
+            .strip_prefix("server/discover rejected with ")?,
+        _ => return None,
+    };
+    let code = message.strip_prefix("HTTP ")?.get(..3)?;
+    code.parse()
+        .ok()
+        .filter(|status| (400..500).contains(status))
 }
 
 /// Drops SSE events that carry no JSON-RPC message: `data: [DONE]` and
@@ -205,7 +236,13 @@ impl StreamableHttpClient for RetryingHttp {
                     max_sse_event_size,
                 )
             })
-            .await?;
+            .await;
+        if session_id.is_none()
+            && let Some(status) = refusal_status(&response)
+        {
+            let _ = self.refused.set(status);
+        }
+        let response = response?;
         if let StreamableHttpPostResponse::Json(_, Some(_))
         | StreamableHttpPostResponse::Sse(_, Some(_)) = &response
         {
@@ -273,6 +310,40 @@ impl StreamableHttpClient for RetryingHttp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn refusals_read_from_rmcp_messages() {
+        use rmcp::model::{ErrorData, NumberOrString};
+        let unexpected = |text: &'static str| -> Result<StreamableHttpPostResponse, HttpError> {
+            Err(StreamableHttpError::UnexpectedServerResponse(text.into()))
+        };
+        assert_eq!(
+            refusal_status(&unexpected("HTTP 404 Not Found: no")),
+            Some(404)
+        );
+        assert_eq!(
+            refusal_status(&unexpected("HTTP 405 Method Not Allowed: <empty>")),
+            Some(405)
+        );
+        assert_eq!(refusal_status(&unexpected("HTTP 502 Bad Gateway: x")), None);
+        assert_eq!(refusal_status(&unexpected("garbage")), None);
+        let discover = |text: String| -> Result<StreamableHttpPostResponse, HttpError> {
+            Ok(StreamableHttpPostResponse::Json(
+                ServerJsonRpcMessage::error(
+                    ErrorData::invalid_request(text, None),
+                    Some(NumberOrString::Number(1)),
+                ),
+                None,
+            ))
+        };
+        assert_eq!(
+            refusal_status(&discover(
+                "server/discover rejected with HTTP 400 Bad Request: x".into()
+            )),
+            Some(400)
+        );
+        assert_eq!(refusal_status(&discover("Method not found".into())), None);
+    }
 
     #[test]
     fn retry_after_forms() {

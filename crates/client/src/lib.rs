@@ -14,12 +14,14 @@ pub mod auth;
 mod error;
 pub mod handler;
 pub mod http;
+pub mod legacy_sse;
 mod target;
 
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
+use ::http::HeaderMap;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientConfig, GetPromptRequestParams, GetPromptResult,
     JsonObject, Prompt, ProtocolVersion, ReadResourceRequestParams, ReadResourceResult, Resource,
@@ -32,7 +34,7 @@ use rmcp::transport::streamable_http_client::{
 };
 use rmcp::{ClientServiceExt, RoleClient};
 
-pub use crate::error::{ClientError, ErrorKind};
+pub use crate::error::{ClientError, ErrorKind, SseError};
 pub use crate::handler::{ElicitationPolicy, Handler};
 pub use crate::target::{HttpTransport, Target};
 
@@ -106,58 +108,36 @@ fn lifecycle(era: Era) -> ClientLifecycleMode {
 /// Connects to `target` and completes the protocol handshake.
 pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Session, ClientError> {
     let name = target.to_string();
-    let mode = lifecycle(options.era);
-    let started = match target {
-        Target::Url { url, headers, .. } => {
-            let client = http::RetryingHttp::new(options.timeout).map_err(|error| {
-                ClientError::Protocol {
-                    target: name.clone(),
-                    detail: format!("cannot build the HTTP client: {error}"),
-                }
-            })?;
-            let standalone = client.standalone_stream();
-            let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
-            for (key, value) in headers {
-                let parsed = (
-                    ::http::HeaderName::try_from(key.as_str()),
-                    ::http::HeaderValue::try_from(value.as_str()),
-                );
-                let (Ok(key), Ok(value)) = parsed else {
-                    return Err(ClientError::usage(
-                        format!("`{key}: {value}` is not a valid HTTP header"),
-                        Some("write headers as --header 'Name: value'".to_owned()),
-                    ));
-                };
-                config.custom_headers.insert(key, value);
+    let (service, transport) = match target {
+        Target::Url {
+            url,
+            transport,
+            headers,
+        } => {
+            let headers = header_map(headers)?;
+            match transport {
+                HttpTransport::Http => (
+                    streamable(url, &headers, &name, options).await.0?,
+                    STREAMABLE_HTTP,
+                ),
+                HttpTransport::Sse => (legacy(url, headers, &name, options).await?, LEGACY_SSE),
+                HttpTransport::Auto => match streamable(url, &headers, &name, options).await {
+                    (Ok(service), _) => (service, STREAMABLE_HTTP),
+                    (Err(error), Some(status)) if matches!(status, 400 | 404 | 405) => {
+                        tracing::info!(
+                            status,
+                            "the server refused Streamable HTTP; trying the legacy HTTP+SSE transport"
+                        );
+                        match legacy(url, headers, &name, options).await {
+                            Ok(service) => (service, LEGACY_SSE),
+                            Err(legacy_error) => {
+                                return Err(both_failed(status, error, legacy_error));
+                            }
+                        }
+                    }
+                    (Err(error), _) => return Err(error),
+                },
             }
-            let service = match &options.oauth {
-                None => {
-                    let transport = StreamableHttpClientTransport::with_client(client, config);
-                    handshake(
-                        handler(options).serve_with_lifecycle(transport, mode),
-                        &name,
-                        options,
-                    )
-                    .await?
-                }
-                Some(oauth) => {
-                    let client = auth::OAuthHttp::new(client, url, oauth.clone())
-                        .await
-                        .map_err(|error| ClientError::Unauthorized {
-                            target: name.clone(),
-                            detail: error.to_string(),
-                        })?;
-                    let transport = StreamableHttpClientTransport::with_client(client, config);
-                    handshake(
-                        handler(options).serve_with_lifecycle(transport, mode),
-                        &name,
-                        options,
-                    )
-                    .await?
-                }
-            };
-            wait_for_standalone_stream(standalone, options.timeout).await;
-            service
         }
         Target::Stdio { command, env } => {
             let (program, arguments) = command
@@ -169,23 +149,148 @@ pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Sessio
                 .stderr(Stdio::inherit())
                 .spawn()
                 .map_err(|error| spawn_error(&name, program, &error))?;
-            handshake(
+            let mode = lifecycle(options.era);
+            let service = handshake(
                 handler(options).serve_with_lifecycle(transport, mode),
                 &name,
                 options,
             )
-            .await?
+            .await?;
+            (service, "stdio")
         }
     };
     Ok(Session {
-        service: started,
+        service,
         target: name,
-        transport: match target {
-            Target::Url { .. } => "streamable-http",
-            Target::Stdio { .. } => "stdio",
-        },
+        transport,
         timeout: options.timeout,
     })
+}
+
+/// What [`Session::transport`] reports for each HTTP transport.
+const STREAMABLE_HTTP: &str = "streamable-http";
+const LEGACY_SSE: &str = "sse";
+
+/// `--header` values as HTTP headers.
+fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, ClientError> {
+    let mut map = HeaderMap::new();
+    for (key, value) in headers {
+        let parsed = (
+            ::http::HeaderName::try_from(key.as_str()),
+            ::http::HeaderValue::try_from(value.as_str()),
+        );
+        let (Ok(key), Ok(value)) = parsed else {
+            return Err(ClientError::usage(
+                format!("`{key}: {value}` is not a valid HTTP header"),
+                Some("write headers as --header 'Name: value'".to_owned()),
+            ));
+        };
+        map.append(key, value);
+    }
+    Ok(map)
+}
+
+/// Connects over Streamable HTTP. Beside the outcome: the status with which
+/// the server refused the first POST, if it did, which decides whether
+/// `--transport auto` tries the legacy transport.
+async fn streamable(
+    url: &str,
+    headers: &HeaderMap,
+    name: &str,
+    options: &ConnectOptions,
+) -> (
+    Result<RunningService<RoleClient, Handler>, ClientError>,
+    Option<u16>,
+) {
+    let client = match http::RetryingHttp::new(options.timeout) {
+        Ok(client) => client,
+        Err(error) => {
+            let error = ClientError::Protocol {
+                target: name.to_owned(),
+                detail: format!("cannot build the HTTP client: {error}"),
+            };
+            return (Err(error), None);
+        }
+    };
+    let standalone = client.standalone_stream();
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url);
+    config.custom_headers = headers
+        .iter()
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    let mode = lifecycle(options.era);
+    let service = match &options.oauth {
+        None => {
+            let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
+            handshake(
+                handler(options).serve_with_lifecycle(transport, mode),
+                name,
+                options,
+            )
+            .await
+        }
+        Some(oauth) => match auth::OAuthHttp::new(client.clone(), url, oauth.clone()).await {
+            Ok(authorized) => {
+                let transport = StreamableHttpClientTransport::with_client(authorized, config);
+                handshake(
+                    handler(options).serve_with_lifecycle(transport, mode),
+                    name,
+                    options,
+                )
+                .await
+            }
+            Err(error) => Err(ClientError::Unauthorized {
+                target: name.to_owned(),
+                detail: error.to_string(),
+            }),
+        },
+    };
+    if service.is_ok() {
+        wait_for_standalone_stream(standalone, options.timeout).await;
+    }
+    (service, client.refused_status())
+}
+
+/// Connects over the legacy HTTP+SSE transport. That transport belongs to
+/// 2024-11-05, before `server/discover`, so `--protocol auto` means the
+/// `initialize` handshake here.
+async fn legacy(
+    url: &str,
+    headers: HeaderMap,
+    name: &str,
+    options: &ConnectOptions,
+) -> Result<RunningService<RoleClient, Handler>, ClientError> {
+    let transport = legacy_sse::LegacySse::connect(url, headers, options.timeout)
+        .await
+        .map_err(|error| classify(name, &error))?;
+    let era = match options.era {
+        Era::Auto => Era::Initialize,
+        era => era,
+    };
+    handshake(
+        handler(options).serve_with_lifecycle(transport, lifecycle(era)),
+        name,
+        options,
+    )
+    .await
+}
+
+/// When Streamable HTTP was refused and the legacy transport failed too:
+/// two protocol failures are reported as one, what the URL answered the
+/// POST first; otherwise the legacy failure (a timeout, a refused
+/// authorization, a stream that would not open) is what stopped the last try.
+fn both_failed(status: u16, streamable: ClientError, legacy: ClientError) -> ClientError {
+    match (streamable, legacy) {
+        (ClientError::Protocol { target, .. }, ClientError::Protocol { detail, .. }) => {
+            ClientError::Protocol {
+                target,
+                detail: format!(
+                    "Streamable HTTP: the first POST got HTTP {status}; legacy HTTP+SSE: {detail}"
+                ),
+            }
+        }
+        (_, legacy) => legacy,
+    }
 }
 
 /// Gives the session's server-to-client stream a moment to open before the
@@ -296,6 +401,33 @@ fn classify(target: &str, error: &(dyn std::error::Error + 'static)) -> ClientEr
                 _ => {}
             }
         }
+        if let Some(sse) = error.downcast_ref::<SseError>() {
+            match sse {
+                SseError::Status {
+                    status: 401 | 403, ..
+                } => {
+                    return ClientError::Unauthorized {
+                        target: target.to_owned(),
+                        detail: sse.to_string(),
+                    };
+                }
+                SseError::TimedOut(seconds) => {
+                    return ClientError::Timeout {
+                        target: target.to_owned(),
+                        seconds: *seconds,
+                    };
+                }
+                SseError::Closed => {
+                    return ClientError::Unreachable {
+                        target: target.to_owned(),
+                        detail: sse.to_string(),
+                        hint: "the server's SSE stream dropped; check that the server is still running"
+                            .into(),
+                    };
+                }
+                _ => {}
+            }
+        }
         if let Some(request) = error.downcast_ref::<reqwest::Error>()
             && (request.is_connect() || request.is_timeout())
         {
@@ -344,7 +476,7 @@ impl Session {
         self.service.peer_info()
     }
 
-    /// `stdio` or `streamable-http`.
+    /// `stdio`, `streamable-http` or `sse`.
     pub fn transport(&self) -> &'static str {
         self.transport
     }
@@ -365,6 +497,16 @@ impl Session {
 
     fn service_error(&self, error: ServiceError) -> ClientError {
         match error {
+            ServiceError::McpError(data) if legacy_sse::stream_dropped(&data) => {
+                ClientError::Unreachable {
+                    target: self.target.clone(),
+                    detail: data.message.into_owned(),
+                    hint: "the server's SSE stream dropped (nexo reopens it and initializes a new \
+                           session); run the command again, and check that the request is safe \
+                           to repeat"
+                        .into(),
+                }
+            }
             ServiceError::McpError(data) => ClientError::Rpc {
                 code: data.code.0,
                 message: data.message.into_owned(),

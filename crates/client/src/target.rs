@@ -5,10 +5,14 @@ use std::fmt;
 /// How to speak HTTP to a URL target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum HttpTransport {
-    /// Streamable HTTP (the only HTTP transport until legacy SSE lands).
+    /// Streamable HTTP, falling back to the legacy HTTP+SSE transport when
+    /// the server refuses the first POST with 400, 404 or 405.
     #[default]
     Auto,
+    /// Streamable HTTP only.
     Http,
+    /// The legacy HTTP+SSE transport (2024-11-05) only.
+    Sse,
 }
 
 /// One server to reach.

@@ -13,6 +13,9 @@ use crate::{SOS_PRUEBA, TOOL_NAMES};
 const AUTO: (Option<&str>, &str) = (None, "2026-07-28");
 const ERA_2025: (Option<&str>, &str) = (Some("2025"), "2025-11-25");
 const ERA_2026: (Option<&str>, &str) = (Some("2026"), "2026-07-28");
+/// The legacy HTTP+SSE transport predates `server/discover`: auto means
+/// `initialize` there.
+const SSE_AUTO: (Option<&str>, &str) = (None, "2025-11-25");
 
 /// Where the client connects: the target flags and the transport that
 /// `discover` must report.
@@ -33,6 +36,28 @@ impl Target {
         Self {
             flags: vec!["--url".into(), server.mcp_url()],
             transport: "streamable-http",
+        }
+    }
+
+    /// The legacy HTTP+SSE transport, asked for by name.
+    fn sse(server: &HttpServer) -> Self {
+        Self {
+            flags: vec![
+                "--url".into(),
+                format!("{}/sse", server.base_url()),
+                "--transport".into(),
+                "sse".into(),
+            ],
+            transport: "sse",
+        }
+    }
+
+    /// `/sse` with the default `--transport auto`: the Streamable HTTP POST
+    /// gets 405 there, so the client falls back to the legacy transport.
+    fn sse_by_fallback(server: &HttpServer) -> Self {
+        Self {
+            flags: vec!["--url".into(), format!("{}/sse", server.base_url())],
+            transport: "sse",
         }
     }
 }
@@ -176,6 +201,24 @@ fn http_protocol_2025() {
 fn http_protocol_2026() {
     let server = HttpServer::start(&[]);
     assert_client(&Target::http(&server), ERA_2026);
+}
+
+#[test]
+fn sse_auto_era() {
+    let server = HttpServer::start(&[]);
+    assert_client(&Target::sse(&server), SSE_AUTO);
+}
+
+#[test]
+fn sse_protocol_2025() {
+    let server = HttpServer::start(&[]);
+    assert_client(&Target::sse(&server), ERA_2025);
+}
+
+#[test]
+fn auto_transport_falls_back_to_sse() {
+    let server = HttpServer::start(&[]);
+    assert_client(&Target::sse_by_fallback(&server), SSE_AUTO);
 }
 
 #[test]

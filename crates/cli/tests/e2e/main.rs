@@ -2,9 +2,10 @@
 //! sockets on 127.0.0.1, nothing in-process and nothing on the internet.
 //!
 //! Protocol behaviour is checked twice: with raw wire JSON ([`stdio_wire`],
-//! [`http_wire`], [`http_policy`], [`legacy_sse`]) and through `nexo`'s own client
-//! ([`client`]), so that a bug shared by our client and our server cannot
-//! hide. [`shutdown`] covers signals, [`snapshots`] the exact CLI output,
+//! [`http_wire`], [`http_policy`], [`legacy_sse`]) and through `nexo`'s own
+//! client ([`client`]), so that a bug shared by our client and our server
+//! cannot hide; [`sse_client`] runs that client against fake legacy SSE
+//! servers written in the test. [`shutdown`] covers signals, [`snapshots`] the exact CLI output,
 //! [`utils`] the utilities server.
 //! Every process a test starts is owned by a [`support::Proc`], which kills
 //! and reaps it when the test ends, however it ends.
@@ -21,6 +22,7 @@ mod http_wire;
 mod legacy_sse;
 mod shutdown;
 mod snapshots;
+mod sse_client;
 mod stdio_wire;
 mod support;
 mod utils;

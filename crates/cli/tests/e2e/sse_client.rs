@@ -1,0 +1,291 @@
+//! `nexo`'s client over the legacy HTTP+SSE transport against small axum
+//! servers written here, for what our own server never does: seed 001's
+//! dialect (a `connect` event with a `connectionId`, messages POSTed to
+//! `/sse/message` wrapped as `{"connectionId", "message"}`, `[DONE]` lines,
+//! foreign events), a server that needs a header on every request, and a
+//! stream that drops in the middle of a call. (`client` runs the same
+//! commands against `nexo serve morse`.)
+
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use futures::Stream;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::support::{Run, run};
+
+/// The header the fake servers may require on every request.
+const KEY_HEADER: &str = "x-api-key";
+const KEY: &str = "s3cret";
+
+/// How a fake server behaves.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Dialect {
+    /// The 2024-11-05 transport as written: an `endpoint` event.
+    Standard,
+    /// Seed 001's server: `connect` with a `connectionId`, wrapped POSTs.
+    Seed001,
+}
+
+#[derive(Clone, Copy)]
+struct Behaviour {
+    dialect: Dialect,
+    /// Requests without [`KEY_HEADER`] get 401.
+    needs_key: bool,
+    /// `tools/call` closes the stream instead of answering.
+    drop_on_call: bool,
+}
+
+struct Fake {
+    behaviour: Behaviour,
+    /// The open stream's sender, if any.
+    stream: Mutex<Option<mpsc::UnboundedSender<Event>>>,
+}
+
+type Shared = Arc<Fake>;
+
+/// Serves `behaviour` on 127.0.0.1 and gives the stream's URL.
+async fn start(behaviour: Behaviour) -> String {
+    let fake = Arc::new(Fake {
+        behaviour,
+        stream: Mutex::default(),
+    });
+    let app = Router::new()
+        .route("/sse", get(open_stream))
+        .route("/sse/message", post(receive))
+        .route("/messages", post(receive))
+        .with_state(fake);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://127.0.0.1:{port}/sse")
+}
+
+fn keyed(fake: &Fake, headers: &HeaderMap) -> bool {
+    !fake.behaviour.needs_key
+        || headers
+            .get(KEY_HEADER)
+            .and_then(|value| value.to_str().ok())
+            == Some(KEY)
+}
+
+async fn open_stream(
+    State(fake): State<Shared>,
+    headers: HeaderMap,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, StatusCode> {
+    if !keyed(&fake, &headers) {
+        return Err(StatusCode::UNAUTHORIZED);
+    }
+    let (sender, events) = mpsc::unbounded_channel();
+    let first = match fake.behaviour.dialect {
+        Dialect::Standard => Event::default()
+            .event("endpoint")
+            .data("/messages?sessionId=fake"),
+        Dialect::Seed001 => Event::default()
+            .event("connect")
+            .data(json!({ "connectionId": "conn-1" }).to_string()),
+    };
+    sender.send(first).unwrap();
+    sender
+        .send(Event::default().event("state/update").data("{}"))
+        .unwrap();
+    sender.send(Event::default().comment("hello")).unwrap();
+    *fake.stream.lock().unwrap() = Some(sender);
+    // The stream ends when its sender is dropped.
+    let events = futures::stream::unfold(events, |mut events| async move {
+        let event = events.recv().await?;
+        Some((Ok(event), events))
+    });
+    Ok(Sse::new(events).keep_alive(KeepAlive::default()))
+}
+
+/// Both POST routes: checks the message, answers it on the stream.
+async fn receive(State(fake): State<Shared>, headers: HeaderMap, body: String) -> Response {
+    if !keyed(&fake, &headers) {
+        return StatusCode::UNAUTHORIZED.into_response();
+    }
+    let Ok(value) = serde_json::from_str::<Value>(&body) else {
+        return (StatusCode::BAD_REQUEST, "not JSON").into_response();
+    };
+    let message = match fake.behaviour.dialect {
+        Dialect::Standard => value,
+        Dialect::Seed001 if value["connectionId"] == "conn-1" => value["message"].clone(),
+        Dialect::Seed001 => {
+            return (StatusCode::BAD_REQUEST, "expected a wrapped message").into_response();
+        }
+    };
+    if message["jsonrpc"] != "2.0" {
+        return (StatusCode::BAD_REQUEST, "not JSON-RPC").into_response();
+    }
+    let Some(id) = message.get("id").cloned() else {
+        return StatusCode::ACCEPTED.into_response();
+    };
+    let method = message["method"].as_str().unwrap_or_default();
+    if method == "tools/call" && fake.behaviour.drop_on_call {
+        fake.stream.lock().unwrap().take();
+        return StatusCode::ACCEPTED.into_response();
+    }
+    let answer = match method {
+        "initialize" => json!({
+            "protocolVersion": "2024-11-05",
+            "capabilities": { "tools": {} },
+            "serverInfo": { "name": "seed-001", "version": "1.0" },
+        }),
+        "tools/list" => json!({ "tools": [{
+            "name": "echo",
+            "description": "Echoes its text",
+            "inputSchema": {
+                "type": "object",
+                "properties": { "text": { "type": "string" } },
+                "required": ["text"],
+            },
+        }]}),
+        "tools/call" => {
+            let text = message["params"]["arguments"]["text"]
+                .as_str()
+                .unwrap_or_default();
+            json!({ "content": [{ "type": "text", "text": format!("echo: {text}") }] })
+        }
+        _ => {
+            let error = json!({ "jsonrpc": "2.0", "id": id,
+                "error": { "code": -32601, "message": "Method not found" } });
+            fake.send(&error);
+            return StatusCode::ACCEPTED.into_response();
+        }
+    };
+    fake.send(&json!({ "jsonrpc": "2.0", "id": id, "result": answer }));
+    StatusCode::ACCEPTED.into_response()
+}
+
+impl Fake {
+    /// Sends `message` on the open stream, the way the dialect does.
+    fn send(&self, message: &Value) {
+        let stream = self.stream.lock().unwrap();
+        let Some(stream) = stream.as_ref() else {
+            return;
+        };
+        let _ = stream.send(Event::default().event("message").data(message.to_string()));
+        if self.behaviour.dialect == Dialect::Seed001 {
+            let _ = stream.send(Event::default().data("[DONE]"));
+        }
+    }
+}
+
+/// Runs `nexo ARGS...` off the runtime that serves the fake.
+async fn nexo(args: Vec<String>) -> Run {
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        run(&args)
+    })
+    .await
+    .unwrap()
+}
+
+fn words(words: &[&str]) -> Vec<String> {
+    words.iter().map(|word| (*word).to_owned()).collect()
+}
+
+#[tokio::test]
+async fn a_seed_001_server_is_understood() {
+    let url = start(Behaviour {
+        dialect: Dialect::Seed001,
+        needs_key: false,
+        drop_on_call: false,
+    })
+    .await;
+    // The default transport: the POST to /sse gets 405, so the client falls back.
+    let tools = nexo(words(&["tools", "--url", &url, "--json"])).await;
+    assert_eq!(
+        tools.assert_success().stdout_json()["tools"][0]["name"],
+        "echo"
+    );
+    let call = nexo(words(&["call", "--url", &url, "echo", "text=hola"])).await;
+    assert_eq!(call.assert_success().stdout, "echo: hola\n", "{call:#?}");
+    let discover = nexo(words(&["discover", "--url", &url, "--json"])).await;
+    let info = discover.assert_success().stdout_json();
+    assert_eq!(info["transport"], "sse", "{info:#}");
+    assert_eq!(info["protocolVersion"], "2024-11-05", "{info:#}");
+    assert_eq!(info["serverInfo"]["name"], "seed-001", "{info:#}");
+    let human = nexo(words(&["discover", "--url", &url, "--transport", "sse"])).await;
+    let human = &human.assert_success().stdout;
+    assert!(human.contains("protocol      2024-11-05\n"), "{human}");
+    assert!(human.contains("transport     sse\n"), "{human}");
+}
+
+#[tokio::test]
+async fn headers_go_with_the_stream_and_every_post() {
+    let url = start(Behaviour {
+        dialect: Dialect::Standard,
+        needs_key: true,
+        drop_on_call: false,
+    })
+    .await;
+    let header = format!("{KEY_HEADER}: {KEY}");
+    let call = nexo(words(&[
+        "call",
+        "--url",
+        &url,
+        "--transport",
+        "sse",
+        "--header",
+        &header,
+        "echo",
+        "text=x",
+    ]))
+    .await;
+    assert_eq!(call.assert_success().stdout, "echo: x\n", "{call:#?}");
+    let refused = nexo(words(&["tools", "--url", &url, "--transport", "sse"])).await;
+    assert_eq!(
+        (
+            refused.code(),
+            refused.error_line()["error"]["code"].as_str()
+        ),
+        (3, Some("unauthorized")),
+        "{refused:#?}"
+    );
+}
+
+#[tokio::test]
+async fn a_stream_dropped_mid_call_fails_as_unreachable() {
+    let url = start(Behaviour {
+        dialect: Dialect::Standard,
+        needs_key: false,
+        drop_on_call: true,
+    })
+    .await;
+    // A generous limit: the failure must come from the drop, not the clock.
+    let failed = nexo(words(&[
+        "call",
+        "--url",
+        &url,
+        "--transport",
+        "sse",
+        "--timeout",
+        "60",
+        "echo",
+        "text=x",
+    ]))
+    .await;
+    let error = failed.error_line();
+    assert_eq!(
+        (failed.code(), error["error"]["code"].as_str()),
+        (4, Some("unreachable")),
+        "{failed:#?}"
+    );
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(message.contains("SSE stream dropped"), "{message}");
+    assert!(
+        error["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("run the command again")
+    );
+    assert!(failed.stdout.is_empty(), "{failed:#?}");
+}
