@@ -21,6 +21,9 @@ use crate::failure::Failure;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
+    // Before anything can build an HTTP client: the binary's rustls has no
+    // default crypto provider (tests link one in, so they would not notice).
+    nexo_client::http::install_tls_provider();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

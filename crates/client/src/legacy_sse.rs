@@ -539,6 +539,7 @@ impl LegacySse {
         timeout: Duration,
     ) -> Result<Self, SseError> {
         let parsed = Url::parse(url).map_err(|_| SseError::BadUrl(url.to_owned()))?;
+        crate::http::install_tls_provider();
         let http = reqwest::Client::builder()
             .connect_timeout(timeout)
             .user_agent(concat!("nexo/", env!("CARGO_PKG_VERSION")))
