@@ -1,7 +1,7 @@
 """Drives a nexo server with the official Python SDK client (`mcp` 2.x), for scripts/interop.
 
     python_client.py --server morse|utils|everything --transport stdio|http|sse
-                     --mode legacy|2026-07-28 TARGET
+                     --mode legacy|auto|2026-07-28 [--expect-revision REVISION] TARGET
 
 TARGET is the command line of a stdio server, or the URL (`.../mcp` for
 Streamable HTTP, `.../sse` for the legacy HTTP+SSE transport). One real
@@ -9,13 +9,17 @@ exchange: list the tools, call one and check its result, and read a resource
 where the server has one. Prints what it saw; exits 0 when every check held,
 1 otherwise.
 
-`--mode legacy` is the SDK's initialize handshake (2025 era); `2026-07-28`
-adopts the stateless revision without a probe. Over SSE only legacy exists.
+`--mode legacy` is the SDK's initialize handshake (2025 era); `auto` probes
+`server/discover` first and falls back to the handshake, so with
+`--expect-revision 2026-07-28` it proves the server's discover answer was
+accepted; `2026-07-28` adopts that revision without a probe. Over SSE only
+legacy exists.
 """
 
 import argparse
 import shlex
 import sys
+import traceback
 from datetime import timedelta
 
 import anyio
@@ -92,7 +96,19 @@ async def run(args: argparse.Namespace) -> None:
         name = f"{info.name} {info.version}" if info else "(anonymous)"
         print(f"connected: mode={args.mode} server={name}")
         print(f"revision: {client.protocol_version}")
+        if args.expect_revision:
+            expect(
+                client.protocol_version == args.expect_revision,
+                f"negotiated {client.protocol_version}, expected {args.expect_revision}",
+            )
         await exchange(client, args.server)
+
+
+def innermost(exc: BaseException) -> BaseException:
+    """The one error inside anyio's task-group wrappers."""
+    while len(getattr(exc, "exceptions", ())) == 1:
+        exc = exc.exceptions[0]  # type: ignore[attr-defined]
+    return exc
 
 
 def main() -> None:
@@ -100,12 +116,17 @@ def main() -> None:
     parser.add_argument("--server", required=True, choices=sorted(CHECKS))
     parser.add_argument("--transport", required=True, choices=["stdio", "http", "sse"])
     parser.add_argument("--mode", default="legacy")
+    parser.add_argument("--expect-revision")
     parser.add_argument("target")
     args = parser.parse_args()
     try:
         anyio.run(run, args)
-    except CheckFailed as err:
-        print(f"FAILED: {err}", file=sys.stderr)
+    except Exception as err:  # noqa: BLE001 - every failure becomes one FAILED line
+        cause = innermost(err)
+        if not isinstance(cause, CheckFailed):
+            traceback.print_exception(err)
+            cause = f"{type(cause).__name__}: {cause}"
+        print(f"FAILED: {cause}", flush=True)
         sys.exit(1)
     print("ok")
 
