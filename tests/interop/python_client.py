@@ -20,7 +20,6 @@ import argparse
 import shlex
 import sys
 import traceback
-from datetime import timedelta
 
 import anyio
 from mcp import Client, StdioServerParameters
@@ -91,7 +90,7 @@ async def run(args: argparse.Namespace) -> None:
         target = sse_client(args.target)
     else:
         target = args.target
-    async with Client(target, mode=args.mode, read_timeout_seconds=timedelta(seconds=20).total_seconds()) as client:
+    async with Client(target, mode=args.mode, read_timeout_seconds=20.0) as client:
         info = client.server_info
         name = f"{info.name} {info.version}" if info else "(anonymous)"
         print(f"connected: mode={args.mode} server={name}")
