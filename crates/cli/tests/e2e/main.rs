@@ -16,6 +16,7 @@
 )]
 
 mod client;
+mod dns;
 mod http_policy;
 mod http_wire;
 mod legacy_sse;
