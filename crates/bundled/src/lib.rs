@@ -1,7 +1,13 @@
 //! The bundled servers by name: the one place that knows the list. Callers
 //! pick a server with [`Bundled`] and receive it, already built, through a
 //! [`ServerVisitor`], so that code generic over any rmcp handler (the
-//! serving runtime, an in-process client) needs no list of its own.
+//! serving runtime, an in-process client) needs no list of its own. A server
+//! that takes options (only `dns` so far) reads them from [`ServerOptions`].
+
+/// What the command line needs of the DNS server's options.
+pub mod dns {
+    pub use nexo_dns::{DnsOptions, parse_address};
+}
 
 use std::fmt;
 use std::str::FromStr;
@@ -16,18 +22,40 @@ pub enum Bundled {
     Morse,
     /// Seed 001's remote server: `time`, `sha256`, `echo`, `calc`.
     Utils,
+    /// Seed 000's local server: DNS diagnostics.
+    Dns,
     /// The fixture server of the official MCP conformance suite.
     Everything,
 }
 
+/// The options of the bundled servers that take any.
+#[derive(Debug, Clone, Default)]
+pub struct ServerOptions {
+    /// `nexo serve dns`: resolver, authoritative port, timeout, call log.
+    pub dns: nexo_dns::DnsOptions,
+}
+
+/// A bundled server that cannot be built from its options.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error(transparent)]
+    Dns(#[from] nexo_dns::OptionsError),
+}
+
 impl Bundled {
     /// Every bundled server, in the order help texts list them.
-    pub const ALL: &[Bundled] = &[Bundled::Morse, Bundled::Utils, Bundled::Everything];
+    pub const ALL: &[Bundled] = &[
+        Bundled::Morse,
+        Bundled::Utils,
+        Bundled::Dns,
+        Bundled::Everything,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Bundled::Morse => "morse",
             Bundled::Utils => "utils",
+            Bundled::Dns => "dns",
             Bundled::Everything => "everything",
         }
     }
@@ -37,21 +65,31 @@ impl Bundled {
         match self {
             Bundled::Morse => "echo, morse and demorse (seed 000's remote server)",
             Bundled::Utils => "time, sha256, echo and calc (seed 001's remote server)",
+            Bundled::Dns => {
+                "DNS diagnostics: zone health, mail policies, DNSSEC, propagation (seed 000's local server)"
+            }
             Bundled::Everything => {
                 "every protocol feature, as the MCP conformance suite expects (test_* tools)"
             }
         }
     }
 
-    /// Builds the server and hands it to `visitor`.
-    pub fn visit<V: ServerVisitor>(self, visitor: V) -> V::Output {
-        match self {
+    /// Builds the server with `options` and hands it to `visitor`.
+    pub fn visit<V: ServerVisitor>(
+        self,
+        options: &ServerOptions,
+        visitor: V,
+    ) -> Result<V::Output, BuildError> {
+        Ok(match self {
             Bundled::Morse => visitor.visit(nexo_morse::Morse::new(), nexo_morse::tools()),
             Bundled::Utils => visitor.visit(nexo_utils::Utils::new(), nexo_utils::tools()),
+            Bundled::Dns => {
+                visitor.visit(nexo_dns::Dns::new(options.dns.clone())?, nexo_dns::tools())
+            }
             Bundled::Everything => {
                 visitor.visit(nexo_everything::Everything::new(), nexo_everything::tools())
             }
-        }
+        })
     }
 }
 

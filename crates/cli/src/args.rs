@@ -69,6 +69,40 @@ pub struct ServeArgs {
     /// when listening on loopback, any name otherwise.
     #[arg(long = "allow-host", value_name = "HOST")]
     pub allow_hosts: Vec<String>,
+    #[command(flatten)]
+    pub dns: DnsArgs,
+}
+
+/// The options of `nexo serve dns`; refused with any other server.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Options of `nexo serve dns`")]
+pub struct DnsArgs {
+    /// The recursive resolver, ADDR or ADDR:PORT ([IPv6]:PORT).
+    /// Default: the system's first name server.
+    #[arg(long, value_name = "ADDR[:PORT]")]
+    pub resolver: Option<String>,
+    /// Seconds to wait for each DNS answer [default: 3].
+    #[arg(long = "timeout", value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+    /// The port authoritative servers are asked on [default: 53]; for test
+    /// beds on loopback.
+    #[arg(long, value_name = "PORT")]
+    pub auth_port: Option<u16>,
+}
+
+impl DnsArgs {
+    /// The first dns option given, by its flag, if any.
+    pub fn first_given(&self) -> Option<&'static str> {
+        if self.resolver.is_some() {
+            Some("--resolver")
+        } else if self.timeout.is_some() {
+            Some("--timeout")
+        } else if self.auth_port.is_some() {
+            Some("--auth-port")
+        } else {
+            None
+        }
+    }
 }
 
 /// The help of `nexo serve <SERVER>`, naming every bundled server.

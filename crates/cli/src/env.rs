@@ -10,6 +10,11 @@ pub const LOG_FILTER: &str = "RUST_LOG";
 /// Where OAuth tokens are kept (default: `<config dir>/nexo/tokens`). Tests
 /// point it at a temporary directory so they never touch the real home.
 pub const TOKEN_DIR: &str = "NEXO_TOKEN_DIR";
+/// Where `nexo serve dns` logs each tool call (seed 000); `off` logs
+/// nothing. Default: `dns_mcp.log.jsonl` in nexo's state directory.
+pub const DNS_MCP_LOG: &str = "DNS_MCP_LOG";
+/// The per-user state directory on Linux and BSD (XDG).
+pub const XDG_STATE_HOME: &str = "XDG_STATE_HOME";
 /// The per-user configuration directory on Linux and BSD (XDG).
 pub const XDG_CONFIG_HOME: &str = "XDG_CONFIG_HOME";
 /// The home directory, under which the default configuration directory lies.
@@ -46,4 +51,24 @@ pub fn token_dir() -> Option<PathBuf> {
             .or_else(|| var(HOME).map(|home| PathBuf::from(home).join(".config")))
     };
     config.map(|dir| dir.join("nexo").join("tokens"))
+}
+
+/// The DNS server's call log: `$DNS_MCP_LOG` (`off` for none), else
+/// `dns_mcp.log.jsonl` in `$XDG_STATE_HOME/nexo` or `~/.local/state/nexo`
+/// (created if missing). Not the current directory: a server started by an
+/// MCP host runs wherever the host chose. `None` when nothing is to be
+/// logged or no state directory can be found or created.
+pub fn dns_log() -> Option<PathBuf> {
+    match var(DNS_MCP_LOG).as_deref() {
+        Some("off") => None,
+        Some(path) => Some(PathBuf::from(path)),
+        None => {
+            let state = var(XDG_STATE_HOME)
+                .map(PathBuf::from)
+                .or_else(|| var(HOME).map(|home| PathBuf::from(home).join(".local/state")))?;
+            let dir = state.join("nexo");
+            std::fs::create_dir_all(&dir).ok()?;
+            Some(dir.join("dns_mcp.log.jsonl"))
+        }
+    }
 }

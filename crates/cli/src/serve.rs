@@ -1,12 +1,12 @@
 //! `nexo serve`: wires a bundled server to the serving runtime.
 
 use futures::future::BoxFuture;
-use nexo_bundled::{Bundled, ServerVisitor};
+use nexo_bundled::{Bundled, ServerOptions, ServerVisitor};
 use nexo_serve::ServeOptions;
 use rmcp::ServerHandler;
 use rmcp::model::Tool;
 
-use crate::args::ServeArgs;
+use crate::args::{DnsArgs, ServeArgs};
 use crate::env;
 use crate::failure::Failure;
 
@@ -30,6 +30,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
         }
         None => None,
     };
+    let server_options = server_options(bundled, &args.dns)?;
     let options = ServeOptions {
         server_name: bundled.name().to_owned(),
         tools: Vec::new(),
@@ -38,10 +39,55 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
         allow_origins: args.allow_origins,
         allow_hosts: args.allow_hosts,
     };
-    bundled
-        .visit(Launch { http, options })
-        .await
-        .map_err(serve_failure)
+    let launch = bundled
+        .visit(&server_options, Launch { http, options })
+        .map_err(|error| {
+            Failure::unexpected(
+                &anyhow::Error::new(error),
+                Some("give the resolver with `--resolver ADDR[:PORT]`".into()),
+            )
+        })?;
+    launch.await.map_err(serve_failure)
+}
+
+/// The options of the chosen server; a server's options given to another
+/// server are a usage error.
+fn server_options(bundled: Bundled, dns: &DnsArgs) -> Result<ServerOptions, Failure> {
+    let mut options = ServerOptions::default();
+    if bundled != Bundled::Dns {
+        if let Some(flag) = dns.first_given() {
+            return Err(Failure::usage(
+                format!("`{flag}` is an option of `nexo serve dns`, not of `{bundled}`"),
+                Some(format!("remove `{flag}`, or run `nexo serve dns`")),
+            ));
+        }
+        return Ok(options);
+    }
+    if let Some(text) = &dns.resolver {
+        let address = nexo_bundled::dns::parse_address(text).ok_or_else(|| {
+            Failure::usage(
+                format!("`{text}` is not a resolver address"),
+                Some("give an IP address with an optional port: `--resolver 192.0.2.1:53`".into()),
+            )
+        })?;
+        options.dns.resolver = Some(address);
+    }
+    if let Some(seconds) = dns.timeout {
+        options.dns.timeout = std::time::Duration::try_from_secs_f64(seconds)
+            .ok()
+            .filter(|timeout| !timeout.is_zero())
+            .ok_or_else(|| {
+                Failure::usage(
+                    format!("`--timeout {seconds}` is not a positive number of seconds"),
+                    Some("for example `--timeout 2.5`".into()),
+                )
+            })?;
+    }
+    if let Some(port) = dns.auth_port {
+        options.dns.auth_port = port;
+    }
+    options.dns.log = env::dns_log();
+    Ok(options)
 }
 
 fn serve_failure(error: nexo_serve::ServeError) -> Failure {

@@ -17,6 +17,7 @@
 )]
 
 mod client;
+mod dns;
 mod http_policy;
 mod http_wire;
 mod legacy_sse;

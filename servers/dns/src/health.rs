@@ -1,0 +1,551 @@
+//! `salud_dns`: a zone's health. The four basic types (A, AAAA, NS, SOA) are
+//! asked of the recursive resolver and then of every authoritative server
+//! directly (each NS name resolved to all its addresses), all at once; the
+//! findings compare what each said. The parent's delegation is read from
+//! the parent zone's own servers.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::IpAddr;
+
+use futures::future::join_all;
+use hickory_proto::op::ResponseCode;
+use hickory_proto::rr::{Name, RData, RecordType};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::findings::{Hallazgo, Tipo};
+use crate::name::show;
+use crate::net::{NameServer, Net, ns_hosts, rcode_text};
+use crate::query::{Answer, QueryError};
+
+/// The types `salud_dns` compares, in output order.
+const TYPES: [RecordType; 4] = [
+    RecordType::A,
+    RecordType::AAAA,
+    RecordType::NS,
+    RecordType::SOA,
+];
+
+/// TTLs further apart than this factor are unbalanced.
+const TTL_RATIO: u32 = 10;
+
+/// Each type's values, as text, by type name (`A`, `AAAA`, `NS`, `SOA`).
+pub type Sets = BTreeMap<String, BTreeSet<String>>;
+
+/// What one authoritative server said.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Servidor {
+    pub ns: String,
+    pub ip: String,
+    /// It answered at least one question.
+    pub responde: bool,
+    /// Every answer carried the AA flag with NOERROR or NXDOMAIN.
+    pub autoritativo: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub serial: Option<u32>,
+    pub respuestas: BTreeMap<String, Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The result of `salud_dns`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Salud {
+    pub dominio: String,
+    pub zona: String,
+    pub recursivo: Sets,
+    pub autoritativo: Sets,
+    pub servidores: Vec<Servidor>,
+    pub hallazgos: Vec<Hallazgo>,
+}
+
+/// The presentation form of a record's data, names without the final dot.
+pub fn show_rdata(data: &RData) -> String {
+    match data {
+        RData::NS(ns) => show(&ns.0),
+        RData::CNAME(cname) => show(&cname.0),
+        other => other.to_string(),
+    }
+}
+
+fn type_key(rtype: RecordType) -> String {
+    type_name(rtype).to_owned()
+}
+
+fn type_name(rtype: RecordType) -> &'static str {
+    match rtype {
+        RecordType::A => "A",
+        RecordType::AAAA => "AAAA",
+        RecordType::NS => "NS",
+        RecordType::SOA => "SOA",
+        RecordType::TXT => "TXT",
+        _ => "OTRO",
+    }
+}
+
+fn values(answer: &Answer, name: &Name, rtype: RecordType) -> BTreeSet<String> {
+    answer.rdata(name, rtype).map(show_rdata).collect()
+}
+
+/// A random label that no zone should hold.
+fn random_label() -> String {
+    format!("nexo-{:016x}", rand::random::<u64>())
+}
+
+pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
+    let mut hallazgos = Vec::new();
+    let probe = Name::from_ascii(random_label())
+        .and_then(|label| label.append_domain(name))
+        .ok();
+    let recursive = join_all(TYPES.map(|rtype| net.recursive(name, rtype)));
+    let wildcard = async {
+        match &probe {
+            Some(probe) => Some(net.recursive(probe, RecordType::A).await),
+            None => None,
+        }
+    };
+    let dangling = dangling_cnames(net, name);
+    let (recursive, wildcard, dangling) = tokio::join!(recursive, wildcard, dangling);
+    hallazgos.extend(dangling);
+
+    let mut recursivo = Sets::new();
+    let mut failures = Vec::new();
+    for (rtype, result) in TYPES.iter().zip(&recursive) {
+        let set = match result {
+            Ok(answer) => values(answer, name, *rtype),
+            Err(error) => {
+                failures.push(format!("{rtype}: {error}"));
+                BTreeSet::new()
+            }
+        };
+        recursivo.insert(type_key(*rtype), set);
+    }
+    let nxdomain = recursive
+        .iter()
+        .flatten()
+        .any(|answer| answer.rcode == ResponseCode::NXDomain);
+    let mut empty = Salud {
+        dominio: show(name),
+        zona: String::new(),
+        recursivo,
+        autoritativo: Sets::new(),
+        servidores: Vec::new(),
+        hallazgos: Vec::new(),
+    };
+    if nxdomain {
+        hallazgos.push(Tipo::DominioInexistente.hallazgo(format!(
+            "the resolver {} answers NXDOMAIN for {}",
+            net.resolver,
+            show(name)
+        )));
+        empty.hallazgos = hallazgos;
+        return empty;
+    }
+    for answer in recursive.iter().flatten() {
+        if answer.rcode != ResponseCode::NoError {
+            failures.push(rcode_text(answer.rcode));
+        }
+    }
+    if !failures.is_empty() {
+        hallazgos.push(Tipo::ResolutorSinRespuesta.hallazgo(format!(
+            "the resolver {} failed: {}",
+            net.resolver,
+            failures.join("; ")
+        )));
+    }
+    if let Some(Ok(answer)) = wildcard
+        && answer.rcode == ResponseCode::NoError
+        && !answer.answers.is_empty()
+    {
+        let said: Vec<String> = answer.answers.iter().map(|r| show_rdata(&r.data)).collect();
+        hallazgos.push(Tipo::Wildcard.hallazgo(format!(
+            "the random name {} resolves to {}",
+            probe.as_ref().map(show).unwrap_or_default(),
+            said.join(", ")
+        )));
+    }
+
+    // The zone and its servers.
+    let zone = net
+        .enclosing_zone(name)
+        .await
+        .unwrap_or_else(|| name.clone());
+    empty.zona = show(&zone);
+    let ns_answer = if &zone == name {
+        recursive.get(2).and_then(|r| r.as_ref().ok()).cloned()
+    } else {
+        net.recursive(&zone, RecordType::NS).await.ok()
+    };
+    let hosts = ns_answer
+        .as_ref()
+        .map(|answer| ns_hosts(answer, &zone))
+        .unwrap_or_default();
+    if hosts.is_empty() {
+        hallazgos.push(Tipo::SinNs.hallazgo(format!(
+            "the resolver gives no NS records for the zone {}",
+            show(&zone)
+        )));
+        empty.hallazgos = hallazgos;
+        return empty;
+    }
+    let (servers, parent) = tokio::join!(
+        net.name_servers(hosts.iter().cloned()),
+        parent_ns(net, &zone)
+    );
+    check_spread(&servers, &mut hallazgos);
+
+    let asked = join_all(
+        servers
+            .iter()
+            .flat_map(|server| server.addresses.iter().map(move |ip| (server, *ip)))
+            .map(|(server, ip)| ask_server(net, name, server, ip)),
+    )
+    .await;
+    let servidores: Vec<Servidor> = asked.iter().map(|(servidor, _)| servidor.clone()).collect();
+    let good: Vec<&(Servidor, Vec<Option<Answer>>)> = asked
+        .iter()
+        .filter(|(servidor, _)| servidor.autoritativo)
+        .collect();
+
+    for (servidor, _) in &asked {
+        if !servidor.responde {
+            hallazgos.push(Tipo::DelegacionCojaSinRespuesta.hallazgo(format!(
+                "{} ({}) does not answer: {}",
+                servidor.ns,
+                servidor.ip,
+                servidor.error.as_deref().unwrap_or("no answer")
+            )));
+        } else if !servidor.autoritativo {
+            hallazgos.push(Tipo::DelegacionCojaNoAutoritativa.hallazgo(format!(
+                "{} ({}) answers but not authoritatively for {}: {}",
+                servidor.ns,
+                servidor.ip,
+                show(&zone),
+                servidor.error.as_deref().unwrap_or("no AA flag")
+            )));
+        }
+    }
+
+    // Authoritative answers: union, disagreements, serials, TTLs.
+    let mut autoritativo = Sets::new();
+    for (index, rtype) in TYPES.iter().enumerate() {
+        let key = type_key(*rtype);
+        let mut union = BTreeSet::new();
+        let mut distinct: BTreeSet<BTreeSet<String>> = BTreeSet::new();
+        for (servidor, answers) in &good {
+            let set: BTreeSet<String> = servidor
+                .respuestas
+                .get(&key)
+                .map(|v| v.iter().cloned().collect())
+                .unwrap_or_default();
+            if answers.get(index).is_some_and(Option::is_some) {
+                distinct.insert(set.clone());
+            }
+            union.extend(set);
+        }
+        if *rtype != RecordType::SOA && distinct.len() > 1 {
+            let shown: Vec<String> = distinct
+                .iter()
+                .map(|set| format!("[{}]", set.iter().cloned().collect::<Vec<_>>().join(", ")))
+                .collect();
+            hallazgos.push(Tipo::AutoritativosDifieren.hallazgo(format!(
+                "{key} of {}: the authoritative servers answer {}",
+                show(name),
+                shown.join(" / ")
+            )));
+        }
+        autoritativo.insert(key, union);
+    }
+    let serials: BTreeMap<u32, Vec<String>> =
+        good.iter().fold(BTreeMap::new(), |mut map, (servidor, _)| {
+            if let Some(serial) = servidor.serial {
+                map.entry(serial)
+                    .or_insert_with(Vec::new)
+                    .push(format!("{} ({})", servidor.ns, servidor.ip));
+            }
+            map
+        });
+    if serials.len() > 1 {
+        let shown: Vec<String> = serials
+            .iter()
+            .map(|(serial, who)| format!("{serial} at {}", who.join(", ")))
+            .collect();
+        hallazgos.push(Tipo::SerialSoaDistinto.hallazgo(format!(
+            "the SOA serial of {} differs: {}",
+            show(&zone),
+            shown.join("; ")
+        )));
+    }
+    check_ttls(name, &good, &mut hallazgos);
+
+    // Parent and child NS sets.
+    let child: BTreeSet<Name> = good
+        .iter()
+        .flat_map(|(_, answers)| answers.get(2).and_then(Option::as_ref))
+        .flat_map(|answer| ns_hosts(answer, &zone))
+        .collect();
+    let child = if child.is_empty() {
+        hosts.clone()
+    } else {
+        child
+    };
+    if let Some((parent_zone, parent_set)) = parent
+        && !parent_set.is_empty()
+        && parent_set != child
+    {
+        hallazgos.push(Tipo::NsPadreHijoDistintos.hallazgo(format!(
+            "the parent zone {} delegates {} to [{}] but the zone lists [{}]",
+            show(&parent_zone),
+            show(&zone),
+            names(&parent_set),
+            names(&child)
+        )));
+    }
+
+    // Recursive against authoritative.
+    if !good.is_empty() {
+        for rtype in TYPES {
+            let key = type_key(rtype);
+            let (Some(rec), Some(auth)) = (empty.recursivo.get(&key), autoritativo.get(&key))
+            else {
+                continue;
+            };
+            if rec != auth && failures.is_empty() {
+                hallazgos.push(Tipo::RecursivoDifiere.hallazgo(format!(
+                    "{key} of {}: the resolver answers [{}], the authoritative servers [{}]",
+                    show(name),
+                    rec.iter().cloned().collect::<Vec<_>>().join(", "),
+                    auth.iter().cloned().collect::<Vec<_>>().join(", ")
+                )));
+            }
+        }
+    }
+
+    Salud {
+        autoritativo,
+        servidores,
+        hallazgos,
+        ..empty
+    }
+}
+
+fn names(set: &BTreeSet<Name>) -> String {
+    set.iter().map(show).collect::<Vec<_>>().join(", ")
+}
+
+/// Asks one server the four questions at once.
+async fn ask_server(
+    net: &Net,
+    name: &Name,
+    server: &NameServer,
+    ip: IpAddr,
+) -> (Servidor, Vec<Option<Answer>>) {
+    let results: Vec<Result<Answer, QueryError>> =
+        join_all(TYPES.map(|rtype| net.authoritative(ip, name, rtype, false))).await;
+    let mut respuestas = BTreeMap::new();
+    let mut error = None;
+    let mut responde = false;
+    let mut autoritativo = true;
+    let mut serial = None;
+    let mut answers = Vec::new();
+    for (rtype, result) in TYPES.iter().zip(results) {
+        match result {
+            Ok(answer) => {
+                responde = true;
+                let fine = answer.authoritative
+                    && matches!(answer.rcode, ResponseCode::NoError | ResponseCode::NXDomain);
+                if !fine {
+                    autoritativo = false;
+                    error.get_or_insert_with(|| {
+                        format!(
+                            "{rtype}: {}{}",
+                            rcode_text(answer.rcode),
+                            if answer.authoritative {
+                                ""
+                            } else {
+                                " without the AA flag"
+                            }
+                        )
+                    });
+                }
+                if *rtype == RecordType::SOA {
+                    serial = answer
+                        .rdata(name, RecordType::SOA)
+                        .find_map(|data| match data {
+                            RData::SOA(soa) => Some(soa.serial),
+                            _ => None,
+                        });
+                }
+                respuestas.insert(
+                    type_key(*rtype),
+                    values(&answer, name, *rtype).into_iter().collect(),
+                );
+                answers.push(Some(answer));
+            }
+            Err(failure) => {
+                autoritativo = false;
+                error.get_or_insert_with(|| format!("{rtype}: {failure}"));
+                answers.push(None);
+            }
+        }
+    }
+    let servidor = Servidor {
+        ns: show(&server.host),
+        ip: ip.to_string(),
+        responde,
+        autoritativo: responde && autoritativo,
+        serial,
+        respuestas,
+        error,
+    };
+    (servidor, answers)
+}
+
+/// The NS set the parent zone delegates `zone` to, asked of the parent's
+/// own servers (the first that answers).
+async fn parent_ns(net: &Net, zone: &Name) -> Option<(Name, BTreeSet<Name>)> {
+    if zone.is_root() {
+        return None;
+    }
+    let parent = net.enclosing_zone(&zone.base_name()).await?;
+    let parent_answer = net.recursive(&parent, RecordType::NS).await.ok()?;
+    let parent_servers = net.name_servers(ns_hosts(&parent_answer, &parent)).await;
+    for ip in parent_servers.iter().flat_map(|server| &server.addresses) {
+        if let Ok(answer) = net.authoritative(*ip, zone, RecordType::NS, false).await
+            && answer.rcode == ResponseCode::NoError
+        {
+            return Some((parent, ns_hosts(&answer, zone)));
+        }
+    }
+    None
+}
+
+/// One NS, or every address in one /24 (IPv4) and one /48 (IPv6).
+fn check_spread(servers: &[NameServer], hallazgos: &mut Vec<Hallazgo>) {
+    for server in servers.iter().filter(|server| server.addresses.is_empty()) {
+        hallazgos.push(Tipo::NsSinDireccion.hallazgo(format!(
+            "the name server {} has no A or AAAA record",
+            show(&server.host)
+        )));
+    }
+    if servers.len() == 1 {
+        hallazgos.push(Tipo::NsUnico.hallazgo(format!(
+            "the zone has a single name server, {}",
+            servers.first().map(|s| show(&s.host)).unwrap_or_default()
+        )));
+        return;
+    }
+    let addresses: Vec<IpAddr> = servers
+        .iter()
+        .flat_map(|s| s.addresses.iter().copied())
+        .collect();
+    let networks: BTreeSet<String> = addresses
+        .iter()
+        .map(|ip| match ip {
+            IpAddr::V4(v4) => {
+                let [a, b, c, _] = v4.octets();
+                format!("{a}.{b}.{c}.0/24")
+            }
+            IpAddr::V6(v6) => {
+                let s = v6.segments();
+                format!("{:x}:{:x}:{:x}::/48", s[0], s[1], s[2])
+            }
+        })
+        .collect();
+    let families: BTreeSet<bool> = addresses.iter().map(IpAddr::is_ipv4).collect();
+    if addresses.len() > 1 && networks.len() == families.len() {
+        hallazgos.push(Tipo::NsMismaRed.hallazgo(format!(
+            "every name server address is in {}",
+            networks.into_iter().collect::<Vec<_>>().join(" and ")
+        )));
+    }
+}
+
+/// Unbalanced TTLs across the zone's RRsets, and one RRset's TTL differing
+/// between servers.
+fn check_ttls(
+    name: &Name,
+    good: &[&(Servidor, Vec<Option<Answer>>)],
+    hallazgos: &mut Vec<Hallazgo>,
+) {
+    let mut per_type: BTreeMap<RecordType, BTreeSet<u32>> = BTreeMap::new();
+    for (_, answers) in good {
+        for (rtype, answer) in TYPES.iter().zip(answers) {
+            let Some(answer) = answer else { continue };
+            if let Some(record) = answer.records(name, *rtype).next() {
+                per_type.entry(*rtype).or_default().insert(record.ttl);
+            }
+        }
+    }
+    for (rtype, ttls) in &per_type {
+        if ttls.len() > 1 {
+            hallazgos.push(Tipo::TtlInconsistente.hallazgo(format!(
+                "{rtype} of {} has TTLs {} on different servers",
+                show(name),
+                ttls.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+            )));
+        }
+    }
+    let all: Vec<(RecordType, u32)> = per_type
+        .iter()
+        .flat_map(|(rtype, ttls)| ttls.iter().map(move |ttl| (*rtype, *ttl)))
+        .collect();
+    let min = all.iter().min_by_key(|(_, ttl)| *ttl);
+    let max = all.iter().max_by_key(|(_, ttl)| *ttl);
+    if let (Some((min_type, min)), Some((max_type, max))) = (min, max)
+        && u64::from(*max) > u64::from(*min) * u64::from(TTL_RATIO)
+    {
+        hallazgos.push(Tipo::TtlDesbalanceado.hallazgo(format!(
+            "TTLs of {} range from {min} s ({min_type}) to {max} s ({max_type})",
+            show(name)
+        )));
+    }
+}
+
+/// CNAMEs at the apex and at `www` whose target has no address.
+async fn dangling_cnames(net: &Net, name: &Name) -> Vec<Hallazgo> {
+    let mut names = vec![name.clone()];
+    if let Ok(www) = Name::from_ascii("www").and_then(|www| www.append_domain(name)) {
+        names.push(www);
+    }
+    let checks = names.into_iter().map(|owner| async move {
+        let answer = net.recursive(&owner, RecordType::CNAME).await.ok()?;
+        let target = answer
+            .rdata(&owner, RecordType::CNAME)
+            .find_map(|data| match data {
+                RData::CNAME(cname) => Some(cname.0.clone()),
+                _ => None,
+            })?;
+        let (a, aaaa) = tokio::join!(
+            net.recursive(&target, RecordType::A),
+            net.recursive(&target, RecordType::AAAA)
+        );
+        let (a, aaaa) = (a.ok()?, aaaa.ok()?);
+        let has = |answer: &Answer| {
+            answer
+                .answers
+                .iter()
+                .any(|r| matches!(r.record_type(), RecordType::A | RecordType::AAAA))
+        };
+        if has(&a) || has(&aaaa) {
+            return None;
+        }
+        let why = if a.rcode == ResponseCode::NXDomain {
+            "does not exist (NXDOMAIN)".to_owned()
+        } else {
+            format!("has no address ({})", rcode_text(a.rcode))
+        };
+        Some(Tipo::CnameColgante.hallazgo(format!(
+            "{} is a CNAME to {}, which {why}",
+            show(&owner),
+            show(&target)
+        )))
+    });
+    join_all(checks).await.into_iter().flatten().collect()
+}
+
+/// The JSON of a result.
+pub fn to_json(salud: &Salud) -> Value {
+    serde_json::to_value(salud).unwrap_or(Value::Null)
+}

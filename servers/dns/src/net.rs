@@ -1,0 +1,146 @@
+//! The questions every tool asks, on top of [`query::ask`]: of the recursive
+//! resolver, of a zone's authoritative servers (at the configured port), and
+//! the small walks built from them (a host's addresses, a zone's servers, the
+//! zone that encloses a name).
+
+use std::collections::BTreeSet;
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+use futures::future::join_all;
+use hickory_proto::op::ResponseCode;
+use hickory_proto::rr::{Name, RData, RecordType};
+
+use crate::query::{self, Answer, Ask, QueryError};
+
+/// Where and how to ask.
+#[derive(Debug, Clone)]
+pub struct Net {
+    /// The recursive resolver.
+    pub resolver: SocketAddr,
+    /// The port authoritative servers are asked on (53 but in test beds).
+    pub auth_port: u16,
+    /// How long to wait for each answer.
+    pub timeout: Duration,
+}
+
+/// A name server of a zone: its name and addresses.
+#[derive(Debug, Clone)]
+pub struct NameServer {
+    pub host: Name,
+    pub addresses: Vec<IpAddr>,
+}
+
+impl Net {
+    /// Asks the recursive resolver.
+    pub async fn recursive(&self, name: &Name, rtype: RecordType) -> Result<Answer, QueryError> {
+        self.recursive_at(self.resolver, name, rtype).await
+    }
+
+    /// Asks the resolver at `server`.
+    pub async fn recursive_at(
+        &self,
+        server: SocketAddr,
+        name: &Name,
+        rtype: RecordType,
+    ) -> Result<Answer, QueryError> {
+        let how = Ask {
+            recursive: true,
+            dnssec: false,
+            timeout: self.timeout,
+        };
+        query::ask(server, name, rtype, how).await
+    }
+
+    /// Asks an authoritative server at `address`, with or without DNSSEC
+    /// records.
+    pub async fn authoritative(
+        &self,
+        address: IpAddr,
+        name: &Name,
+        rtype: RecordType,
+        dnssec: bool,
+    ) -> Result<Answer, QueryError> {
+        let how = Ask {
+            recursive: false,
+            dnssec,
+            timeout: self.timeout,
+        };
+        query::ask(SocketAddr::new(address, self.auth_port), name, rtype, how).await
+    }
+
+    /// The addresses of `host` (A and AAAA, asked together), following
+    /// CNAMEs as the resolver does. Empty when there are none or the
+    /// resolver fails.
+    pub async fn addresses(&self, host: &Name) -> Vec<IpAddr> {
+        let (a, aaaa) = tokio::join!(
+            self.recursive(host, RecordType::A),
+            self.recursive(host, RecordType::AAAA)
+        );
+        [a, aaaa]
+            .into_iter()
+            .flatten()
+            .flat_map(|answer| answer.answers)
+            .filter_map(|record| match record.data {
+                RData::A(a) => Some(IpAddr::V4(a.0)),
+                RData::AAAA(aaaa) => Some(IpAddr::V6(aaaa.0)),
+                _ => None,
+            })
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    }
+
+    /// Each of `hosts` with its addresses, resolved concurrently.
+    pub async fn name_servers(&self, hosts: impl IntoIterator<Item = Name>) -> Vec<NameServer> {
+        join_all(hosts.into_iter().map(|host| async move {
+            let addresses = self.addresses(&host).await;
+            NameServer { host, addresses }
+        }))
+        .await
+    }
+
+    /// The zone that holds `name` (the nearest enclosing zone cut), from the
+    /// SOA the resolver gives: in the answer when `name` is itself a zone
+    /// apex, in the authority section otherwise.
+    pub async fn enclosing_zone(&self, name: &Name) -> Option<Name> {
+        let mut candidate = name.clone();
+        loop {
+            if let Ok(answer) = self.recursive(&candidate, RecordType::SOA).await {
+                let soa_owner = answer
+                    .answers
+                    .iter()
+                    .chain(&answer.authorities)
+                    .find(|record| record.record_type() == RecordType::SOA)
+                    .map(|record| record.name.to_lowercase());
+                if let Some(owner) = soa_owner {
+                    return Some(owner);
+                }
+            }
+            if candidate.is_root() {
+                return None;
+            }
+            candidate = candidate.base_name();
+        }
+    }
+}
+
+/// The host names of the NS records in `answer` owned by `zone`, from the
+/// answer section or, in a referral, the authority section.
+pub fn ns_hosts(answer: &Answer, zone: &Name) -> BTreeSet<Name> {
+    answer
+        .answers
+        .iter()
+        .chain(&answer.authorities)
+        .filter(|record| &record.name.to_lowercase() == zone)
+        .filter_map(|record| match &record.data {
+            RData::NS(ns) => Some(ns.0.to_lowercase()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A response code for people: `NXDOMAIN`, `SERVFAIL`...
+pub fn rcode_text(rcode: ResponseCode) -> String {
+    rcode.to_str().to_uppercase()
+}
