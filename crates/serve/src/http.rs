@@ -292,25 +292,9 @@ where
             .into_response();
     }
     let (mut parts, body) = request.into_parts();
-    let declared = parts
-        .headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|length| length.to_str().ok()?.parse::<usize>().ok());
-    if declared.is_some_and(|length| length > state.max_body) {
-        return too_large(state.max_body);
-    }
-    let body = match Limited::new(body, state.max_body).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(error) if error.is::<http_body_util::LengthLimitError>() => {
-            return too_large(state.max_body);
-        }
-        Err(error) => {
-            return (
-                StatusCode::BAD_REQUEST,
-                format!("Bad Request: cannot read the body: {error}"),
-            )
-                .into_response();
-        }
+    let body = match read_body(&parts.headers, body, state.max_body).await {
+        Ok(body) => body,
+        Err(refusal) => return refusal,
     };
     let envelope = match inbound::inspect(&body) {
         Ok(envelope) => envelope,
@@ -369,7 +353,31 @@ where
     }
 }
 
-pub(crate) fn too_large(limit: usize) -> Response {
+/// Reads a request body of at most `limit` bytes; a longer one (declared or
+/// actual) is refused with 413, an unreadable one with 400.
+pub(crate) async fn read_body(
+    headers: &HeaderMap,
+    body: Body,
+    limit: usize,
+) -> Result<Bytes, Response> {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|length| length.to_str().ok()?.parse::<usize>().ok());
+    if declared.is_some_and(|length| length > limit) {
+        return Err(too_large(limit));
+    }
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(error) if error.is::<http_body_util::LengthLimitError>() => Err(too_large(limit)),
+        Err(error) => Err((
+            StatusCode::BAD_REQUEST,
+            format!("Bad Request: cannot read the body: {error}"),
+        )
+            .into_response()),
+    }
+}
+
+fn too_large(limit: usize) -> Response {
     json_rpc_error(
         StatusCode::PAYLOAD_TOO_LARGE,
         &Rejection {

@@ -20,7 +20,6 @@ use axum::extract::{Query, Request, State};
 use axum::http::{StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use http_body_util::{BodyExt, Limited};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
@@ -28,7 +27,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::calllog::{CallLogger, CallTap};
-use crate::http::{SSE_KEEP_ALIVE, json_rpc_error, too_large};
+use crate::http::{SSE_KEEP_ALIVE, json_rpc_error, read_body};
 use crate::inbound;
 
 /// Where a legacy client opens its stream.
@@ -189,28 +188,10 @@ where
     let Some(sender) = sessions.sender(&id) else {
         return session_not_found();
     };
-    let declared = request
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|length| length.to_str().ok()?.parse::<usize>().ok());
-    if declared.is_some_and(|length| length > sessions.max_body) {
-        return too_large(sessions.max_body);
-    }
-    let body = match Limited::new(request.into_body(), sessions.max_body)
-        .collect()
-        .await
-    {
-        Ok(collected) => collected.to_bytes(),
-        Err(error) if error.is::<http_body_util::LengthLimitError>() => {
-            return too_large(sessions.max_body);
-        }
-        Err(error) => {
-            return (
-                StatusCode::BAD_REQUEST,
-                format!("Bad Request: cannot read the body: {error}"),
-            )
-                .into_response();
-        }
+    let (parts, body) = request.into_parts();
+    let body = match read_body(&parts.headers, body, sessions.max_body).await {
+        Ok(body) => body,
+        Err(refusal) => return refusal,
     };
     let envelope = match inbound::inspect(&body) {
         Ok(envelope) => envelope,
