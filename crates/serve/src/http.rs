@@ -248,7 +248,7 @@ fn accepts(headers: &HeaderMap) -> Accepts {
         let Ok(value) = value.to_str() else { continue };
         for entry in value.split(',') {
             let mut parts = entry.split(';');
-            let essence = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+            let essence = parts.next().unwrap_or_default().trim();
             let refused = parts.any(|parameter| {
                 parameter.split_once('=').is_some_and(|(name, quality)| {
                     name.trim() == "q" && quality.trim().parse::<f32>().is_ok_and(|q| q == 0.0)
@@ -257,14 +257,16 @@ fn accepts(headers: &HeaderMap) -> Accepts {
             if refused {
                 continue;
             }
-            match essence.as_str() {
-                "application/json" | "application/*" => accepts.json = true,
-                "text/event-stream" | "text/*" => accepts.sse = true,
-                "*/*" => {
-                    accepts.json = true;
-                    accepts.sse = true;
-                }
-                _ => {}
+            // Media types are case-insensitive; compare without allocating,
+            // since every POST to /mcp passes through here.
+            let is = |name: &str| essence.eq_ignore_ascii_case(name);
+            if is("application/json") || is("application/*") {
+                accepts.json = true;
+            } else if is("text/event-stream") || is("text/*") {
+                accepts.sse = true;
+            } else if essence == "*/*" {
+                accepts.json = true;
+                accepts.sse = true;
             }
         }
     }
