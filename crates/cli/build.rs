@@ -1,0 +1,24 @@
+//! Release builds lay out the binary's code so that what serving a tool call
+//! runs sits together: `link/hot-symbols.txt` (written by
+//! `scripts/hot-symbols`) lists those functions, and lld places them first.
+//! Scattered, the hot code pulls most of the text into memory a page cluster
+//! at a time; together, it costs a few megabytes less of idle RSS. Names the
+//! current build no longer has are skipped, so a stale list only weakens the
+//! effect. Only for the x86_64 Linux target, whose default linker is lld.
+
+fn main() {
+    let ordering = std::path::Path::new("link/hot-symbols.txt");
+    println!("cargo:rerun-if-changed={}", ordering.display());
+    println!("cargo:rerun-if-env-changed=NEXO_NO_SYMBOL_ORDERING");
+    let release = std::env::var("PROFILE").is_ok_and(|profile| profile == "release");
+    let lld_target = std::env::var("TARGET").is_ok_and(|t| t == "x86_64-unknown-linux-gnu");
+    let opted_out = std::env::var_os("NEXO_NO_SYMBOL_ORDERING").is_some();
+    if release && lld_target && !opted_out && ordering.exists() {
+        let path = std::fs::canonicalize(ordering).unwrap_or_else(|_| ordering.to_path_buf());
+        println!(
+            "cargo:rustc-link-arg-bins=-Wl,--symbol-ordering-file={}",
+            path.display()
+        );
+        println!("cargo:rustc-link-arg-bins=-Wl,--no-warn-symbol-ordering");
+    }
+}
