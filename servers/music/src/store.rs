@@ -577,3 +577,53 @@ fn put_in_playlist(
     )?;
     Ok(stored_name)
 }
+
+#[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "tests fail loudly on a missing value")]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_version_1_database_is_migrated_and_keeps_its_songs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.sqlite3");
+        {
+            let connection = Connection::open(&path).unwrap();
+            connection.execute_batch(MIGRATIONS[0]).unwrap();
+            connection.pragma_update(None, "user_version", 1).unwrap();
+            connection
+                .execute(
+                    "INSERT INTO songs (workspace, title, artist, title_key, artist_key, added_at)
+                     VALUES ('default', 'Old', 'Band', 'old', 'band', '2025-01-01T00:00:00Z')",
+                    [],
+                )
+                .unwrap();
+        }
+        let library = Library::open(&path).unwrap();
+        let connection = library.shared.connection.lock().unwrap();
+        let version: i64 = connection
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(version, migrations::latest());
+        let rules: i64 = connection
+            .query_row("SELECT COUNT(*) FROM playlist_rules", [], |row| row.get(0))
+            .unwrap();
+        assert!(rules > 0, "migration 2 seeded the rules");
+        let title: String = connection
+            .query_row("SELECT title FROM songs", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(title, "Old");
+        assert_eq!(library.state_key().len(), STATE_KEY_LENGTH);
+    }
+
+    #[test]
+    fn the_request_state_key_is_made_once_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("key.sqlite3");
+        let first = Library::open(&path).unwrap().state_key().to_vec();
+        let second = Library::open(&path).unwrap().state_key().to_vec();
+        assert_eq!(first, second);
+        let other = Library::open(&dir.path().join("other.sqlite3")).unwrap();
+        assert_ne!(first, other.state_key(), "each database has its own key");
+    }
+}

@@ -296,15 +296,15 @@ fn asked(questions: &Questions) -> Asked {
     }
 }
 
-/// Takes an accepted form's answers into `decision`; `false` when the user
-/// answered no to `confirm`.
+/// Takes an accepted form's answers into `decision`; `false` when
+/// `confirm` was asked and the answer is anything but `true`. A missing or
+/// unusable `playlist` leaves the choice open, to be asked again.
 fn apply(fields: &JsonObject, asked: Asked, decision: &mut Decision) -> bool {
     if asked.confirm {
-        match confirm::confirmed(fields) {
-            Some(true) => decision.confirm_duplicate = true,
-            Some(false) => return false,
-            None => {}
+        if confirm::confirmed(fields) != Some(true) {
+            return false;
         }
+        decision.confirm_duplicate = true;
     }
     if asked.playlist
         && let Some(name) = confirm::chosen_playlist(fields)
@@ -521,13 +521,11 @@ impl Music {
         if let Some(sealed) = &request_state {
             let asked = self.sealer().open("add_song", &subject, sealed)?;
             match Reply::from_responses(responses.as_ref()) {
-                Some(Reply::Accepted(fields)) => {
-                    if !apply(&fields, asked, &mut decision) {
-                        return Ok(refused(&workspace, &Reply::Declined));
-                    }
+                Some(Reply::Accepted(fields)) if !apply(&fields, asked, &mut decision) => {
+                    return Ok(refused(&workspace, &Reply::Declined));
                 }
+                Some(Reply::Accepted(_)) | None => {}
                 Some(refusal) => return Ok(refused(&workspace, &refusal)),
-                None => {}
             }
         }
         let channel = Channel::of(&context);
@@ -709,13 +707,9 @@ impl Music {
         if let Some(sealed) = &request_state {
             self.sealer().open("clear_library", subject, sealed)?;
             match Reply::from_responses(responses.as_ref()) {
-                Some(Reply::Accepted(fields)) => match confirm::confirmed(&fields) {
-                    Some(true) => return Ok(self.clear(&workspace).await),
-                    Some(false) => {
-                        return Ok(clear_refused(&workspace, &Reply::Declined, counts));
-                    }
-                    None => {}
-                },
+                Some(Reply::Accepted(fields)) if confirm::confirmed(&fields) == Some(true) => {
+                    return Ok(self.clear(&workspace).await);
+                }
                 Some(refusal) => return Ok(clear_refused(&workspace, &refusal, counts)),
                 None => {}
             }
