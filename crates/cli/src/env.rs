@@ -15,6 +15,9 @@ pub const TOKEN_DIR: &str = "NEXO_TOKEN_DIR";
 pub const DNS_MCP_LOG: &str = "DNS_MCP_LOG";
 /// The per-user state directory on Linux and BSD (XDG).
 pub const XDG_STATE_HOME: &str = "XDG_STATE_HOME";
+/// The per-user data directory on Linux and BSD (XDG), where
+/// `nexo serve music` keeps its library by default.
+pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
 /// The per-user configuration directory on Linux and BSD (XDG).
 pub const XDG_CONFIG_HOME: &str = "XDG_CONFIG_HOME";
 /// The home directory, under which the default configuration directory lies.
@@ -71,4 +74,22 @@ pub fn dns_log() -> Option<PathBuf> {
             Some(dir.join("dns_mcp.log.jsonl"))
         }
     }
+}
+
+/// The music library `nexo serve music` opens without `--db`:
+/// `nexo/music.sqlite3` in the platform's per-user data directory
+/// (`$XDG_DATA_HOME`, else `~/.local/share`; `~/Library/Application
+/// Support` on macOS; `%APPDATA%` on Windows). `None` when there is none.
+/// The directory is created when the library is opened.
+pub fn music_db() -> Option<PathBuf> {
+    let data = if cfg!(windows) {
+        var(APPDATA).map(PathBuf::from)
+    } else if cfg!(target_os = "macos") {
+        var(HOME).map(|home| PathBuf::from(home).join("Library/Application Support"))
+    } else {
+        var(XDG_DATA_HOME)
+            .map(PathBuf::from)
+            .or_else(|| var(HOME).map(|home| PathBuf::from(home).join(".local/share")))
+    };
+    data.map(|dir| dir.join("nexo").join("music.sqlite3"))
 }

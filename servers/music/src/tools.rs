@@ -40,32 +40,40 @@ pub struct AddSongArgs {
     /// The performer, 1 to 200 characters.
     pub artist: String,
     /// The album, at most 200 characters.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub album: Option<String>,
     /// The genre, at most 60 characters; proposes the playlist of that genre.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub genre: Option<String>,
     /// The release year, from 1000 to next year; proposes its decade's playlist.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "i64")]
     pub year: Option<i64>,
     /// The length in seconds, from 1 to 86400.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "i64")]
     pub duration_s: Option<i64>,
     /// Up to 20 tags of at most 40 characters. Tags naming a mood (chill,
     /// happy, sad, energetic, workout, focus, party, romantic, sleep, ...)
     /// propose that mood's playlist.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Vec<String>")]
     pub tags: Option<Vec<String>>,
     /// A separate library in the same database; default `default`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub workspace: Option<String>,
     /// The playlist to put the song in, when several are proposed (retry
     /// after `needs_confirmation`), or any playlist name (created if missing).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub playlist: Option<String>,
     /// `true` adds a song that looks like a duplicate of one already in the
     /// library (retry after `needs_confirmation`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "bool")]
     pub confirm: Option<bool>,
 }
 
@@ -73,7 +81,8 @@ pub struct AddSongArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WorkspaceArgs {
     /// The library to look in; default `default`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub workspace: Option<String>,
 }
 
@@ -83,7 +92,8 @@ pub struct PlaylistArgs {
     /// The playlist's name (case, accents and punctuation are ignored).
     pub name: String,
     /// The library to look in; default `default`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub workspace: Option<String>,
 }
 
@@ -95,7 +105,8 @@ pub struct ExportArgs {
     /// `m3u` (extended M3U), `json` or `csv` (RFC 4180).
     pub format: String,
     /// The library to look in; default `default`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub workspace: Option<String>,
 }
 
@@ -103,11 +114,13 @@ pub struct ExportArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ClearArgs {
     /// The library to empty; default `default`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub workspace: Option<String>,
     /// For clients that cannot ask their user: `true` on the retry after
     /// `needs_confirmation`. Clients that can ask are always asked.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "bool")]
     pub confirm: Option<bool>,
 }
 
