@@ -44,16 +44,22 @@ pub fn token_dir() -> Option<PathBuf> {
     if let Some(dir) = var(TOKEN_DIR) {
         return Some(PathBuf::from(dir));
     }
-    let config = if cfg!(windows) {
+    per_user_dir(XDG_CONFIG_HOME, ".config").map(|dir| dir.join("nexo").join("tokens"))
+}
+
+/// A per-user directory of the platform: `%APPDATA%` on Windows,
+/// `~/Library/Application Support` on macOS, elsewhere `$<xdg>` or
+/// `~/<fallback>` (XDG). `None` when the variables it needs are unset.
+fn per_user_dir(xdg: &str, fallback: &str) -> Option<PathBuf> {
+    if cfg!(windows) {
         var(APPDATA).map(PathBuf::from)
     } else if cfg!(target_os = "macos") {
         var(HOME).map(|home| PathBuf::from(home).join("Library/Application Support"))
     } else {
-        var(XDG_CONFIG_HOME)
+        var(xdg)
             .map(PathBuf::from)
-            .or_else(|| var(HOME).map(|home| PathBuf::from(home).join(".config")))
-    };
-    config.map(|dir| dir.join("nexo").join("tokens"))
+            .or_else(|| var(HOME).map(|home| PathBuf::from(home).join(fallback)))
+    }
 }
 
 /// The DNS server's call log: `$DNS_MCP_LOG` (`off` for none), else
@@ -82,14 +88,5 @@ pub fn dns_log() -> Option<PathBuf> {
 /// Support` on macOS; `%APPDATA%` on Windows). `None` when there is none.
 /// The directory is created when the library is opened.
 pub fn music_db() -> Option<PathBuf> {
-    let data = if cfg!(windows) {
-        var(APPDATA).map(PathBuf::from)
-    } else if cfg!(target_os = "macos") {
-        var(HOME).map(|home| PathBuf::from(home).join("Library/Application Support"))
-    } else {
-        var(XDG_DATA_HOME)
-            .map(PathBuf::from)
-            .or_else(|| var(HOME).map(|home| PathBuf::from(home).join(".local/share")))
-    };
-    data.map(|dir| dir.join("nexo").join("music.sqlite3"))
+    per_user_dir(XDG_DATA_HOME, ".local/share").map(|dir| dir.join("nexo").join("music.sqlite3"))
 }

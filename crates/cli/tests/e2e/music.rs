@@ -1,7 +1,8 @@
 //! `nexo serve music` as real processes on real SQLite files: two servers
 //! writing to one database at once, a library that survives its server
 //! being killed, `--db` refused for other servers and a database that
-//! cannot be opened, and every way of confirming a write: the argument
+//! cannot be opened, the default library under the user's data directory,
+//! and every way of confirming a write: the argument
 //! retry through `nexo call`, raw 2026-07-28 `input_required` rounds over
 //! HTTP (answered at a second server on the same database), and
 //! elicitation answered by a client built on nexo-client, over stdio and
@@ -439,5 +440,34 @@ fn music_options_and_unusable_databases_are_refused() {
             .unwrap()
             .contains("--db FILE"),
         "{line}"
+    );
+}
+
+#[test]
+fn the_default_library_lives_in_the_user_data_directory() {
+    let dir = TempDir::new("music");
+    let server = format!("{} serve music", shell_quote(nexo_path()));
+    let xdg = dir.path().join("xdg");
+    let xdg_env = format!("XDG_DATA_HOME={}", xdg.display());
+    let listed = run(&["call", "--stdio", &server, "-e", &xdg_env, "list_playlists"]);
+    listed.assert_success();
+    assert!(xdg.join("nexo/music.sqlite3").is_file(), "{listed:#?}");
+
+    let home = dir.path().join("home");
+    let home_env = format!("HOME={}", home.display());
+    let listed = run(&[
+        "call",
+        "--stdio",
+        &server,
+        "-e",
+        "XDG_DATA_HOME=",
+        "-e",
+        &home_env,
+        "list_playlists",
+    ]);
+    listed.assert_success();
+    assert!(
+        home.join(".local/share/nexo/music.sqlite3").is_file(),
+        "{listed:#?}"
     );
 }
