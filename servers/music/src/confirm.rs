@@ -38,6 +38,9 @@ pub const INPUT_KEY: &str = "confirmation";
 /// How long a sealed `requestState` stays valid: long enough for a person
 /// to read the question.
 pub const STATE_TTL: Duration = Duration::from_secs(30 * 60);
+/// How long an `elicitation/create` request waits for the person's answer
+/// before the call falls back to `needs_confirmation`.
+pub const ELICITATION_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 
 /// How this request's client can be asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -164,11 +167,12 @@ impl Reply {
     }
 }
 
-/// Asks `form` over the session and waits for the answer.
+/// Asks `form` over the session and waits for the answer, at most
+/// [`ELICITATION_TIMEOUT`].
 pub async fn elicit(context: &RequestContext<RoleServer>, form: &Form) -> Result<Reply, McpError> {
     let result = context
         .peer
-        .create_elicitation(form.params()?)
+        .create_elicitation_with_timeout(form.params()?, Some(ELICITATION_TIMEOUT))
         .await
         .map_err(|error| McpError::internal_error(error.to_string(), None))?;
     Ok(Reply::from_result(result))
