@@ -274,3 +274,27 @@ async fn a_2026_client_without_elicitation_gets_needs_confirmation() {
     .await;
     assert_eq!(structured(&retry)["status"], "added");
 }
+
+#[tokio::test]
+async fn a_failed_elicitation_falls_back_to_the_argument_retry() {
+    let db = TempDb::create();
+    let failing = Scripted::answering(Answer::Fail);
+    let client = connect(db.music(), failing.clone(), Era::Session).await;
+    let result = call(&client, "add_song", bohemian()).await;
+    assert_eq!(structured(&result)["status"], "needs_confirmation");
+    assert_eq!(failing.forms().len(), 1, "asked once, then fell back");
+    let retry = call(
+        &client,
+        "add_song",
+        with(bohemian(), json!({ "playlist": "Rock" })),
+    )
+    .await;
+    assert_eq!(structured(&retry)["status"], "added");
+    let cleared = call(&client, "clear_library", json!({ "confirm": true })).await;
+    assert_eq!(
+        structured(&cleared)["status"],
+        "cleared",
+        "confirm=true answers when asking failed"
+    );
+    assert_eq!(counts(&db).await, (0, 0));
+}

@@ -55,6 +55,8 @@ pub enum Answer {
     Accept(Value),
     Decline,
     Cancel,
+    /// Answers with a JSON-RPC error, as a client whose user interface failed.
+    Fail,
 }
 
 /// A client that declares form elicitation (or not) and answers every form
@@ -115,6 +117,7 @@ impl ClientHandler for Scripted {
             }
             Answer::Decline => ElicitResult::new(ElicitationAction::Decline),
             Answer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+            Answer::Fail => return Err(ErrorData::internal_error("no user interface", None)),
         })
     }
 }
