@@ -9,11 +9,6 @@ pub mod dns {
     pub use nexo_dns::{DnsOptions, parse_address};
 }
 
-/// What the command line needs of the music server's options.
-pub mod music {
-    pub use nexo_music::{MusicOptions, StoreError};
-}
-
 use std::fmt;
 use std::str::FromStr;
 
