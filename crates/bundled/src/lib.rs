@@ -2,7 +2,7 @@
 //! pick a server with [`Bundled`] and receive it, already built, through a
 //! [`ServerVisitor`], so that code generic over any rmcp handler (the
 //! serving runtime, an in-process client) needs no list of its own. A server
-//! that takes options (only `dns` so far) reads them from [`ServerOptions`].
+//! that takes options (`dns`, `music`) reads them from [`ServerOptions`].
 
 /// What the command line needs of the DNS server's options.
 pub mod dns {
@@ -24,6 +24,8 @@ pub enum Bundled {
     Utils,
     /// Seed 000's local server: DNS diagnostics.
     Dns,
+    /// Seed 001's local server: a music library with playlists, on SQLite.
+    Music,
     /// The fixture server of the official MCP conformance suite.
     Everything,
 }
@@ -33,6 +35,8 @@ pub enum Bundled {
 pub struct ServerOptions {
     /// `nexo serve dns`: resolver, authoritative port, timeout, call log.
     pub dns: nexo_dns::DnsOptions,
+    /// `nexo serve music`: the database file.
+    pub music: nexo_music::MusicOptions,
 }
 
 /// A bundled server that cannot be built from its options.
@@ -40,6 +44,8 @@ pub struct ServerOptions {
 pub enum BuildError {
     #[error(transparent)]
     Dns(#[from] nexo_dns::OptionsError),
+    #[error(transparent)]
+    Music(#[from] nexo_music::StoreError),
 }
 
 impl Bundled {
@@ -48,6 +54,7 @@ impl Bundled {
         Bundled::Morse,
         Bundled::Utils,
         Bundled::Dns,
+        Bundled::Music,
         Bundled::Everything,
     ];
 
@@ -56,6 +63,7 @@ impl Bundled {
             Bundled::Morse => "morse",
             Bundled::Utils => "utils",
             Bundled::Dns => "dns",
+            Bundled::Music => "music",
             Bundled::Everything => "everything",
         }
     }
@@ -67,6 +75,9 @@ impl Bundled {
             Bundled::Utils => "time, sha256, echo and calc (seed 001's remote server)",
             Bundled::Dns => {
                 "DNS diagnostics: zone health, mail policies, DNSSEC, propagation (seed 000's local server)"
+            }
+            Bundled::Music => {
+                "a music library on SQLite: songs, playlists by rules, M3U/JSON/CSV exports (seed 001's local server)"
             }
             Bundled::Everything => {
                 "every protocol feature, as the MCP conformance suite expects (test_* tools)"
@@ -86,6 +97,10 @@ impl Bundled {
             Bundled::Dns => {
                 visitor.visit(nexo_dns::Dns::new(options.dns.clone())?, nexo_dns::tools())
             }
+            Bundled::Music => visitor.visit(
+                nexo_music::Music::new(options.music.clone())?,
+                nexo_music::tools(),
+            ),
             Bundled::Everything => {
                 visitor.visit(nexo_everything::Everything::new(), nexo_everything::tools())
             }

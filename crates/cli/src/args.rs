@@ -71,6 +71,8 @@ pub struct ServeArgs {
     pub allow_hosts: Vec<String>,
     #[command(flatten)]
     pub dns: DnsArgs,
+    #[command(flatten)]
+    pub music: MusicArgs,
 }
 
 /// The options of `nexo serve dns`; refused with any other server.
@@ -102,6 +104,24 @@ impl DnsArgs {
         } else {
             None
         }
+    }
+}
+
+/// The options of `nexo serve music`; refused with any other server.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Options of `nexo serve music`")]
+pub struct MusicArgs {
+    /// The SQLite file of the music library, created if missing
+    /// [default: $XDG_DATA_HOME/nexo/music.sqlite3, else
+    /// ~/.local/share/nexo/music.sqlite3].
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
+}
+
+impl MusicArgs {
+    /// The first music option given, by its flag, if any.
+    pub fn first_given(&self) -> Option<&'static str> {
+        self.db.is_some().then_some("--db")
     }
 }
 

@@ -15,6 +15,9 @@ pub const TOKEN_DIR: &str = "NEXO_TOKEN_DIR";
 pub const DNS_MCP_LOG: &str = "DNS_MCP_LOG";
 /// The per-user state directory on Linux and BSD (XDG).
 pub const XDG_STATE_HOME: &str = "XDG_STATE_HOME";
+/// The per-user data directory on Linux and BSD (XDG), where
+/// `nexo serve music` keeps its library by default.
+pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
 /// The per-user configuration directory on Linux and BSD (XDG).
 pub const XDG_CONFIG_HOME: &str = "XDG_CONFIG_HOME";
 /// The home directory, under which the default configuration directory lies.
@@ -41,16 +44,22 @@ pub fn token_dir() -> Option<PathBuf> {
     if let Some(dir) = var(TOKEN_DIR) {
         return Some(PathBuf::from(dir));
     }
-    let config = if cfg!(windows) {
+    per_user_dir(XDG_CONFIG_HOME, ".config").map(|dir| dir.join("nexo").join("tokens"))
+}
+
+/// A per-user directory of the platform: `%APPDATA%` on Windows,
+/// `~/Library/Application Support` on macOS, elsewhere `$<xdg>` or
+/// `~/<fallback>` (XDG). `None` when the variables it needs are unset.
+fn per_user_dir(xdg: &str, fallback: &str) -> Option<PathBuf> {
+    if cfg!(windows) {
         var(APPDATA).map(PathBuf::from)
     } else if cfg!(target_os = "macos") {
         var(HOME).map(|home| PathBuf::from(home).join("Library/Application Support"))
     } else {
-        var(XDG_CONFIG_HOME)
+        var(xdg)
             .map(PathBuf::from)
-            .or_else(|| var(HOME).map(|home| PathBuf::from(home).join(".config")))
-    };
-    config.map(|dir| dir.join("nexo").join("tokens"))
+            .or_else(|| var(HOME).map(|home| PathBuf::from(home).join(fallback)))
+    }
 }
 
 /// The DNS server's call log: `$DNS_MCP_LOG` (`off` for none), else
@@ -71,4 +80,13 @@ pub fn dns_log() -> Option<PathBuf> {
             Some(dir.join("dns_mcp.log.jsonl"))
         }
     }
+}
+
+/// The music library `nexo serve music` opens without `--db`:
+/// `nexo/music.sqlite3` in the platform's per-user data directory
+/// (`$XDG_DATA_HOME`, else `~/.local/share`; `~/Library/Application
+/// Support` on macOS; `%APPDATA%` on Windows). `None` when there is none.
+/// The directory is created when the library is opened.
+pub fn music_db() -> Option<PathBuf> {
+    per_user_dir(XDG_DATA_HOME, ".local/share").map(|dir| dir.join("nexo").join("music.sqlite3"))
 }

@@ -1,12 +1,12 @@
 //! `nexo serve`: wires a bundled server to the serving runtime.
 
 use futures::future::BoxFuture;
-use nexo_bundled::{Bundled, ServerOptions, ServerVisitor};
+use nexo_bundled::{BuildError, Bundled, ServerOptions, ServerVisitor};
 use nexo_serve::ServeOptions;
 use rmcp::ServerHandler;
 use rmcp::model::Tool;
 
-use crate::args::{DnsArgs, ServeArgs};
+use crate::args::{DnsArgs, MusicArgs, ServeArgs};
 use crate::env;
 use crate::failure::Failure;
 
@@ -30,7 +30,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
         }
         None => None,
     };
-    let server_options = server_options(bundled, &args.dns)?;
+    let server_options = server_options(bundled, &args.dns, &args.music)?;
     let options = ServeOptions {
         server_name: bundled.name().to_owned(),
         tools: Vec::new(),
@@ -42,18 +42,42 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
     let launch = bundled
         .visit(&server_options, Launch { http, options })
         .map_err(|error| {
-            Failure::unexpected(
-                &anyhow::Error::new(error),
-                Some("give the resolver with `--resolver ADDR[:PORT]`".into()),
-            )
+            let hint = match &error {
+                BuildError::Dns(_) => "give the resolver with `--resolver ADDR[:PORT]`",
+                BuildError::Music(_) => {
+                    "check that the file's directory can be written, or give another file with `--db FILE`"
+                }
+            };
+            Failure::unexpected(&anyhow::Error::new(error), Some(hint.into()))
         })?;
     launch.await.map_err(serve_failure)
 }
 
 /// The options of the chosen server; a server's options given to another
 /// server are a usage error.
-fn server_options(bundled: Bundled, dns: &DnsArgs) -> Result<ServerOptions, Failure> {
+fn server_options(
+    bundled: Bundled,
+    dns: &DnsArgs,
+    music: &MusicArgs,
+) -> Result<ServerOptions, Failure> {
     let mut options = ServerOptions::default();
+    if bundled == Bundled::Music {
+        options.music.db = match &music.db {
+            Some(db) => db.clone(),
+            None => env::music_db().ok_or_else(|| {
+                Failure::usage(
+                    "no data directory to keep the music library in (neither `XDG_DATA_HOME` \
+                     nor `HOME` is set)",
+                    Some("give the library's file with `--db FILE`".into()),
+                )
+            })?,
+        };
+    } else if let Some(flag) = music.first_given() {
+        return Err(Failure::usage(
+            format!("`{flag}` is an option of `nexo serve music`, not of `{bundled}`"),
+            Some(format!("remove `{flag}`, or run `nexo serve music`")),
+        ));
+    }
     if bundled != Bundled::Dns {
         if let Some(flag) = dns.first_given() {
             return Err(Failure::usage(

@@ -1,6 +1,15 @@
 //! nexo's side of server-to-client requests. Today: elicitation, answered
-//! by a policy the caller picks (rmcp declines by default).
+//! by a policy the caller picks (rmcp declines by default): decline, fill in
+//! the schema's defaults, or hand each form to the caller's own
+//! [`ElicitationResponder`] (a person at a prompt, a test's script). The same
+//! answers serve both eras: an `elicitation/create` request over a 2025-era
+//! session, and the elicitations an `input_required` result (2026-07-28)
+//! carries, which rmcp's client fulfils through this handler and retries.
 
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
 use rmcp::model::{
     ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
     FormElicitationCapability, JsonObject,
@@ -9,8 +18,15 @@ use rmcp::service::RequestContext;
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 use serde_json::Value;
 
+/// Answers elicitation requests on a user's behalf.
+#[async_trait]
+pub trait ElicitationResponder: Send + Sync {
+    /// The answer to `request`: accept with content, decline or cancel.
+    async fn respond(&self, request: ElicitRequestParams) -> ElicitResult;
+}
+
 /// How to answer a server's elicitation request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Clone, Default)]
 pub enum ElicitationPolicy {
     /// Do not advertise elicitation; decline any request that comes anyway.
     #[default]
@@ -18,6 +34,18 @@ pub enum ElicitationPolicy {
     /// Advertise form elicitation and accept each request with the defaults
     /// its schema gives (fields without a default are left out).
     SchemaDefaults,
+    /// Advertise form elicitation and let this responder answer each request.
+    Responder(Arc<dyn ElicitationResponder>),
+}
+
+impl fmt::Debug for ElicitationPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ElicitationPolicy::Decline => "Decline",
+            ElicitationPolicy::SchemaDefaults => "SchemaDefaults",
+            ElicitationPolicy::Responder(_) => "Responder(..)",
+        })
+    }
 }
 
 /// The client handler behind every [`crate::Session`].
@@ -29,7 +57,7 @@ pub struct Handler {
 
 impl Handler {
     pub fn new(mut info: ClientConfig, elicitation: ElicitationPolicy) -> Self {
-        if elicitation == ElicitationPolicy::SchemaDefaults {
+        if !matches!(elicitation, ElicitationPolicy::Decline) {
             info.capabilities.elicitation =
                 Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
         }
@@ -65,7 +93,10 @@ impl ClientHandler for Handler {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        match (self.elicitation, request) {
+        match (&self.elicitation, request) {
+            (ElicitationPolicy::Responder(responder), request) => {
+                Ok(responder.respond(request).await)
+            }
             (
                 ElicitationPolicy::SchemaDefaults,
                 ElicitRequestParams::FormElicitationParams {
@@ -84,6 +115,33 @@ impl ClientHandler for Handler {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    struct Accepting;
+
+    #[async_trait]
+    impl ElicitationResponder for Accepting {
+        async fn respond(&self, _request: ElicitRequestParams) -> ElicitResult {
+            ElicitResult::new(ElicitationAction::Accept)
+        }
+    }
+
+    #[test]
+    fn form_elicitation_is_declared_unless_declining() {
+        let declared = |policy: ElicitationPolicy| {
+            Handler::new(ClientConfig::default(), policy)
+                .get_info()
+                .capabilities
+                .elicitation
+                .is_some_and(|elicitation| elicitation.form.is_some())
+        };
+        assert!(!declared(ElicitationPolicy::Decline));
+        assert!(declared(ElicitationPolicy::SchemaDefaults));
+        assert!(declared(ElicitationPolicy::Responder(Arc::new(Accepting))));
+        assert_eq!(
+            format!("{:?}", ElicitationPolicy::Responder(Arc::new(Accepting))),
+            "Responder(..)"
+        );
+    }
 
     #[test]
     fn defaults_of_each_kind() {

@@ -35,7 +35,7 @@ use rmcp::transport::streamable_http_client::{
 use rmcp::{ClientServiceExt, RoleClient};
 
 pub use crate::error::{ClientError, ErrorKind, SseError};
-pub use crate::handler::{ElicitationPolicy, Handler};
+pub use crate::handler::{ElicitationPolicy, ElicitationResponder, Handler};
 pub use crate::target::{HttpTransport, Target};
 
 /// The default time limit for one exchange (`--timeout`).
@@ -88,7 +88,7 @@ fn handler(options: &ConnectOptions) -> Handler {
     let mut info = ClientConfig::default();
     info.client_info.name = "nexo".into();
     info.client_info.version = env!("CARGO_PKG_VERSION").into();
-    Handler::new(info, options.elicitation)
+    Handler::new(info, options.elicitation.clone())
 }
 
 fn lifecycle(era: Era) -> ClientLifecycleMode {

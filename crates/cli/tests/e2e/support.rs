@@ -247,7 +247,7 @@ impl Drop for TempDir {
     }
 }
 
-/// `nexo serve morse --http 127.0.0.1:0 ...`, running until dropped.
+/// `nexo serve SERVER --http 127.0.0.1:0 ...`, running until dropped.
 pub struct HttpServer {
     proc: Proc,
     pub port: u16,
@@ -255,17 +255,22 @@ pub struct HttpServer {
 }
 
 impl HttpServer {
-    /// Starts the server with `extra` flags and waits for the line on stderr
-    /// that names the port it bound.
+    /// Starts the morse server with `extra` flags; see [`HttpServer::serve`].
     pub fn start(extra: &[&str]) -> Self {
+        Self::serve("morse", extra)
+    }
+
+    /// Starts the bundled `server` with `extra` flags and waits for the line
+    /// on stderr that names the port it bound.
+    pub fn serve(server: &str, extra: &[&str]) -> Self {
         let mut command = nexo();
         command
-            .args(["serve", "morse", "--http", "127.0.0.1:0"])
+            .args(["serve", server, "--http", "127.0.0.1:0"])
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
-        let mut proc = Proc::spawn(&mut command, "nexo serve morse --http");
+        let mut proc = Proc::spawn(&mut command, &format!("nexo serve {server} --http"));
         let stderr = Arc::new(Mutex::new(String::new()));
         let (lines, announced) = mpsc::channel();
         let reader = BufReader::new(proc.child().stderr.take().unwrap());
@@ -286,7 +291,7 @@ impl HttpServer {
                     stderr.lock().unwrap()
                 )
             });
-            if let Some(port) = announced_port(&line) {
+            if let Some(port) = announced_port(server, &line) {
                 break port;
             }
         };
@@ -311,10 +316,10 @@ impl HttpServer {
     }
 }
 
-/// The port in `nexo: serving `morse` at http://127.0.0.1:PORT/mcp ...`.
-fn announced_port(line: &str) -> Option<u16> {
+/// The port in `nexo: serving `SERVER` at http://127.0.0.1:PORT/mcp ...`.
+fn announced_port(server: &str, line: &str) -> Option<u16> {
     let rest = line
-        .strip_prefix("nexo: serving `morse` at http://127.0.0.1:")?
+        .strip_prefix(&format!("nexo: serving `{server}` at http://127.0.0.1:"))?
         .split_once("/mcp")?
         .0;
     rest.parse().ok()
