@@ -44,6 +44,13 @@ impl Bed {
     /// Starts servers for the root, `test.` and `zones`, and returns once
     /// every one listens.
     pub fn start(zones: Vec<Zone>) -> Result<Self, Error> {
+        Self::start_delayed(zones, Duration::ZERO)
+    }
+
+    /// Like [`Bed::start`], every server holding each answer back for
+    /// `delay`: a network whose round trip is `delay`, so that a benchmark
+    /// can tell how many round trips one after another a call costs.
+    pub fn start_delayed(zones: Vec<Zone>, delay: Duration) -> Result<Self, Error> {
         let queries = Arc::new(AtomicU64::new(0));
         let counter = Arc::clone(&queries);
         let (ready, started) = std::sync::mpsc::channel::<Result<u16, String>>();
@@ -62,7 +69,7 @@ impl Bed {
                     }
                 };
                 runtime.block_on(async move {
-                    match run(&zones, counter).await {
+                    match run(&zones, counter, delay).await {
                         Ok(running) => {
                             let _ = ready.send(Ok(running.port));
                             let _ = stopped.await;
@@ -123,10 +130,12 @@ impl Drop for Bed {
     }
 }
 
-/// A catalog that counts the questions it answers.
+/// A catalog that counts the questions it answers, and answers each after
+/// `delay`.
 struct Counted {
     catalog: Catalog,
     queries: Arc<AtomicU64>,
+    delay: Duration,
 }
 
 #[async_trait::async_trait]
@@ -137,6 +146,9 @@ impl RequestHandler for Counted {
         response_handle: R,
     ) -> ResponseInfo {
         self.queries.fetch_add(1, Ordering::Relaxed);
+        if !self.delay.is_zero() {
+            tokio::time::sleep(self.delay).await;
+        }
         self.catalog
             .handle_request::<R, T>(request, response_handle)
             .await
@@ -187,7 +199,7 @@ async fn bind_all(plan: &Plan) -> Result<(u16, Vec<(UdpSocket, TcpListener)>), E
     Err("no port is free on every address of the test bed".into())
 }
 
-async fn run(zones: &[Zone], queries: Arc<AtomicU64>) -> Result<Running, Error> {
+async fn run(zones: &[Zone], queries: Arc<AtomicU64>, delay: Duration) -> Result<Running, Error> {
     let plan = plan(zones)?;
     let (port, sockets) = bind_all(&plan).await?;
     let mut servers = Vec::new();
@@ -198,6 +210,7 @@ async fn run(zones: &[Zone], queries: Arc<AtomicU64>) -> Result<Running, Error> 
                 let mut server = Server::new(Counted {
                     catalog: catalog_of(zones),
                     queries: Arc::clone(&queries),
+                    delay,
                 });
                 server.register_socket(udp);
                 server.register_listener(tcp, Duration::from_secs(5), 65_535);

@@ -169,11 +169,12 @@ fn verify(zone: &Name, signature: &RRSIG, soa: &[Record], keys: &[DNSKEY]) -> Re
 pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
     let mut hallazgos = Vec::new();
     let mut detalles = Vec::new();
-    // The zone's keys and signed SOA are asked as soon as its servers are
-    // known, while the parent's servers are looked up for the DS.
-    let (zone, zone_servers) = servers_of(net, name)
+    // The zone and its NS; then the zone's keys and signed SOA from its
+    // servers while the parent's servers are found and asked for the DS.
+    let (zone, hosts) = net
+        .zone_ns(name)
         .await
-        .unwrap_or_else(|| (name.clone(), Vec::new()));
+        .unwrap_or_else(|| (name.clone(), BTreeSet::new()));
     let mut result = Dnssec {
         dominio: show(name),
         zona: show(&zone),
@@ -201,17 +202,15 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
             .await;
         (parent_servers, answer)
     };
-    let ((parent_servers, ds_answer), dnskey_answer, soa_answer) = tokio::join!(
-        parent_ds,
-        net.first_good(
-            &zone_servers,
-            &zone,
-            RecordType::DNSKEY,
-            true,
-            authoritative
-        ),
-        net.first_good(&zone_servers, &zone, RecordType::SOA, true, authoritative),
-    );
+    let zone_side = async {
+        let servers = addresses_of(&net.name_servers(hosts).await);
+        tokio::join!(
+            net.first_good(&servers, &zone, RecordType::DNSKEY, true, authoritative),
+            net.first_good(&servers, &zone, RecordType::SOA, true, authoritative),
+        )
+    };
+    let ((parent_servers, ds_answer), (dnskey_answer, soa_answer)) =
+        tokio::join!(parent_ds, zone_side);
 
     let over_tcp: Vec<&str> = [
         ("DS", &ds_answer),
