@@ -129,7 +129,7 @@ fn authoritative(answer: &Answer) -> bool {
 
 /// The addresses of the name servers of the zone that holds `name`.
 async fn servers_of(net: &Net, name: &Name) -> Option<(Name, Vec<IpAddr>)> {
-    let (zone, hosts) = net.zone_ns(name).await?;
+    let (zone, hosts) = net.zone_ns(name).await.ok()??;
     let addresses = addresses_of(&net.name_servers(hosts).await);
     Some((zone, addresses))
 }
@@ -171,13 +171,10 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
     let mut detalles = Vec::new();
     // The zone and its NS; then the zone's keys and signed SOA from its
     // servers while the parent's servers are found and asked for the DS.
-    let (zone, hosts) = net
-        .zone_ns(name)
-        .await
-        .unwrap_or_else(|| (name.clone(), BTreeSet::new()));
+    let found = net.zone_ns(name).await;
     let mut result = Dnssec {
         dominio: show(name),
-        zona: show(&zone),
+        zona: show(name),
         tiene_ds_en_padre: false,
         ds: Vec::new(),
         dnskey_algoritmos: Vec::new(),
@@ -187,6 +184,22 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
         detalles: Vec::new(),
         hallazgos: Vec::new(),
     };
+    let (zone, hosts) = match found {
+        Ok(Some(found)) => found,
+        Ok(None) => (name.clone(), BTreeSet::new()),
+        Err(error) => {
+            detalles.push(format!("the resolver did not answer: {error}"));
+            hallazgos.push(Tipo::ResolutorSinRespuesta.hallazgo(format!(
+                "the resolver {} did not answer the NS question for {}: {error}",
+                net.resolver,
+                show(name)
+            )));
+            result.detalles = detalles;
+            result.hallazgos = hallazgos;
+            return result;
+        }
+    };
+    result.zona = show(&zone);
     if &zone != name {
         detalles.push(format!("{} is inside the zone {}", show(name), show(&zone)));
     }

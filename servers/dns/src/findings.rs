@@ -40,7 +40,7 @@ pub struct Hallazgo {
 }
 
 macro_rules! tipos {
-    ($($variant:ident => $code:literal, $tool:literal, $severity:ident, $meaning:literal;)*) => {
+    ($($variant:ident => $code:literal, $tools:literal, $severity:ident, $meaning:literal;)*) => {
         /// Every finding code.
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub enum Tipo { $($variant),* }
@@ -54,9 +54,9 @@ macro_rules! tipos {
                 match self { $(Tipo::$variant => $code),* }
             }
 
-            /// The tool that reports it.
-            pub fn tool(self) -> &'static str {
-                match self { $(Tipo::$variant => $tool),* }
+            /// The tools that report it, separated by `, `.
+            pub fn tools(self) -> &'static str {
+                match self { $(Tipo::$variant => $tools),* }
             }
 
             /// The severity every finding of this code carries.
@@ -74,7 +74,7 @@ macro_rules! tipos {
 
 tipos! {
     DominioInexistente => "dominio_inexistente", "salud_dns", Critica, "The resolver answers NXDOMAIN for the domain.";
-    ResolutorSinRespuesta => "resolutor_sin_respuesta", "salud_dns", Alta, "The recursive resolver did not answer (timeout, refused, SERVFAIL); results are partial.";
+    ResolutorSinRespuesta => "resolutor_sin_respuesta", "salud_dns, correo_politicas, estado_dnssec", Alta, "The recursive resolver did not answer (timeout, refused, SERVFAIL); results are partial.";
     SinNs => "sin_ns", "salud_dns", Critica, "No NS records could be found for the domain, so no authoritative server can be asked.";
     NsSinDireccion => "ns_sin_direccion", "salud_dns", Alta, "An NS host name has no A or AAAA record, so that server cannot be reached.";
     DelegacionCojaSinRespuesta => "delegacion_coja_sin_respuesta", "salud_dns", Alta, "Lame delegation: a listed name server does not answer (timeout, refused, network error).";
@@ -141,12 +141,17 @@ impl Tipo {
 
 /// The markdown table of every code, as the README carries it.
 pub fn table() -> String {
-    let mut table = String::from("| tipo | tool | severidad | meaning |\n|---|---|---|---|\n");
+    let mut table = String::from("| tipo | tools | severidad | meaning |\n|---|---|---|---|\n");
     for tipo in Tipo::ALL {
+        let tools: Vec<String> = tipo
+            .tools()
+            .split(", ")
+            .map(|tool| format!("`{tool}`"))
+            .collect();
         table.push_str(&format!(
-            "| `{}` | `{}` | {} | {} |\n",
+            "| `{}` | {} | {} | {} |\n",
             tipo.code(),
-            tipo.tool(),
+            tools.join(", "),
             tipo.severidad().as_str(),
             tipo.meaning()
         ));

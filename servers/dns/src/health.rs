@@ -167,18 +167,19 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
     }
 
     // The zone (the owner of the SOA the resolver gave, walking up only
-    // when it gave none) and its servers.
-    let zone = match recursive
-        .get(3)
-        .and_then(|r| r.as_ref().ok())
-        .and_then(soa_owner)
-    {
-        Some(zone) => zone,
-        None => net
-            .enclosing_zone(name)
-            .await
-            .unwrap_or_else(|| name.clone()),
-    };
+    // when its answer held none; a failed question is not asked again) and
+    // its servers.
+    let zone = match recursive.get(3) {
+        Some(Ok(answer)) => match soa_owner(answer) {
+            Some(owner) => Some(owner),
+            None if answer.rcode == ResponseCode::NoError => {
+                net.enclosing_zone(&name.base_name()).await
+            }
+            None => None,
+        },
+        _ => None,
+    }
+    .unwrap_or_else(|| name.clone());
     empty.zona = show(&zone);
     let ns_answer = if &zone == name {
         recursive.get(2).and_then(|r| r.as_ref().ok()).cloned()
@@ -425,7 +426,7 @@ async fn parent_ns(net: &Net, zone: &Name) -> Option<(Name, BTreeSet<Name>)> {
     if zone.is_root() {
         return None;
     }
-    let (parent, parent_hosts) = net.zone_ns(&zone.base_name()).await?;
+    let (parent, parent_hosts) = net.zone_ns(&zone.base_name()).await.ok()??;
     let parent_servers = addresses_of(&net.name_servers(parent_hosts).await);
     let answer = net
         .first_good(&parent_servers, zone, RecordType::NS, false, |answer| {

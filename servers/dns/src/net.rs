@@ -104,13 +104,14 @@ impl Net {
 
     /// The zone that holds `name` (the nearest enclosing zone cut), from the
     /// SOA the resolver gives: in the answer when `name` is itself a zone
-    /// apex, in the authority section otherwise.
+    /// apex, in the authority section otherwise. It walks up only past
+    /// answers without an SOA: a resolver that does not answer is not asked
+    /// again, label after label, each time waiting out the timeout.
     pub async fn enclosing_zone(&self, name: &Name) -> Option<Name> {
         let mut candidate = name.clone();
         loop {
-            if let Ok(answer) = self.recursive(&candidate, RecordType::SOA).await
-                && let Some(owner) = soa_owner(&answer)
-            {
+            let answer = self.recursive(&candidate, RecordType::SOA).await.ok()?;
+            if let Some(owner) = soa_owner(&answer) {
                 return Some(owner);
             }
             if candidate.is_root() {
@@ -123,25 +124,26 @@ impl Net {
     /// The zone that holds `name` and the host names of its NS records. One
     /// question when `name` is a zone apex (its NS records), two otherwise
     /// (the SOA owner in the authority section, then that zone's NS).
-    pub async fn zone_ns(&self, name: &Name) -> Option<(Name, BTreeSet<Name>)> {
+    /// `Ok(None)` when no zone is found; an error when the resolver does not
+    /// answer (then it is not asked again, label after label).
+    pub async fn zone_ns(&self, name: &Name) -> Result<Option<(Name, BTreeSet<Name>)>, QueryError> {
         let mut candidate = name.clone();
         loop {
-            if let Ok(answer) = self.recursive(&candidate, RecordType::NS).await {
-                let hosts = ns_hosts(&answer, &candidate);
-                if !hosts.is_empty() {
-                    return Some((candidate, hosts));
+            let answer = self.recursive(&candidate, RecordType::NS).await?;
+            let hosts = ns_hosts(&answer, &candidate);
+            if !hosts.is_empty() {
+                return Ok(Some((candidate, hosts)));
+            }
+            if let Some(zone) = soa_owner(&answer) {
+                if zone == candidate {
+                    return Ok(Some((zone, hosts)));
                 }
-                if let Some(zone) = soa_owner(&answer) {
-                    if zone == candidate {
-                        return Some((zone, hosts));
-                    }
-                    let answer = self.recursive(&zone, RecordType::NS).await.ok()?;
-                    let hosts = ns_hosts(&answer, &zone);
-                    return Some((zone, hosts));
-                }
+                let answer = self.recursive(&zone, RecordType::NS).await?;
+                let hosts = ns_hosts(&answer, &zone);
+                return Ok(Some((zone, hosts)));
             }
             if candidate.is_root() {
-                return None;
+                return Ok(None);
             }
             candidate = candidate.base_name();
         }

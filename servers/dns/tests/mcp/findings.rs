@@ -2,7 +2,8 @@
 //! the healthy zones (`ok`, `signed`, the TLD `test`) show nothing but the
 //! `info` fact that `ok` is unsigned, and each broken zone shows its own
 //! code and no other. A second test checks that every code of the README's
-//! table has a case here, so a new code cannot land without a zone.
+//! table has a case here for every tool that reports it, so a new code
+//! cannot land without a zone.
 
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
@@ -20,8 +21,8 @@ enum Ask {
     Tool(&'static str),
     /// `propagacion` with these resolvers.
     Propagation(&'static [Ipv4Addr]),
-    /// `salud_dns` of a handler whose resolver does not exist.
-    DeadResolver,
+    /// This tool, of a handler whose resolver does not exist.
+    DeadResolver(&'static str),
 }
 
 use Ask::{DeadResolver, Propagation, Tool};
@@ -46,7 +47,7 @@ const CASES: &[(Ask, &str, &[&str])] = &[
     // salud_dns
     (SALUD, "nope.test", &["dominio_inexistente"]),
     (
-        DeadResolver,
+        DeadResolver("salud_dns"),
         "ok.test",
         &["resolutor_sin_respuesta", "sin_ns"],
     ),
@@ -89,6 +90,11 @@ const CASES: &[(Ask, &str, &[&str])] = &[
     (CORREO, "dmarcnorua.test", &["dmarc_sin_rua"]),
     (CORREO, "mtasts.test", &["mta_sts"]),
     (CORREO, "tlsrpt.test", &["tls_rpt"]),
+    (
+        DeadResolver("correo_politicas"),
+        "ok.test",
+        &["resolutor_sin_respuesta"],
+    ),
     // estado_dnssec
     (DNSSEC, "dead.test", &["dnssec_sin_respuesta"]),
     (DNSSEC, "slow.test", &["dnssec_no_firmado"]),
@@ -105,6 +111,11 @@ const CASES: &[(Ask, &str, &[&str])] = &[
     (DNSSEC, "rsasha1.test", &["algoritmo_obsoleto"]),
     (DNSSEC, "sha1ds.test", &["algoritmo_obsoleto"]),
     (DNSSEC, "bigkeys.test", &["tcp_necesario"]),
+    (
+        DeadResolver("estado_dnssec"),
+        "ok.test",
+        &["resolutor_sin_respuesta"],
+    ),
     // propagacion
     (
         Propagation(&[RESOLVER, RESOLVER2, NOBODY]),
@@ -140,9 +151,9 @@ async fn check(ask: &Ask, dominio: &str, expected: &[&str]) -> Result<Option<Str
                 json!({ "dominio": dominio, "resolutores": resolvers }),
             )
         }
-        DeadResolver => (
+        DeadResolver(tool) => (
             client_of(bed.at(NOBODY)).await?,
-            "salud_dns",
+            *tool,
             json!({ "dominio": dominio }),
         ),
     };
@@ -188,21 +199,34 @@ async fn every_zone_shows_exactly_its_findings() -> Result<(), Error> {
     Ok(())
 }
 
+impl Ask {
+    fn tool(&self) -> &'static str {
+        match self {
+            Tool(tool) | DeadResolver(tool) => tool,
+            Propagation(_) => "propagacion",
+        }
+    }
+}
+
 #[test]
 fn every_finding_code_has_a_zone_that_shows_it() {
-    let shown: BTreeSet<&str> = CASES
+    let shown: BTreeSet<(&str, &str)> = CASES
         .iter()
-        .flat_map(|(_, _, codes)| codes.iter().copied())
+        .flat_map(|(ask, _, codes)| codes.iter().map(|code| (ask.tool(), *code)))
         .collect();
-    let missing: Vec<&str> = Tipo::ALL
+    let missing: Vec<(&str, &str)> = Tipo::ALL
         .iter()
-        .map(|tipo| tipo.code())
-        .filter(|code| !shown.contains(code))
+        .flat_map(|tipo| tipo.tools().split(", ").map(|tool| (tool, tipo.code())))
+        .filter(|pair| !shown.contains(pair))
         .collect();
-    assert!(missing.is_empty(), "no zone shows {missing:?}");
-    let unknown: Vec<&&str> = shown
+    assert!(missing.is_empty(), "no zone shows (tool, code) {missing:?}");
+    let unknown: Vec<&(&str, &str)> = shown
         .iter()
-        .filter(|code| severity(code).is_none())
+        .filter(|(tool, code)| {
+            !Tipo::ALL
+                .iter()
+                .any(|tipo| tipo.code() == *code && tipo.tools().split(", ").any(|t| t == *tool))
+        })
         .collect();
     assert!(unknown.is_empty(), "not in the table: {unknown:?}");
 }

@@ -32,10 +32,16 @@ pub fn bed() -> Result<&'static Bed, Error> {
 
 /// A client of a handler whose recursive resolver is `resolver`.
 pub async fn client_of(resolver: SocketAddr) -> Result<Client, Error> {
+    client_with(resolver, TIMEOUT).await
+}
+
+/// A client of a handler asking `resolver`, waiting `timeout` for each
+/// answer.
+pub async fn client_with(resolver: SocketAddr, timeout: Duration) -> Result<Client, Error> {
     let dns = Dns::new(DnsOptions {
         resolver: Some(resolver),
         auth_port: bed()?.port(),
-        timeout: TIMEOUT,
+        timeout,
         log: None,
     })?;
     let (server_io, client_io) = tokio::io::duplex(256 * 1024);

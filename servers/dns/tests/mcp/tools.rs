@@ -1,9 +1,11 @@
 //! The results beyond their findings: the fields of each tool on healthy
 //! and broken zones, the TCP fallback of a signed answer too large for UDP,
-//! lame servers in `servidores`, propagation groups, and arguments that are
-//! refused.
+//! lame servers in `servidores`, propagation groups, a resolver that never
+//! answers, and arguments that are refused.
 
+use std::collections::BTreeSet;
 use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hickory_proto::op::{Edns, Message, Query};
@@ -11,7 +13,7 @@ use hickory_proto::rr::{Name, RecordType};
 use nexo_dns_testbed::{NOBODY, RESOLVER, RESOLVER2, zones};
 use serde_json::{Value, json};
 
-use crate::support::{Error, bed, call, client, codes, structured};
+use crate::support::{Error, bed, call, client, client_with, codes, structured};
 
 #[tokio::test]
 async fn ping_and_bad_domains() -> Result<(), Error> {
@@ -244,6 +246,59 @@ async fn propagation_groups_resolvers_and_names_the_unreachable() -> Result<(), 
             { "valores": ["192.0.2.2"], "resolutores": [resolvers[1]] },
         ]),
         "{moved:#}"
+    );
+    Ok(())
+}
+
+/// The names a resolver that never answers has been asked about.
+type Asked = Arc<Mutex<BTreeSet<String>>>;
+
+/// A resolver on a UDP socket that reads every question and answers none.
+async fn silent_resolver() -> Result<(SocketAddr, Asked), Error> {
+    let socket = tokio::net::UdpSocket::bind("127.0.0.1:0").await?;
+    let address = socket.local_addr()?;
+    let asked = Asked::default();
+    let names = Arc::clone(&asked);
+    tokio::spawn(async move {
+        let mut buffer = vec![0_u8; 65_535];
+        while let Ok((length, _)) = socket.recv_from(&mut buffer).await {
+            let Some(Ok(message)) = buffer.get(..length).map(Message::from_vec) else {
+                continue;
+            };
+            if let Ok(mut names) = names.lock() {
+                names.extend(message.queries.iter().map(|q| q.name().to_ascii()));
+            }
+        }
+    });
+    Ok((address, asked))
+}
+
+#[tokio::test]
+async fn issue_6_a_silent_resolver_is_reported_not_asked_label_after_label() -> Result<(), Error> {
+    let (resolver, asked) = silent_resolver().await?;
+    let client = client_with(resolver, Duration::from_millis(300)).await?;
+    let dominio = json!({ "dominio": "www.ok.test" });
+
+    let salud = structured(&client, "salud_dns", dominio.clone()).await?;
+    assert_eq!(
+        codes(&salud),
+        ["resolutor_sin_respuesta", "sin_ns"],
+        "{salud:#}"
+    );
+    let dnssec = structured(&client, "estado_dnssec", dominio.clone()).await?;
+    assert_eq!(codes(&dnssec), ["resolutor_sin_respuesta"], "{dnssec:#}");
+    assert_eq!(dnssec["soa_firmada_valida"], Value::Null, "{dnssec:#}");
+    // No answer is not an absence: no spf_ausente, dmarc_ausente...
+    let correo = structured(&client, "correo_politicas", dominio).await?;
+    assert_eq!(codes(&correo), ["resolutor_sin_respuesta"], "{correo:#}");
+
+    // Each tool waited one timeout: it never walked up to ask about
+    // `ok.test.`, `test.` or the root.
+    let names = asked.lock().map_err(|_| "poisoned")?.clone();
+    assert!(!names.is_empty());
+    assert!(
+        names.iter().all(|name| name.ends_with("www.ok.test.")),
+        "{names:?}"
     );
     Ok(())
 }
