@@ -50,6 +50,14 @@ fn pair_and(k: u8, third: Ns) -> Vec<Ns> {
     servers
 }
 
+/// `pair(k)`, `ns2` serving `records` instead of the zone's (same serial).
+fn differing(k: u8, records: &str) -> Vec<Ns> {
+    vec![
+        Ns::serving("ns1", ip(54, k, 1)),
+        Ns::doing("ns2", ip(55, k, 1), zone(1, Some(records))),
+    ]
+}
+
 /// An unsigned zone on the shared servers.
 fn content(label: &'static str, records: impl Into<String>) -> Zone {
     Zone::new(label, records, pair(CONTENT))
@@ -142,31 +150,9 @@ pub fn standard() -> Vec<Zone> {
         // No NS at all: the zone exists only at the resolvers.
         Zone::new("nons", APEX, Vec::new()),
         // One RRset, two TTLs on two servers.
-        Zone::new(
-            "ttlmix",
-            APEX,
-            vec![
-                Ns::serving("ns1", ip(54, 12, 1)),
-                Ns::doing(
-                    "ns2",
-                    ip(55, 12, 1),
-                    zone(1, Some("@ 1800 IN A 192.0.2.1\n")),
-                ),
-            ],
-        ),
+        Zone::new("ttlmix", APEX, differing(12, "@ 1800 IN A 192.0.2.1\n")),
         // Two servers, two addresses for the apex, one serial.
-        Zone::new(
-            "split",
-            APEX,
-            vec![
-                Ns::serving("ns1", ip(54, 13, 1)),
-                Ns::doing(
-                    "ns2",
-                    ip(55, 13, 1),
-                    zone(1, Some("@ 3600 IN A 192.0.2.2\n")),
-                ),
-            ],
-        ),
+        Zone::new("split", APEX, differing(13, "@ 3600 IN A 192.0.2.2\n")),
         // Records.
         content("wild", "@ 3600 IN A 192.0.2.1\n* 3600 IN A 192.0.2.99\n"),
         content(

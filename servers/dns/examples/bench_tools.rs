@@ -29,8 +29,12 @@ use hickory_proto::rr::{Name, RecordType};
 use nexo_dns::{Dns, DnsOptions};
 use nexo_dns_testbed::{Bed, RESOLVER, RESOLVER2, zones};
 use rmcp::model::CallToolRequestParams;
-use rmcp::{RoleClient, ServiceExt, service::RunningService};
 use serde_json::{Value, json};
+
+#[path = "../tests/mcp/connect.rs"]
+mod connect;
+
+use connect::{Client, connect};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
@@ -111,20 +115,14 @@ async fn one_question(bed: &Bed) -> Result<Duration, Error> {
     Ok(started.elapsed())
 }
 
-async fn client(bed: &Bed) -> Result<RunningService<RoleClient, ()>, Error> {
+async fn client(bed: &Bed) -> Result<Client, Error> {
     let dns = Dns::new(DnsOptions {
         resolver: Some(bed.resolver()),
         auth_port: bed.port(),
         log: None,
         ..DnsOptions::default()
     })?;
-    let (server_io, client_io) = tokio::io::duplex(256 * 1024);
-    tokio::spawn(async move {
-        if let Ok(server) = dns.serve(server_io).await {
-            let _ = server.waiting().await;
-        }
-    });
-    Ok(().serve(client_io).await?)
+    connect(dns).await
 }
 
 /// Times every case on `bed`; when `delayed`, also the round trips a call

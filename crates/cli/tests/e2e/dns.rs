@@ -109,11 +109,14 @@ fn serve_dns_against_the_test_bed() {
     );
     let logs = TempDir::new("dns-bed");
     let env = format!("DNS_MCP_LOG={}", logs.path().join("calls.jsonl").display());
+    let nexo_call = |rest: &[&str]| {
+        let mut args = vec!["call", "--stdio", &server, "-e", &env];
+        args.extend_from_slice(rest);
+        run(&args)
+    };
     let call = |tool: &str, arguments: Value| {
         let arguments = arguments.to_string();
-        let run = run(&[
-            "call", "--stdio", &server, "-e", &env, tool, &arguments, "--json",
-        ]);
+        let run = nexo_call(&[tool, &arguments, "--json"]);
         run.assert_success().stdout_json()
     };
 
@@ -148,15 +151,7 @@ fn serve_dns_against_the_test_bed() {
     );
     assert_eq!(codes(&moved), ["respuestas_distintas"], "{moved:#}");
 
-    let human = run(&[
-        "call",
-        "--stdio",
-        &server,
-        "-e",
-        &env,
-        "salud_dns",
-        "dominio=ok.test",
-    ]);
+    let human = nexo_call(&["salud_dns", "dominio=ok.test"]);
     assert!(
         human
             .assert_success()

@@ -8,15 +8,12 @@ use std::time::Duration;
 
 use nexo_dns::{Dns, DnsOptions};
 use nexo_dns_testbed::Bed;
-use rmcp::{
-    RoleClient, ServiceExt,
-    model::{CallToolRequestParams, CallToolResult},
-    service::RunningService,
-};
+use rmcp::model::{CallToolRequestParams, CallToolResult};
 use serde_json::Value;
 
+use crate::connect::{Client, connect};
+
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
-pub type Client = RunningService<RoleClient, ()>;
 
 /// How long the handler waits for each answer: long enough for a loaded
 /// machine, short enough that the zone with a silent server stays quick.
@@ -44,13 +41,7 @@ pub async fn client_with(resolver: SocketAddr, timeout: Duration) -> Result<Clie
         timeout,
         log: None,
     })?;
-    let (server_io, client_io) = tokio::io::duplex(256 * 1024);
-    tokio::spawn(async move {
-        if let Ok(server) = dns.serve(server_io).await {
-            let _ = server.waiting().await;
-        }
-    });
-    Ok(().serve(client_io).await?)
+    connect(dns).await
 }
 
 /// A client of a handler that asks the bed's resolver.
