@@ -225,9 +225,4 @@ impl Zone {
             ..self
         }
     }
-
-    /// The zone's name, `<label>.test`.
-    pub fn name(&self) -> String {
-        format!("{}.test", self.label)
-    }
 }

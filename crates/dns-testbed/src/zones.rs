@@ -2,7 +2,7 @@
 //! benchmark and the end-to-end tests share. `ok` and `signed` are healthy
 //! (unsigned and signed); every other zone breaks one thing, named in its
 //! comment. Zones that differ only in their records share a pair of name
-//! servers ([`CONTENT`] for unsigned zones, [`SIGNED`] for signed ones);
+//! servers (`CONTENT` for unsigned zones, [`SIGNED`] for signed ones);
 //! zones whose defect is in their servers get servers of their own.
 
 use std::net::Ipv4Addr;
@@ -10,12 +10,12 @@ use std::net::Ipv4Addr;
 use crate::spec::{DsKind, Ns, Serves, SigDefect, Signing, Zone};
 
 /// The third octet of the server pair that unsigned zones share.
-pub const CONTENT: u8 = 1;
+const CONTENT: u8 = 1;
 /// The third octet of the server pair that signed zones share.
 pub const SIGNED: u8 = 2;
 
 /// A healthy zone: addresses, `www`, a mail host, a strict SPF and DMARC.
-pub const HEALTHY: &str = "\
+const HEALTHY: &str = "\
 @ 3600 IN A 192.0.2.10
 @ 3600 IN AAAA 2001:db8::10
 www 3600 IN A 192.0.2.10
