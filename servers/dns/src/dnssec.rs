@@ -18,8 +18,8 @@ use serde::Serialize;
 
 use crate::findings::{Hallazgo, Tipo};
 use crate::name::show;
-use crate::net::{Net, ns_hosts};
-use crate::query::Answer;
+use crate::net::{Net, addresses_of};
+use crate::query::{Answer, EDNS_PAYLOAD};
 
 /// A signature expiring sooner than this is flagged.
 const EXPIRY_WARNING_SECS: u64 = 3 * 24 * 3600;
@@ -68,8 +68,8 @@ pub struct Dnssec {
     pub dnskeys: Vec<Clave>,
     pub firmas_soa: Vec<Firma>,
     /// true: an RRSIG over the SOA verifies and is within its validity
-    /// window; false: the zone is signed but none does; null: the zone is
-    /// unsigned or could not be reached.
+    /// window; false: the zone is signed (or its parent has a DS for it)
+    /// but none does; null: the zone is unsigned or could not be reached.
     pub soa_firmada_valida: Option<bool>,
     pub detalles: Vec<String>,
     pub hallazgos: Vec<Hallazgo>,
@@ -122,44 +122,59 @@ fn now() -> u64 {
         .unwrap_or_default()
 }
 
-/// The first answer from `addresses` that is NOERROR or NXDOMAIN with AA.
-async fn first_answer(
-    net: &Net,
-    addresses: &[IpAddr],
-    name: &Name,
-    rtype: RecordType,
-) -> Option<Answer> {
-    let asked = futures::future::join_all(
-        addresses
-            .iter()
-            .map(|ip| net.authoritative(*ip, name, rtype, true)),
-    )
-    .await;
-    asked.into_iter().flatten().find(|answer| {
-        answer.authoritative
-            && matches!(answer.rcode, ResponseCode::NoError | ResponseCode::NXDomain)
-    })
+/// An answer a zone's own server gives: AA, NOERROR or NXDOMAIN.
+fn authoritative(answer: &Answer) -> bool {
+    answer.authoritative && matches!(answer.rcode, ResponseCode::NoError | ResponseCode::NXDomain)
 }
 
-fn addresses_of(servers: &[crate::net::NameServer]) -> Vec<IpAddr> {
-    servers
-        .iter()
-        .flat_map(|server| server.addresses.iter().copied())
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect()
+/// The addresses of the name servers of the zone that holds `name`.
+async fn servers_of(net: &Net, name: &Name) -> Option<(Name, Vec<IpAddr>)> {
+    let (zone, hosts) = net.zone_ns(name).await.ok()??;
+    let addresses = addresses_of(&net.name_servers(hosts).await);
+    Some((zone, addresses))
+}
+
+/// Verifies `signature` over the `soa` RRset of `zone` with the key it
+/// names. Key tags are 16-bit hashes and may collide, so every key with the
+/// tag and algorithm is tried (RFC 4035 5.3.1); the error says why none
+/// verifies.
+fn verify(zone: &Name, signature: &RRSIG, soa: &[Record], keys: &[DNSKEY]) -> Result<(), String> {
+    let input = signature.input();
+    let named = keys.iter().filter(|key| {
+        key.calculate_key_tag().ok() == Some(input.key_tag)
+            && key.public_key().algorithm() == input.algorithm
+    });
+    let mut failures = Vec::new();
+    for key in named {
+        match key.verify_rrsig(zone, DNSClass::IN, signature, soa.iter()) {
+            Ok(()) => return Ok(()),
+            Err(error) => failures.push(error.to_string()),
+        }
+    }
+    if failures.is_empty() {
+        Err(format!(
+            "the RRSIG names key {} ({}), which is not in the DNSKEY set",
+            input.key_tag,
+            algorithm_name(input.algorithm)
+        ))
+    } else {
+        Err(format!(
+            "the RRSIG by key {} does not verify: {}",
+            input.key_tag,
+            failures.join("; ")
+        ))
+    }
 }
 
 pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
     let mut hallazgos = Vec::new();
     let mut detalles = Vec::new();
-    let zone = net
-        .enclosing_zone(name)
-        .await
-        .unwrap_or_else(|| name.clone());
+    // The zone and its NS; then the zone's keys and signed SOA from its
+    // servers while the parent's servers are found and asked for the DS.
+    let found = net.zone_ns(name).await;
     let mut result = Dnssec {
         dominio: show(name),
-        zona: show(&zone),
+        zona: show(name),
         tiene_ds_en_padre: false,
         ds: Vec::new(),
         dnskey_algoritmos: Vec::new(),
@@ -169,35 +184,63 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
         detalles: Vec::new(),
         hallazgos: Vec::new(),
     };
+    let (zone, hosts) = match found {
+        Ok(Some(found)) => found,
+        Ok(None) => (name.clone(), BTreeSet::new()),
+        Err(error) => {
+            detalles.push(format!("the resolver did not answer: {error}"));
+            hallazgos.push(Tipo::ResolutorSinRespuesta.hallazgo(format!(
+                "the resolver {} did not answer the NS question for {}: {error}",
+                net.resolver,
+                show(name)
+            )));
+            result.detalles = detalles;
+            result.hallazgos = hallazgos;
+            return result;
+        }
+    };
+    result.zona = show(&zone);
     if &zone != name {
         detalles.push(format!("{} is inside the zone {}", show(name), show(&zone)));
     }
-
-    let zone_servers = async {
-        let answer = net.recursive(&zone, RecordType::NS).await.ok()?;
-        Some(addresses_of(
-            &net.name_servers(ns_hosts(&answer, &zone)).await,
-        ))
-    };
-    let parent_servers = async {
+    let parent_ds = async {
         if zone.is_root() {
-            return None;
+            return (Vec::new(), None);
         }
-        let parent = net.enclosing_zone(&zone.base_name()).await?;
-        let answer = net.recursive(&parent, RecordType::NS).await.ok()?;
-        Some(addresses_of(
-            &net.name_servers(ns_hosts(&answer, &parent)).await,
-        ))
+        let Some((_, parent_servers)) = servers_of(net, &zone.base_name()).await else {
+            return (Vec::new(), None);
+        };
+        let answer = net
+            .first_good(&parent_servers, &zone, RecordType::DS, true, authoritative)
+            .await;
+        (parent_servers, answer)
     };
-    let (zone_servers, parent_servers) = tokio::join!(zone_servers, parent_servers);
-    let zone_servers = zone_servers.unwrap_or_default();
-    let parent_servers = parent_servers.unwrap_or_default();
+    let zone_side = async {
+        let servers = addresses_of(&net.name_servers(hosts).await);
+        tokio::join!(
+            net.first_good(&servers, &zone, RecordType::DNSKEY, true, authoritative),
+            net.first_good(&servers, &zone, RecordType::SOA, true, authoritative),
+        )
+    };
+    let ((parent_servers, ds_answer), (dnskey_answer, soa_answer)) =
+        tokio::join!(parent_ds, zone_side);
 
-    let (ds_answer, dnskey_answer, soa_answer) = tokio::join!(
-        first_answer(net, &parent_servers, &zone, RecordType::DS),
-        first_answer(net, &zone_servers, &zone, RecordType::DNSKEY),
-        first_answer(net, &zone_servers, &zone, RecordType::SOA),
-    );
+    let over_tcp: Vec<&str> = [
+        ("DS", &ds_answer),
+        ("DNSKEY", &dnskey_answer),
+        ("SOA", &soa_answer),
+    ]
+    .into_iter()
+    .filter(|(_, answer)| answer.as_ref().is_some_and(|answer| answer.via_tcp))
+    .map(|(rtype, _)| rtype)
+    .collect();
+    if !over_tcp.is_empty() {
+        hallazgos.push(Tipo::TcpNecesario.hallazgo(format!(
+            "the {} answers of {} were truncated over UDP (EDNS0, {EDNS_PAYLOAD} bytes) and fetched over TCP",
+            over_tcp.join(", "),
+            show(&zone)
+        )));
+    }
 
     // DS at the parent.
     let ds_set: Vec<DS> = ds_answer
@@ -251,12 +294,6 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
         });
     }
     result.dnskey_algoritmos = algorithms.into_iter().collect();
-    if dnskey_answer.via_tcp {
-        hallazgos.push(Tipo::TcpNecesario.hallazgo(format!(
-            "the DNSKEY answer of {} was truncated over UDP and fetched over TCP",
-            show(&zone)
-        )));
-    }
 
     for ds in &ds_set {
         let coincide = keys
@@ -341,6 +378,8 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
         })
         .collect();
     if signatures.is_empty() {
+        // Signed, or said to be by a DS at the parent (an unsigned zone
+        // without DS has returned above), yet nothing signs the SOA.
         if keys.is_empty() {
             detalles.push("the SOA carries no RRSIG and the zone has no DNSKEY".to_owned());
         } else {
@@ -349,8 +388,8 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
                 "the SOA of {} is not signed although the zone has DNSKEYs",
                 show(&zone)
             )));
-            result.soa_firmada_valida = Some(false);
         }
+        result.soa_firmada_valida = Some(false);
         result.detalles = detalles;
         result.hallazgos = hallazgos;
         return result;
@@ -359,27 +398,10 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
     let mut any_valid = false;
     for signature in &signatures {
         let input = signature.input();
-        let key = keys.iter().find(|key| {
-            key.calculate_key_tag().ok() == Some(input.key_tag)
-                && key.public_key().algorithm() == input.algorithm
-        });
-        let verifies = match key {
-            Some(key) => match key.verify_rrsig(&zone, DNSClass::IN, signature, soa.iter()) {
-                Ok(()) => true,
-                Err(error) => {
-                    detalles.push(format!(
-                        "the RRSIG by key {} does not verify: {error}",
-                        input.key_tag
-                    ));
-                    false
-                }
-            },
-            None => {
-                detalles.push(format!(
-                    "the RRSIG names key {} ({}), which is not in the DNSKEY set",
-                    input.key_tag,
-                    algorithm_name(input.algorithm)
-                ));
+        let verifies = match verify(&zone, signature, &soa, &keys) {
+            Ok(()) => true,
+            Err(why) => {
+                detalles.push(why);
                 false
             }
         };
@@ -436,4 +458,73 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
     result.detalles = detalles;
     result.hallazgos = hallazgos;
     result
+}
+
+#[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "tests fail loudly")]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::time::Duration;
+
+    use hickory_proto::dnssec::crypto::Ed25519SigningKey;
+    use hickory_proto::dnssec::{DnssecSigner, SigningKey};
+    use hickory_proto::rr::RecordSet;
+    use hickory_proto::rr::rdata::SOA;
+
+    use super::*;
+
+    fn dnskey(key: &Ed25519SigningKey) -> DNSKEY {
+        DNSKEY::with_flags(257, key.to_public_key().unwrap())
+    }
+
+    /// Two Ed25519 keys with the same key tag: about 300 keys are made
+    /// before two share one of the 65,536 tags.
+    fn colliding_keys() -> (Ed25519SigningKey, Ed25519SigningKey) {
+        let mut seen = BTreeMap::new();
+        loop {
+            let pkcs8 = Ed25519SigningKey::generate_pkcs8().unwrap();
+            let key = Ed25519SigningKey::from_pkcs8(&pkcs8).unwrap();
+            let tag = dnskey(&key).calculate_key_tag().unwrap();
+            if let Some(first) = seen.remove(&tag) {
+                return (first, key);
+            }
+            seen.insert(tag, key);
+        }
+    }
+
+    #[test]
+    fn issue_6_a_signature_verifies_with_any_key_of_its_tag() {
+        let zone = Name::from_ascii("collide.test.").unwrap();
+        let soa = Record::from_rdata(
+            zone.clone(),
+            3600,
+            RData::SOA(SOA::new(
+                Name::from_ascii("ns1.collide.test.").unwrap(),
+                Name::from_ascii("hostmaster.collide.test.").unwrap(),
+                1,
+                7200,
+                3600,
+                1_209_600,
+                3600,
+            )),
+        );
+        let mut rrset = RecordSet::new(zone.clone(), RecordType::SOA, 0);
+        rrset.insert(soa.clone(), 0);
+        let (first, second) = colliding_keys();
+        let keys = [dnskey(&first), dnskey(&second)];
+        let signer = DnssecSigner::new(
+            keys[1].clone(),
+            Box::new(second),
+            zone.clone(),
+            Duration::from_secs(86_400),
+        );
+        let now = time::OffsetDateTime::now_utc();
+        let signature = RRSIG::from_rrset(&rrset, DNSClass::IN, now, &signer).unwrap();
+        let soa = [soa];
+        assert_eq!(verify(&zone, &signature, &soa, &keys), Ok(()));
+        let only_first = verify(&zone, &signature, &soa, &keys[..1]).unwrap_err();
+        assert!(only_first.contains("does not verify"), "{only_first}");
+        let none = verify(&zone, &signature, &soa, &[]).unwrap_err();
+        assert!(none.contains("not in the DNSKEY set"), "{none}");
+    }
 }

@@ -40,7 +40,7 @@ pub struct Hallazgo {
 }
 
 macro_rules! tipos {
-    ($($variant:ident => $code:literal, $severity:ident, $meaning:literal;)*) => {
+    ($($variant:ident => $code:literal, $tools:literal, $severity:ident, $meaning:literal;)*) => {
         /// Every finding code.
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub enum Tipo { $($variant),* }
@@ -52,6 +52,11 @@ macro_rules! tipos {
             /// The stable snake_case code.
             pub fn code(self) -> &'static str {
                 match self { $(Tipo::$variant => $code),* }
+            }
+
+            /// The tools that report it, separated by `, `.
+            pub fn tools(self) -> &'static str {
+                match self { $(Tipo::$variant => $tools),* }
             }
 
             /// The severity every finding of this code carries.
@@ -68,63 +73,59 @@ macro_rules! tipos {
 }
 
 tipos! {
-    // salud_dns
-    DominioInexistente => "dominio_inexistente", Critica, "The resolver answers NXDOMAIN for the domain.";
-    ResolutorSinRespuesta => "resolutor_sin_respuesta", Alta, "The recursive resolver did not answer (timeout, refused, SERVFAIL); results are partial.";
-    SinNs => "sin_ns", Critica, "No NS records could be found for the domain, so no authoritative server can be asked.";
-    NsSinDireccion => "ns_sin_direccion", Alta, "An NS host name has no A or AAAA record, so that server cannot be reached.";
-    DelegacionCojaSinRespuesta => "delegacion_coja_sin_respuesta", Alta, "Lame delegation: a listed name server does not answer (timeout, refused, network error).";
-    DelegacionCojaNoAutoritativa => "delegacion_coja_no_autoritativa", Alta, "Lame delegation: a listed name server answers, but not authoritatively (no AA flag, or REFUSED/SERVFAIL).";
-    NsPadreHijoDistintos => "ns_padre_hijo_distintos", Media, "The NS set delegated by the parent zone differs from the NS set in the zone itself.";
-    SerialSoaDistinto => "serial_soa_distinto", Media, "The authoritative servers give different SOA serials: a secondary is not up to date.";
-    NsUnico => "ns_unico", Alta, "Only one name server: no redundancy (RFC 1034 asks for at least two).";
-    NsMismaRed => "ns_misma_red", Media, "Every name server address is in one IPv4 /24 (or IPv6 /48): one network failure takes the zone down.";
-    Wildcard => "wildcard", Media, "A random label under the domain resolves: the zone has a wildcard, which hides typos and dangling names.";
-    CnameColgante => "cname_colgante", Alta, "A CNAME (checked: the apex and www) points to a name that does not exist or has no address: the name is broken and may be taken over.";
-    TtlDesbalanceado => "ttl_desbalanceado", Baja, "The TTLs of the zone's A/AAAA/NS/SOA records differ by more than a factor of 10.";
-    TtlInconsistente => "ttl_inconsistente", Baja, "The same RRset has different TTLs on different authoritative servers.";
-    RecursivoDifiere => "recursivo_difiere", Baja, "The recursive resolver's answer differs from the authoritative servers' (stale cache, split horizon, or a change still propagating).";
-    AutoritativosDifieren => "autoritativos_difieren", Media, "The authoritative servers give different records for the same name and type.";
-    // correo_politicas
-    MxAusente => "mx_ausente", Baja, "No MX records: senders fall back to the domain's A/AAAA (RFC 5321 5.1); publish a null MX if the domain sends no mail.";
-    MxNulo => "mx_nulo", Info, "Null MX (RFC 7505): the domain declares it accepts no mail.";
-    MxNuloConOtros => "mx_nulo_con_otros", Media, "A null MX is published together with other MX records, which RFC 7505 forbids.";
-    MxCname => "mx_cname", Media, "An MX host is a CNAME, which RFC 2181 10.3 forbids.";
-    MxSinDireccion => "mx_sin_direccion", Alta, "An MX host has no A or AAAA record: mail to it cannot be delivered.";
-    SpfAusente => "spf_ausente", Media, "No SPF record (TXT `v=spf1` at the apex).";
-    SpfMultiple => "spf_multiple", Alta, "More than one SPF record: a permanent error (RFC 7208 4.5).";
-    SpfSintaxis => "spf_sintaxis", Alta, "An SPF record (or one it includes) does not parse: a permanent error (RFC 7208).";
-    SpfDemasiadasConsultas => "spf_demasiadas_consultas", Alta, "Evaluating SPF needs more than 10 DNS-querying mechanisms (include, a, mx, ptr, exists, redirect) counted recursively: a permanent error (RFC 7208 4.6.4).";
-    SpfConsultasVacias => "spf_consultas_vacias", Media, "More than 2 of SPF's DNS lookups return no records (void lookups, RFC 7208 4.6.4).";
-    SpfIncludeFallido => "spf_include_fallido", Alta, "An SPF include or redirect names a domain without an SPF record: a permanent error.";
-    SpfAllPermisivo => "spf_all_permisivo", Alta, "SPF ends in `+all` (or `all`): any host may send mail as the domain.";
-    SpfAllNeutral => "spf_all_neutral", Media, "SPF ends in `?all`: it says nothing about unlisted hosts.";
-    SpfPtr => "spf_ptr", Baja, "SPF uses the `ptr` mechanism, which RFC 7208 5.5 says not to use.";
-    DmarcAusente => "dmarc_ausente", Media, "No DMARC record at `_dmarc.<domain>`.";
-    DmarcMultiple => "dmarc_multiple", Alta, "More than one DMARC record: receivers ignore DMARC (RFC 7489 6.6.3).";
-    DmarcMalFormado => "dmarc_mal_formado", Alta, "The DMARC record does not parse: not starting with `v=DMARC1`, missing or bad `p`, or a bad tag value (RFC 7489 6.3).";
-    DmarcPNone => "dmarc_p_none", Baja, "DMARC policy `p=none`: failures are only reported, never acted on.";
-    DmarcPctParcial => "dmarc_pct_parcial", Baja, "DMARC `pct` below 100: the policy applies to part of the mail only.";
-    DmarcSinRua => "dmarc_sin_rua", Info, "DMARC has no `rua`: nobody receives aggregate reports.";
-    MtaSts => "mta_sts", Info, "An MTA-STS record (`_mta-sts`, RFC 8461) is published.";
-    TlsRpt => "tls_rpt", Info, "A TLS-RPT record (`_smtp._tls`, RFC 8460) is published.";
-    // estado_dnssec
-    DnssecNoFirmado => "dnssec_no_firmado", Baja, "The zone has no DNSKEY and the parent no DS: it is not signed.";
-    DnssecSinRespuesta => "dnssec_sin_respuesta", Alta, "No authoritative server of the zone answered the DNSSEC questions.";
-    DsSinDnskey => "ds_sin_dnskey", Critica, "The parent publishes DS records but the zone has no DNSKEY: validating resolvers fail the zone (SERVFAIL).";
-    DsNoCoincide => "ds_no_coincide", Critica, "No DS record at the parent matches a DNSKEY of the zone (key tag, algorithm and digest): validation fails.";
-    DnskeySinDs => "dnskey_sin_ds", Media, "The zone is signed but the parent has no DS: an island of security, validated by no one.";
-    RrsigAusente => "rrsig_ausente", Alta, "The zone has DNSKEYs but its SOA carries no RRSIG.";
-    RrsigInvalida => "rrsig_invalida", Critica, "The RRSIG over the SOA does not verify against any DNSKEY of the zone.";
-    RrsigExpirada => "rrsig_expirada", Critica, "The RRSIG over the SOA has expired.";
-    RrsigFutura => "rrsig_futura", Alta, "The RRSIG over the SOA is not valid yet (inception in the future).";
-    RrsigExpiraPronto => "rrsig_expira_pronto", Media, "The RRSIG over the SOA expires within 3 days: re-signing may have stopped.";
-    AlgoritmoProhibido => "algoritmo_prohibido", Alta, "A DNSKEY or DS uses an algorithm RFC 8624 says MUST NOT be used (RSAMD5, DSA, DSA-NSEC3-SHA1, ECC-GOST) or a digest it forbids (GOST).";
-    AlgoritmoObsoleto => "algoritmo_obsoleto", Media, "A DNSKEY or DS uses an algorithm or digest RFC 8624 says NOT RECOMMENDED (RSASHA1, RSASHA1-NSEC3-SHA1, SHA-1 digests).";
-    TcpNecesario => "tcp_necesario", Info, "The signed answer was truncated over UDP and had to be fetched over TCP.";
-    // propagacion
-    ResolutorInalcanzable => "resolutor_inalcanzable", Media, "A resolver did not answer in time or refused the connection; its answers are missing from the comparison.";
-    RespuestasDistintas => "respuestas_distintas", Media, "Resolvers give different answers for a record type (a change still propagating, or split horizon).";
+    DominioInexistente => "dominio_inexistente", "salud_dns", Critica, "The resolver answers NXDOMAIN for the domain.";
+    ResolutorSinRespuesta => "resolutor_sin_respuesta", "salud_dns, correo_politicas, estado_dnssec", Alta, "The recursive resolver did not answer (timeout, refused, SERVFAIL); results are partial.";
+    SinNs => "sin_ns", "salud_dns", Critica, "No NS records could be found for the domain, so no authoritative server can be asked.";
+    NsSinDireccion => "ns_sin_direccion", "salud_dns", Alta, "An NS host name has no A or AAAA record, so that server cannot be reached.";
+    DelegacionCojaSinRespuesta => "delegacion_coja_sin_respuesta", "salud_dns", Alta, "Lame delegation: a listed name server does not answer (timeout, refused, network error).";
+    DelegacionCojaNoAutoritativa => "delegacion_coja_no_autoritativa", "salud_dns", Alta, "Lame delegation: a listed name server answers, but not authoritatively (no AA flag, or REFUSED/SERVFAIL).";
+    NsPadreHijoDistintos => "ns_padre_hijo_distintos", "salud_dns", Media, "The NS set delegated by the parent zone differs from the NS set in the zone itself.";
+    SerialSoaDistinto => "serial_soa_distinto", "salud_dns", Media, "The authoritative servers give different SOA serials: a secondary is not up to date.";
+    NsUnico => "ns_unico", "salud_dns", Alta, "Only one name server: no redundancy (RFC 1034 asks for at least two).";
+    NsMismaRed => "ns_misma_red", "salud_dns", Media, "Every name server address is in one IPv4 /24 (or IPv6 /48): one network failure takes the zone down.";
+    Wildcard => "wildcard", "salud_dns", Media, "A random label under the domain resolves: the zone has a wildcard, which hides typos and dangling names.";
+    CnameColgante => "cname_colgante", "salud_dns", Alta, "A CNAME (checked: the apex and www) points to a name that does not exist or has no address: the name is broken and may be taken over.";
+    TtlDesbalanceado => "ttl_desbalanceado", "salud_dns", Baja, "The TTLs of the zone's A/AAAA/NS/SOA records differ by more than a factor of 10.";
+    TtlInconsistente => "ttl_inconsistente", "salud_dns", Baja, "The same RRset has different TTLs on different authoritative servers.";
+    RecursivoDifiere => "recursivo_difiere", "salud_dns", Baja, "The recursive resolver's answer matches no authoritative server's (stale cache, split horizon, or a change still propagating).";
+    AutoritativosDifieren => "autoritativos_difieren", "salud_dns", Media, "The authoritative servers give different records for the same name and type.";
+    MxAusente => "mx_ausente", "correo_politicas", Baja, "No MX records: senders fall back to the domain's A/AAAA (RFC 5321 5.1); publish a null MX if the domain sends no mail.";
+    MxNulo => "mx_nulo", "correo_politicas", Info, "Null MX (RFC 7505): the domain declares it accepts no mail.";
+    MxNuloConOtros => "mx_nulo_con_otros", "correo_politicas", Media, "A null MX is published together with other MX records, which RFC 7505 forbids.";
+    MxCname => "mx_cname", "correo_politicas", Media, "An MX host is a CNAME, which RFC 2181 10.3 forbids.";
+    MxSinDireccion => "mx_sin_direccion", "correo_politicas", Alta, "An MX host has no A or AAAA record: mail to it cannot be delivered.";
+    SpfAusente => "spf_ausente", "correo_politicas", Media, "No SPF record (TXT `v=spf1` at the apex).";
+    SpfMultiple => "spf_multiple", "correo_politicas", Alta, "More than one SPF record: a permanent error (RFC 7208 4.5).";
+    SpfSintaxis => "spf_sintaxis", "correo_politicas", Alta, "An SPF record (or one it includes) does not parse: a permanent error (RFC 7208).";
+    SpfDemasiadasConsultas => "spf_demasiadas_consultas", "correo_politicas", Alta, "Evaluating SPF needs more than 10 DNS-querying mechanisms (include, a, mx, ptr, exists, redirect) counted recursively: a permanent error (RFC 7208 4.6.4).";
+    SpfConsultasVacias => "spf_consultas_vacias", "correo_politicas", Media, "More than 2 of SPF's DNS lookups return no records (void lookups, RFC 7208 4.6.4).";
+    SpfIncludeFallido => "spf_include_fallido", "correo_politicas", Alta, "An SPF include or redirect names a domain without an SPF record: a permanent error.";
+    SpfAllPermisivo => "spf_all_permisivo", "correo_politicas", Alta, "SPF ends in `+all` (or `all`): any host may send mail as the domain.";
+    SpfAllNeutral => "spf_all_neutral", "correo_politicas", Media, "SPF ends in `?all`: it says nothing about unlisted hosts.";
+    SpfPtr => "spf_ptr", "correo_politicas", Baja, "SPF uses the `ptr` mechanism, which RFC 7208 5.5 says not to use.";
+    DmarcAusente => "dmarc_ausente", "correo_politicas", Media, "No DMARC record at `_dmarc.<domain>`.";
+    DmarcMultiple => "dmarc_multiple", "correo_politicas", Alta, "More than one DMARC record: receivers ignore DMARC (RFC 7489 6.6.3).";
+    DmarcMalFormado => "dmarc_mal_formado", "correo_politicas", Alta, "The DMARC record does not parse: not starting with `v=DMARC1`, missing or bad `p`, or a bad tag value (RFC 7489 6.3).";
+    DmarcPNone => "dmarc_p_none", "correo_politicas", Baja, "DMARC policy `p=none`: failures are only reported, never acted on.";
+    DmarcPctParcial => "dmarc_pct_parcial", "correo_politicas", Baja, "DMARC `pct` below 100: the policy applies to part of the mail only.";
+    DmarcSinRua => "dmarc_sin_rua", "correo_politicas", Info, "DMARC has no `rua`: nobody receives aggregate reports.";
+    MtaSts => "mta_sts", "correo_politicas", Info, "An MTA-STS record (`_mta-sts`, RFC 8461) is published.";
+    TlsRpt => "tls_rpt", "correo_politicas", Info, "A TLS-RPT record (`_smtp._tls`, RFC 8460) is published.";
+    DnssecNoFirmado => "dnssec_no_firmado", "estado_dnssec", Info, "The zone has no DNSKEY and the parent no DS: it is not signed, so validating resolvers cannot authenticate its answers (a fact, as for most zones, not a fault).";
+    DnssecSinRespuesta => "dnssec_sin_respuesta", "estado_dnssec", Alta, "No authoritative server of the zone answered the DNSSEC questions.";
+    DsSinDnskey => "ds_sin_dnskey", "estado_dnssec", Critica, "The parent publishes DS records but the zone has no DNSKEY: validating resolvers fail the zone (SERVFAIL).";
+    DsNoCoincide => "ds_no_coincide", "estado_dnssec", Critica, "No DS record at the parent matches a DNSKEY of the zone (key tag, algorithm and digest): validation fails.";
+    DnskeySinDs => "dnskey_sin_ds", "estado_dnssec", Media, "The zone is signed but the parent has no DS: an island of security, validated by no one.";
+    RrsigAusente => "rrsig_ausente", "estado_dnssec", Alta, "The zone has DNSKEYs but its SOA carries no RRSIG.";
+    RrsigInvalida => "rrsig_invalida", "estado_dnssec", Critica, "The RRSIG over the SOA does not verify against any DNSKEY of the zone.";
+    RrsigExpirada => "rrsig_expirada", "estado_dnssec", Critica, "The RRSIG over the SOA has expired.";
+    RrsigFutura => "rrsig_futura", "estado_dnssec", Alta, "The RRSIG over the SOA is not valid yet (inception in the future).";
+    RrsigExpiraPronto => "rrsig_expira_pronto", "estado_dnssec", Media, "The RRSIG over the SOA expires within 3 days: re-signing may have stopped.";
+    AlgoritmoProhibido => "algoritmo_prohibido", "estado_dnssec", Alta, "A DNSKEY or DS uses an algorithm RFC 8624 says MUST NOT be used (RSAMD5, DSA, DSA-NSEC3-SHA1, ECC-GOST) or a digest it forbids (GOST).";
+    AlgoritmoObsoleto => "algoritmo_obsoleto", "estado_dnssec", Media, "A DNSKEY or DS uses an algorithm or digest RFC 8624 says NOT RECOMMENDED (RSASHA1, RSASHA1-NSEC3-SHA1, SHA-1 digests).";
+    TcpNecesario => "tcp_necesario", "estado_dnssec", Info, "A signed answer (DS, DNSKEY, or the SOA with its RRSIGs) was truncated over UDP and had to be fetched over TCP: resolvers behind networks that block DNS over TCP cannot validate the zone.";
+    ResolutorInalcanzable => "resolutor_inalcanzable", "propagacion", Media, "A resolver did not answer in time or refused the connection; its answers are missing from the comparison.";
+    RespuestasDistintas => "respuestas_distintas", "propagacion", Media, "Resolvers give different answers for a record type (a change still propagating, or split horizon).";
 }
 
 impl Tipo {
@@ -140,11 +141,17 @@ impl Tipo {
 
 /// The markdown table of every code, as the README carries it.
 pub fn table() -> String {
-    let mut table = String::from("| tipo | severidad | meaning |\n|---|---|---|\n");
+    let mut table = String::from("| tipo | tools | severidad | meaning |\n|---|---|---|---|\n");
     for tipo in Tipo::ALL {
+        let tools: Vec<String> = tipo
+            .tools()
+            .split(", ")
+            .map(|tool| format!("`{tool}`"))
+            .collect();
         table.push_str(&format!(
-            "| `{}` | {} | {} |\n",
+            "| `{}` | {} | {} | {} |\n",
             tipo.code(),
+            tools.join(", "),
             tipo.severidad().as_str(),
             tipo.meaning()
         ));

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::findings::{Hallazgo, Tipo};
 use crate::name::show;
-use crate::net::{NameServer, Net, ns_hosts, rcode_text};
+use crate::net::{NameServer, Net, addresses_of, ns_hosts, rcode_text, soa_owner};
 use crate::query::{Answer, QueryError};
 
 /// The types `salud_dns` compares, in output order.
@@ -166,11 +166,20 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
         )));
     }
 
-    // The zone and its servers.
-    let zone = net
-        .enclosing_zone(name)
-        .await
-        .unwrap_or_else(|| name.clone());
+    // The zone (the owner of the SOA the resolver gave, walking up only
+    // when its answer held none; a failed question is not asked again) and
+    // its servers.
+    let zone = match recursive.get(3) {
+        Some(Ok(answer)) => match soa_owner(answer) {
+            Some(owner) => Some(owner),
+            None if answer.rcode == ResponseCode::NoError => {
+                net.enclosing_zone(&name.base_name()).await
+            }
+            None => None,
+        },
+        _ => None,
+    }
+    .unwrap_or_else(|| name.clone());
     empty.zona = show(&zone);
     let ns_answer = if &zone == name {
         recursive.get(2).and_then(|r| r.as_ref().ok()).cloned()
@@ -189,19 +198,20 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
         empty.hallazgos = hallazgos;
         return empty;
     }
-    let (servers, parent) = tokio::join!(
-        net.name_servers(hosts.iter().cloned()),
-        parent_ns(net, &zone)
-    );
+    // The zone's servers are asked while the parent's delegation is read.
+    let servers_asked = async {
+        let servers = net.name_servers(hosts.iter().cloned()).await;
+        let asked = join_all(
+            servers
+                .iter()
+                .flat_map(|server| server.addresses.iter().map(move |ip| (server, *ip)))
+                .map(|(server, ip)| ask_server(net, name, server, ip)),
+        )
+        .await;
+        (servers, asked)
+    };
+    let ((servers, asked), parent) = tokio::join!(servers_asked, parent_ns(net, &zone));
     check_spread(&servers, &mut hallazgos);
-
-    let asked = join_all(
-        servers
-            .iter()
-            .flat_map(|server| server.addresses.iter().map(move |ip| (server, *ip)))
-            .map(|(server, ip)| ask_server(net, name, server, ip)),
-    )
-    .await;
     let servidores: Vec<Servidor> = asked.iter().map(|(servidor, _)| servidor.clone()).collect();
     let good: Vec<&(Servidor, Vec<Option<Answer>>)> = asked
         .iter()
@@ -229,6 +239,7 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
 
     // Authoritative answers: union, disagreements, serials, TTLs.
     let mut autoritativo = Sets::new();
+    let mut answered: BTreeMap<String, BTreeSet<BTreeSet<String>>> = BTreeMap::new();
     for (index, rtype) in TYPES.iter().enumerate() {
         let key = type_key(*rtype);
         let mut union = BTreeSet::new();
@@ -255,7 +266,8 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
                 shown.join(" / ")
             )));
         }
-        autoritativo.insert(key, union);
+        autoritativo.insert(key.clone(), union);
+        answered.insert(key, distinct);
     }
     let serials: BTreeMap<u32, Vec<String>> =
         good.iter().fold(BTreeMap::new(), |mut map, (servidor, _)| {
@@ -303,15 +315,20 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
         )));
     }
 
-    // Recursive against authoritative.
-    if !good.is_empty() {
+    // Recursive against authoritative: the resolver's answer matches no
+    // authoritative server's (when the servers disagree among themselves
+    // and the resolver sides with one, the findings above say so).
+    if failures.is_empty() {
         for rtype in TYPES {
             let key = type_key(rtype);
-            let (Some(rec), Some(auth)) = (empty.recursivo.get(&key), autoritativo.get(&key))
-            else {
+            let (Some(rec), Some(auth), Some(sets)) = (
+                empty.recursivo.get(&key),
+                autoritativo.get(&key),
+                answered.get(&key),
+            ) else {
                 continue;
             };
-            if rec != auth && failures.is_empty() {
+            if !sets.is_empty() && !sets.contains(rec) {
                 hallazgos.push(Tipo::RecursivoDifiere.hallazgo(format!(
                     "{key} of {}: the resolver answers [{}], the authoritative servers [{}]",
                     show(name),
@@ -402,23 +419,21 @@ async fn ask_server(
     (servidor, answers)
 }
 
-/// The NS set the parent zone delegates `zone` to, asked of the parent's
-/// own servers (the first that answers).
+/// The NS set the parent zone delegates `zone` to, asked of all the
+/// parent's own servers at once (the first to answer NOERROR is taken: a
+/// referral carries no AA flag).
 async fn parent_ns(net: &Net, zone: &Name) -> Option<(Name, BTreeSet<Name>)> {
     if zone.is_root() {
         return None;
     }
-    let parent = net.enclosing_zone(&zone.base_name()).await?;
-    let parent_answer = net.recursive(&parent, RecordType::NS).await.ok()?;
-    let parent_servers = net.name_servers(ns_hosts(&parent_answer, &parent)).await;
-    for ip in parent_servers.iter().flat_map(|server| &server.addresses) {
-        if let Ok(answer) = net.authoritative(*ip, zone, RecordType::NS, false).await
-            && answer.rcode == ResponseCode::NoError
-        {
-            return Some((parent, ns_hosts(&answer, zone)));
-        }
-    }
-    None
+    let (parent, parent_hosts) = net.zone_ns(&zone.base_name()).await.ok()??;
+    let parent_servers = addresses_of(&net.name_servers(parent_hosts).await);
+    let answer = net
+        .first_good(&parent_servers, zone, RecordType::NS, false, |answer| {
+            answer.rcode == ResponseCode::NoError
+        })
+        .await?;
+    Some((parent, ns_hosts(&answer, zone)))
 }
 
 /// One NS, or every address in one /24 (IPv4) and one /48 (IPv6).

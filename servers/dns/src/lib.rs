@@ -7,9 +7,9 @@
 //! authoritative servers, the timeout, the call log) and hands it a
 //! connection; [`tools`] gives the tool list for a health document.
 //!
-//! Questions go over the wire with hickory-proto messages ([`query`]); every
+//! Questions go over the wire with hickory-proto messages (`query.rs`); every
 //! finding is a `{tipo, severidad, detalle}` whose codes live in
-//! [`findings`].
+//! `findings.rs` (the README's table).
 
 mod dnssec;
 mod error;

@@ -15,8 +15,8 @@ use serde::Serialize;
 
 use crate::findings::{Hallazgo, Tipo};
 use crate::name::show;
-use crate::net::Net;
-use crate::query::Answer;
+use crate::net::{Net, rcode_text};
+use crate::query::{Answer, QueryError};
 
 /// RFC 7208 4.6.4: at most 10 DNS-querying terms.
 const SPF_LOOKUP_LIMIT: usize = 10;
@@ -49,7 +49,7 @@ pub struct Termino {
 }
 
 /// The SPF analysis.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct Spf {
     /// The apex's SPF record (the first, when there are several).
     pub registro: Option<String>,
@@ -129,12 +129,27 @@ fn sub(label: &str, name: &Name) -> Option<Name> {
         .ok()
 }
 
-async fn txt_at(net: &Net, name: Option<Name>) -> Vec<String> {
-    let Some(name) = name else { return Vec::new() };
-    match net.recursive(&name, RecordType::TXT).await {
-        Ok(answer) => txts(&answer, &name),
-        Err(_) => Vec::new(),
+/// Whether the resolver answered: NOERROR or NXDOMAIN. A timeout, REFUSED
+/// or SERVFAIL says nothing about the records, and must not be reported as
+/// their absence.
+fn answered(answer: Result<Answer, QueryError>, what: &str) -> Result<Answer, String> {
+    match answer {
+        Ok(answer) if matches!(answer.rcode, ResponseCode::NoError | ResponseCode::NXDomain) => {
+            Ok(answer)
+        }
+        Ok(answer) => Err(format!("{what}: {}", rcode_text(answer.rcode))),
+        Err(error) => Err(format!("{what}: {error}")),
     }
+}
+
+/// The TXT strings at `name`, or why the resolver gave no answer.
+async fn txt_at(net: &Net, name: Option<Name>) -> Result<Vec<String>, String> {
+    let Some(name) = name else {
+        return Ok(Vec::new());
+    };
+    let answer = net.recursive(&name, RecordType::TXT).await;
+    let answer = answered(answer, &format!("TXT {}", show(&name)))?;
+    Ok(txts(&answer, &name))
 }
 
 pub async fn correo_politicas(net: &Net, name: &Name) -> Correo {
@@ -146,19 +161,49 @@ pub async fn correo_politicas(net: &Net, name: &Name) -> Correo {
         txt_at(net, sub("_mta-sts", name)),
         txt_at(net, sub("_smtp._tls", name)),
     );
+    // What the resolver did not answer is reported once, and nothing is
+    // concluded from it.
+    let mx_answer = answered(mx_answer, &format!("MX {}", show(name)));
+    let failures: Vec<String> = [
+        mx_answer.as_ref().err(),
+        apex_txt.as_ref().err(),
+        dmarc_txt.as_ref().err(),
+        sts_txt.as_ref().err(),
+        rpt_txt.as_ref().err(),
+    ]
+    .into_iter()
+    .flatten()
+    .cloned()
+    .collect();
+    if !failures.is_empty() {
+        hallazgos.push(Tipo::ResolutorSinRespuesta.hallazgo(format!(
+            "the resolver {} failed: {}",
+            net.resolver,
+            failures.join("; ")
+        )));
+    }
     let mut spf_findings = Vec::new();
-    let ((mx, mx_findings), spf) = tokio::join!(
-        check_mx(net, name, mx_answer.ok()),
-        check_spf(net, name, &apex_txt, &mut spf_findings)
-    );
+    let ((mx, mx_findings), spf) = tokio::join!(check_mx(net, name, mx_answer.ok()), async {
+        match &apex_txt {
+            Ok(apex) => check_spf(net, name, apex, &mut spf_findings).await,
+            Err(_) => Spf::default(),
+        }
+    });
     hallazgos.extend(mx_findings);
     hallazgos.extend(spf_findings);
-    let dmarc = check_dmarc(&dmarc_txt, &mut hallazgos);
-    let mta_sts = tagged(&sts_txt, "v=stsv1").into_iter().next();
+    let dmarc = match &dmarc_txt {
+        Ok(texts) => check_dmarc(texts, &mut hallazgos),
+        Err(_) => Dmarc::default(),
+    };
+    let mta_sts = sts_txt
+        .ok()
+        .and_then(|texts| tagged(&texts, "v=stsv1").into_iter().next());
     if let Some(record) = &mta_sts {
         hallazgos.push(Tipo::MtaSts.hallazgo(format!("_mta-sts: {record}")));
     }
-    let tls_rpt = tagged(&rpt_txt, "v=tlsrptv1").into_iter().next();
+    let tls_rpt = rpt_txt
+        .ok()
+        .and_then(|texts| tagged(&texts, "v=tlsrptv1").into_iter().next());
     if let Some(record) = &tls_rpt {
         hallazgos.push(Tipo::TlsRpt.hallazgo(format!("_smtp._tls: {record}")));
     }

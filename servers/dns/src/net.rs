@@ -7,7 +7,9 @@ use std::collections::BTreeSet;
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
+use futures::StreamExt;
 use futures::future::join_all;
+use futures::stream::FuturesUnordered;
 use hickory_proto::op::ResponseCode;
 use hickory_proto::rr::{Name, RData, RecordType};
 
@@ -102,20 +104,15 @@ impl Net {
 
     /// The zone that holds `name` (the nearest enclosing zone cut), from the
     /// SOA the resolver gives: in the answer when `name` is itself a zone
-    /// apex, in the authority section otherwise.
+    /// apex, in the authority section otherwise. It walks up only past
+    /// answers without an SOA: a resolver that does not answer is not asked
+    /// again, label after label, each time waiting out the timeout.
     pub async fn enclosing_zone(&self, name: &Name) -> Option<Name> {
         let mut candidate = name.clone();
         loop {
-            if let Ok(answer) = self.recursive(&candidate, RecordType::SOA).await {
-                let soa_owner = answer
-                    .answers
-                    .iter()
-                    .chain(&answer.authorities)
-                    .find(|record| record.record_type() == RecordType::SOA)
-                    .map(|record| record.name.to_lowercase());
-                if let Some(owner) = soa_owner {
-                    return Some(owner);
-                }
+            let answer = self.recursive(&candidate, RecordType::SOA).await.ok()?;
+            if let Some(owner) = soa_owner(&answer) {
+                return Some(owner);
             }
             if candidate.is_root() {
                 return None;
@@ -123,6 +120,81 @@ impl Net {
             candidate = candidate.base_name();
         }
     }
+
+    /// The zone that holds `name` and the host names of its NS records. One
+    /// question when `name` is a zone apex (its NS records), two otherwise
+    /// (the SOA owner in the authority section, then that zone's NS).
+    /// `Ok(None)` when no zone is found; an error when the resolver does not
+    /// answer (then it is not asked again, label after label).
+    pub async fn zone_ns(&self, name: &Name) -> Result<Option<(Name, BTreeSet<Name>)>, QueryError> {
+        let mut candidate = name.clone();
+        loop {
+            let answer = self.recursive(&candidate, RecordType::NS).await?;
+            let hosts = ns_hosts(&answer, &candidate);
+            if !hosts.is_empty() {
+                return Ok(Some((candidate, hosts)));
+            }
+            if let Some(zone) = soa_owner(&answer) {
+                if zone == candidate {
+                    return Ok(Some((zone, hosts)));
+                }
+                let answer = self.recursive(&zone, RecordType::NS).await?;
+                let hosts = ns_hosts(&answer, &zone);
+                return Ok(Some((zone, hosts)));
+            }
+            if candidate.is_root() {
+                return Ok(None);
+            }
+            candidate = candidate.base_name();
+        }
+    }
+
+    /// Asks every one of `addresses` at once (without recursion) and gives
+    /// the first answer that `good` accepts, as soon as it arrives: a
+    /// server that does not answer costs nothing when another does.
+    pub async fn first_good(
+        &self,
+        addresses: &[IpAddr],
+        name: &Name,
+        rtype: RecordType,
+        dnssec: bool,
+        good: impl Fn(&Answer) -> bool,
+    ) -> Option<Answer> {
+        let mut pending: FuturesUnordered<_> = addresses
+            .iter()
+            .map(|ip| self.authoritative(*ip, name, rtype, dnssec))
+            .collect();
+        while let Some(result) = pending.next().await {
+            if let Ok(answer) = result
+                && good(&answer)
+            {
+                return Some(answer);
+            }
+        }
+        None
+    }
+}
+
+/// The owner of the SOA record in `answer`: the zone apex, found in the
+/// answer section when the question was the apex, in the authority section
+/// otherwise.
+pub fn soa_owner(answer: &Answer) -> Option<Name> {
+    answer
+        .answers
+        .iter()
+        .chain(&answer.authorities)
+        .find(|record| record.record_type() == RecordType::SOA)
+        .map(|record| record.name.to_lowercase())
+}
+
+/// Every address of `servers`, each once, sorted.
+pub fn addresses_of(servers: &[NameServer]) -> Vec<IpAddr> {
+    servers
+        .iter()
+        .flat_map(|server| server.addresses.iter().copied())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect()
 }
 
 /// The host names of the NS records in `answer` owned by `zone`, from the

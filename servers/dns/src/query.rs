@@ -19,7 +19,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpStream, UdpSocket};
 
 /// The EDNS0 UDP payload size we advertise (the DNS Flag Day 2020 value).
-const EDNS_PAYLOAD: u16 = 1232;
+pub const EDNS_PAYLOAD: u16 = 1232;
 
 /// What a server said.
 #[derive(Debug, Clone)]

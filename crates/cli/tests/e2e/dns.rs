@@ -2,8 +2,13 @@
 //! `nexo call --stdio`: `ping`, a bad domain (a tool error, exit 5),
 //! `propagacion` with a resolver that never answers (reported, not fatal),
 //! the call log `DNS_MCP_LOG` names, and dns options refused for another
-//! server. The DNS answers themselves are covered against real DNS servers
-//! on loopback in `servers/dns/tests`.
+//! server; then every tool of the built binary, with `--resolver` and
+//! `--auth-port`, against the DNS test bed (real DNS servers on loopback,
+//! `nexo-dns-testbed`). Every finding of every zone is covered in
+//! `servers/dns/tests`; here a few show that the options reach the server.
+
+use nexo_dns_testbed::{Bed, RESOLVER, RESOLVER2};
+use serde_json::{Value, json};
 
 use crate::support::{TempDir, nexo_path, run, shell_quote};
 
@@ -78,4 +83,80 @@ fn dns_options_belong_to_the_dns_server() {
     );
     let bad = run(&["serve", "dns", "--resolver", "not-an-address"]);
     assert_eq!(bad.code(), 1, "{bad:#?}");
+}
+
+/// The codes of a `--json` result's findings, sorted.
+fn codes(result: &Value) -> Vec<String> {
+    let mut codes: Vec<String> = result["structuredContent"]["hallazgos"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no hallazgos: {result:#}"))
+        .iter()
+        .map(|h| h["tipo"].as_str().unwrap().to_owned())
+        .collect();
+    codes.sort();
+    codes.dedup();
+    codes
+}
+
+#[test]
+fn serve_dns_against_the_test_bed() {
+    let bed = Bed::standard().unwrap();
+    let server = format!(
+        "{} serve dns --resolver {} --auth-port {} --timeout 2",
+        shell_quote(nexo_path()),
+        bed.resolver(),
+        bed.port()
+    );
+    let logs = TempDir::new("dns-bed");
+    let env = format!("DNS_MCP_LOG={}", logs.path().join("calls.jsonl").display());
+    let nexo_call = |rest: &[&str]| {
+        let mut args = vec!["call", "--stdio", &server, "-e", &env];
+        args.extend_from_slice(rest);
+        run(&args)
+    };
+    let call = |tool: &str, arguments: Value| {
+        let arguments = arguments.to_string();
+        let run = nexo_call(&[tool, &arguments, "--json"]);
+        run.assert_success().stdout_json()
+    };
+
+    let healthy = call("salud_dns", json!({ "dominio": "ok.test" }));
+    assert_eq!(codes(&healthy), Vec::<String>::new(), "{healthy:#}");
+    let structured = &healthy["structuredContent"];
+    assert_eq!(structured["recursivo"]["A"], json!(["192.0.2.10"]));
+    let answered = structured["servidores"].as_array().unwrap();
+    assert_eq!(answered.len(), 2, "{healthy:#}");
+    assert!(
+        answered.iter().all(|s| s["autoritativo"] == true),
+        "{healthy:#}"
+    );
+
+    let lame = call("salud_dns", json!({ "dominio": "lame.test" }));
+    assert_eq!(codes(&lame), ["delegacion_coja_sin_respuesta"], "{lame:#}");
+
+    let mail = call("correo_politicas", json!({ "dominio": "spflimit.test" }));
+    assert_eq!(codes(&mail), ["spf_demasiadas_consultas"], "{mail:#}");
+
+    let signed = call("estado_dnssec", json!({ "dominio": "bigkeys.test" }));
+    assert_eq!(
+        signed["structuredContent"]["soa_firmada_valida"], true,
+        "{signed:#}"
+    );
+    assert_eq!(codes(&signed), ["tcp_necesario"], "{signed:#}");
+
+    let resolvers = [bed.at(RESOLVER), bed.at(RESOLVER2)].map(|a| a.to_string());
+    let moved = call(
+        "propagacion",
+        json!({ "dominio": "moved.test", "resolutores": resolvers }),
+    );
+    assert_eq!(codes(&moved), ["respuestas_distintas"], "{moved:#}");
+
+    let human = nexo_call(&["salud_dns", "dominio=ok.test"]);
+    assert!(
+        human
+            .assert_success()
+            .stdout
+            .contains("\"zona\": \"ok.test\""),
+        "{human:#?}"
+    );
 }

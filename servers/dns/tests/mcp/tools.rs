@@ -1,179 +1,23 @@
-//! One test per defect the tools must find, and healthy zones that must
-//! show none.
+//! The results beyond their findings: the fields of each tool on healthy
+//! and broken zones, the TCP fallback of a signed answer too large for UDP,
+//! lame servers in `servidores`, propagation groups, a resolver that never
+//! answers, and arguments that are refused.
 
-use std::net::Ipv4Addr;
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use nexo_dns::{Dns, DnsOptions};
-use rmcp::{
-    RoleClient, ServiceExt,
-    model::{CallToolRequestParams, CallToolResult},
-    service::RunningService,
-};
+use hickory_proto::op::{Edns, Message, Query};
+use hickory_proto::rr::{Name, RecordType};
+use nexo_dns_testbed::{NOBODY, RESOLVER, RESOLVER2, zones};
 use serde_json::{Value, json};
 
-use crate::bed::{self, Bed, Child, Error, NOBODY, RESOLVER, RESOLVER2, Window};
-
-const HEALTHY: &str = "\
-@ 3600 IN A 192.0.2.10
-@ 3600 IN AAAA 2001:db8::10
-www 3600 IN A 192.0.2.10
-@ 3600 IN MX 10 mail
-mail 3600 IN A 192.0.2.25
-@ 3600 IN TXT \"v=spf1 ip4:192.0.2.0/24 mx -all\"
-_dmarc 3600 IN TXT \"v=DMARC1; p=reject; rua=mailto:dmarc@example.net\"
-";
-
-/// Two servers in different /24s, both serving `serial`.
-fn pair(k: u8, serial: u32) -> Vec<(&'static str, Ipv4Addr, Option<u32>)> {
-    vec![
-        ("ns1", Ipv4Addr::new(127, 54, k, 1), Some(serial)),
-        ("ns2", Ipv4Addr::new(127, 55, k, 1), Some(serial)),
-    ]
-}
-
-fn child(label: &'static str, k: u8, records: &'static str) -> Child {
-    Child {
-        label,
-        records,
-        servers: pair(k, 1),
-        signed: None,
-    }
-}
-
-const DAY: i64 = 86_400;
-
-fn zones() -> Vec<Child> {
-    vec![
-        child("ok", 1, HEALTHY),
-        child("wild", 2, "@ 3600 IN A 192.0.2.1\n* 3600 IN A 192.0.2.99\n"),
-        child(
-            "dangling",
-            3,
-            "@ 3600 IN A 192.0.2.1\nwww 3600 IN CNAME gone.dangling.test.\n",
-        ),
-        Child {
-            label: "lame",
-            records: "@ 3600 IN A 192.0.2.1\n",
-            servers: vec![
-                ("ns1", Ipv4Addr::new(127, 54, 4, 1), Some(1)),
-                ("ns2", Ipv4Addr::new(127, 55, 4, 1), Some(1)),
-                ("ns3", Ipv4Addr::new(127, 56, 4, 1), None),
-            ],
-            signed: None,
-        },
-        Child {
-            label: "serial",
-            records: "@ 3600 IN A 192.0.2.1\n",
-            servers: vec![
-                ("ns1", Ipv4Addr::new(127, 54, 5, 1), Some(2024010101)),
-                ("ns2", Ipv4Addr::new(127, 55, 5, 1), Some(2024010102)),
-            ],
-            signed: None,
-        },
-        child(
-            "spf",
-            6,
-            "@ 3600 IN A 192.0.2.1\n\
-             @ 3600 IN MX 10 mail\nmail 3600 IN A 192.0.2.25\n\
-             @ 3600 IN TXT \"v=spf1 include:s1.spf.test include:s2.spf.test include:s3.spf.test include:s4.spf.test -all\"\n\
-             s1 3600 IN TXT \"v=spf1 a:mail.spf.test mx:spf.test -all\"\n\
-             s2 3600 IN TXT \"v=spf1 a:mail.spf.test mx:spf.test -all\"\n\
-             s3 3600 IN TXT \"v=spf1 a:mail.spf.test mx:spf.test -all\"\n\
-             s4 3600 IN TXT \"v=spf1 a:mail.spf.test mx:spf.test -all\"\n",
-        ),
-        child(
-            "nullmx",
-            7,
-            "@ 3600 IN A 192.0.2.1\n@ 3600 IN MX 0 .\n\
-             @ 3600 IN TXT \"v=spf1 -all\"\n\
-             _dmarc 3600 IN TXT \"v=DMARC1; p=maybe; pct=150\"\n",
-        ),
-        Child {
-            label: "signed",
-            records: "@ 3600 IN A 192.0.2.1\n",
-            servers: pair(8, 1),
-            signed: Some(Window {
-                inception: -DAY,
-                expiration: 30 * DAY,
-            }),
-        },
-        Child {
-            label: "expired",
-            records: "@ 3600 IN A 192.0.2.1\n",
-            servers: pair(9, 1),
-            signed: Some(Window {
-                inception: -30 * DAY,
-                expiration: -DAY,
-            }),
-        },
-    ]
-}
-
-/// A bed with every zone, and a client of a handler that asks it.
-async fn connect() -> Result<(Bed, RunningService<RoleClient, ()>), Error> {
-    let bed = bed::start(zones()).await?;
-    let dns = Dns::new(DnsOptions {
-        resolver: Some(bed.resolver()),
-        auth_port: bed.port,
-        timeout: Duration::from_secs(2),
-        log: None,
-    })?;
-    let (server_io, client_io) = tokio::io::duplex(256 * 1024);
-    tokio::spawn(async move {
-        if let Ok(server) = dns.serve(server_io).await {
-            let _ = server.waiting().await;
-        }
-    });
-    Ok((bed, ().serve(client_io).await?))
-}
-
-async fn call(
-    client: &RunningService<RoleClient, ()>,
-    tool: &'static str,
-    arguments: Value,
-) -> Result<CallToolResult, Error> {
-    let Value::Object(arguments) = arguments else {
-        return Err("arguments must be an object".into());
-    };
-    Ok(client
-        .call_tool(CallToolRequestParams::new(tool).with_arguments(arguments))
-        .await?)
-}
-
-/// The structured result of a successful call.
-async fn structured(
-    client: &RunningService<RoleClient, ()>,
-    tool: &'static str,
-    arguments: Value,
-) -> Result<Value, Error> {
-    let result = call(client, tool, arguments).await?;
-    if result.is_error == Some(true) {
-        return Err(format!("{tool} failed: {result:?}").into());
-    }
-    result
-        .structured_content
-        .ok_or_else(|| format!("{tool}: no structured content").into())
-}
-
-/// The finding codes of a result, sorted.
-fn codes(result: &Value) -> Vec<String> {
-    let mut codes: Vec<String> = result["hallazgos"]
-        .as_array()
-        .map(|list| {
-            list.iter()
-                .filter_map(|h| h["tipo"].as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default();
-    codes.sort();
-    codes.dedup();
-    codes
-}
+use crate::support::{Error, bed, call, client, client_with, codes, structured};
 
 #[tokio::test]
 async fn ping_and_bad_domains() -> Result<(), Error> {
-    let (_bed, client) = connect().await?;
+    let client = client().await?;
     let pong = call(&client, "ping", json!({})).await?;
     assert_eq!(pong.structured_content, Some(json!({ "result": "pong" })));
     for bad in ["", "192.0.2.1", "a..b", "-x.test", &"a".repeat(300)] {
@@ -191,84 +35,56 @@ async fn ping_and_bad_domains() -> Result<(), Error> {
 }
 
 #[tokio::test]
-async fn healthy_zone_shows_no_findings() -> Result<(), Error> {
-    let (_bed, client) = connect().await?;
+async fn healthy_zone_fields() -> Result<(), Error> {
+    let client = client().await?;
     let salud = structured(&client, "salud_dns", json!({ "dominio": "OK.test." })).await?;
-    assert_eq!(codes(&salud), Vec::<String>::new(), "{salud:#}");
     assert_eq!(salud["dominio"], "ok.test");
+    assert_eq!(salud["zona"], "ok.test");
     assert_eq!(salud["recursivo"]["A"], json!(["192.0.2.10"]));
+    assert_eq!(salud["recursivo"]["AAAA"], json!(["2001:db8::10"]));
     assert_eq!(
         salud["autoritativo"]["NS"],
         json!(["ns1.ok.test", "ns2.ok.test"])
     );
-    assert_eq!(salud["servidores"].as_array().map(Vec::len), Some(2));
+    let servers = salud["servidores"].as_array().cloned().unwrap_or_default();
+    assert_eq!(servers.len(), 2, "{salud:#}");
+    assert!(
+        servers
+            .iter()
+            .all(|s| s["responde"] == true && s["autoritativo"] == true && s["serial"] == 1),
+        "{salud:#}"
+    );
 
     let correo = structured(&client, "correo_politicas", json!({ "dominio": "ok.test" })).await?;
-    assert_eq!(codes(&correo), Vec::<String>::new(), "{correo:#}");
     assert_eq!(correo["mx"][0]["host"], "mail.ok.test");
     assert_eq!(correo["mx"][0]["direcciones"], json!(["192.0.2.25"]));
     assert_eq!(correo["spf"]["consultas_dns"], 1);
     assert_eq!(correo["dmarc"]["p"], "reject");
+    assert_eq!(correo["dmarc"]["rua"], json!(["mailto:dmarc@example.net"]));
 
     let dnssec = structured(&client, "estado_dnssec", json!({ "dominio": "ok.test" })).await?;
     assert_eq!(dnssec["soa_firmada_valida"], Value::Null, "{dnssec:#}");
-    assert_eq!(codes(&dnssec), ["dnssec_no_firmado"]);
+    assert_eq!(dnssec["tiene_ds_en_padre"], false, "{dnssec:#}");
     Ok(())
 }
 
 #[tokio::test]
-async fn wildcard_and_dangling_cname() -> Result<(), Error> {
-    let (_bed, client) = connect().await?;
-    let wild = structured(&client, "salud_dns", json!({ "dominio": "wild.test" })).await?;
-    assert_eq!(codes(&wild), ["wildcard"], "{wild:#}");
-    let dangling = structured(&client, "salud_dns", json!({ "dominio": "dangling.test" })).await?;
-    assert_eq!(codes(&dangling), ["cname_colgante"], "{dangling:#}");
-    Ok(())
-}
-
-#[tokio::test]
-async fn lame_delegation_and_serial_mismatch() -> Result<(), Error> {
-    let (_bed, client) = connect().await?;
-    let lame = structured(&client, "salud_dns", json!({ "dominio": "lame.test" })).await?;
-    assert_eq!(codes(&lame), ["delegacion_coja_sin_respuesta"], "{lame:#}");
-    let serial = structured(&client, "salud_dns", json!({ "dominio": "serial.test" })).await?;
-    let found = codes(&serial);
-    assert!(
-        found.contains(&"serial_soa_distinto".to_owned()),
-        "{serial:#}"
-    );
-    Ok(())
-}
-
-#[tokio::test]
-async fn spf_over_the_limit_missing_dmarc_null_mx_bad_dmarc() -> Result<(), Error> {
-    let (_bed, client) = connect().await?;
-    let spf = structured(
-        &client,
-        "correo_politicas",
-        json!({ "dominio": "spf.test" }),
-    )
-    .await?;
-    assert_eq!(spf["spf"]["consultas_dns"], 12, "{spf:#}");
+async fn the_tld_is_checked_against_the_private_root() -> Result<(), Error> {
+    let client = client().await?;
+    let salud = structured(&client, "salud_dns", json!({ "dominio": "test" })).await?;
+    assert_eq!(salud["zona"], "test", "{salud:#}");
     assert_eq!(
-        codes(&spf),
-        ["dmarc_ausente", "spf_demasiadas_consultas"],
-        "{spf:#}"
+        salud["autoritativo"]["NS"],
+        json!(["ns1.test", "ns2.test"]),
+        "{salud:#}"
     );
-
-    let null = structured(
-        &client,
-        "correo_politicas",
-        json!({ "dominio": "nullmx.test" }),
-    )
-    .await?;
-    assert_eq!(codes(&null), ["dmarc_mal_formado", "mx_nulo"], "{null:#}");
+    assert_eq!(codes(&salud), Vec::<String>::new(), "{salud:#}");
     Ok(())
 }
 
 #[tokio::test]
-async fn signed_zones_validate_true_and_expired_false() -> Result<(), Error> {
-    let (_bed, client) = connect().await?;
+async fn signed_zones_validate_true_and_broken_ones_false() -> Result<(), Error> {
+    let client = client().await?;
     let good = structured(
         &client,
         "estado_dnssec",
@@ -278,35 +94,211 @@ async fn signed_zones_validate_true_and_expired_false() -> Result<(), Error> {
     assert_eq!(good["soa_firmada_valida"], true, "{good:#}");
     assert_eq!(good["tiene_ds_en_padre"], true, "{good:#}");
     assert_eq!(good["dnskey_algoritmos"], json!(["ED25519"]), "{good:#}");
-    assert_eq!(codes(&good), Vec::<String>::new(), "{good:#}");
+    assert_eq!(good["ds"][0]["coincide"], true, "{good:#}");
+    assert_eq!(good["firmas_soa"][0]["verifica"], true, "{good:#}");
 
-    let expired = structured(
+    for broken in ["expired", "badsig", "unsignedsoa", "dsonly", "future"] {
+        let dominio = format!("{broken}.test");
+        let result = structured(&client, "estado_dnssec", json!({ "dominio": dominio })).await?;
+        assert_eq!(result["soa_firmada_valida"], false, "{result:#}");
+    }
+    let wrong = structured(
         &client,
         "estado_dnssec",
-        json!({ "dominio": "expired.test" }),
+        json!({ "dominio": "wrongds.test" }),
     )
     .await?;
-    assert_eq!(expired["soa_firmada_valida"], false, "{expired:#}");
-    assert_eq!(codes(&expired), ["rrsig_expirada"], "{expired:#}");
+    assert_eq!(wrong["ds"][0]["coincide"], false, "{wrong:#}");
+    Ok(())
+}
+
+/// Asks `server` for the SOA of `zone` over UDP with the DO bit and a
+/// 1232-byte EDNS payload, as the tools do, and says whether the answer
+/// came back truncated.
+async fn truncated_over_udp(server: SocketAddr, zone: &str) -> Result<bool, Error> {
+    let mut message = Message::query();
+    message.add_query(Query::query(Name::from_ascii(zone)?, RecordType::SOA));
+    let mut edns = Edns::new();
+    edns.set_max_payload(1232);
+    edns.set_dnssec_ok(true);
+    message.set_edns(edns);
+    let socket = tokio::net::UdpSocket::bind("127.0.0.1:0").await?;
+    socket.send_to(&message.to_vec()?, server).await?;
+    let mut buffer = vec![0_u8; 65_535];
+    let (length, _) =
+        tokio::time::timeout(Duration::from_secs(5), socket.recv_from(&mut buffer)).await??;
+    let answer = Message::from_vec(buffer.get(..length).ok_or("short read")?)?;
+    Ok(answer.metadata.truncation)
+}
+
+#[tokio::test]
+async fn a_signed_answer_too_large_for_udp_is_fetched_over_tcp_and_verified() -> Result<(), Error> {
+    let bed = bed()?;
+    let server = bed.at(zones::ip(54, zones::SIGNED, 1));
+    assert!(
+        truncated_over_udp(server, "bigkeys.test.").await?,
+        "the bed must truncate this answer over UDP, or the test proves nothing"
+    );
+    assert!(!truncated_over_udp(server, "signed.test.").await?);
+
+    let client = client().await?;
+    let result = structured(
+        &client,
+        "estado_dnssec",
+        json!({ "dominio": "bigkeys.test" }),
+    )
+    .await?;
+    assert_eq!(result["soa_firmada_valida"], true, "{result:#}");
+    assert_eq!(result["dnskeys"].as_array().map(Vec::len), Some(14));
+    let signatures = result["firmas_soa"].as_array().cloned().unwrap_or_default();
+    assert_eq!(signatures.len(), 14, "{result:#}");
+    assert!(
+        signatures.iter().all(|s| s["verifica"] == true),
+        "{result:#}"
+    );
+    assert_eq!(codes(&result), ["tcp_necesario"], "{result:#}");
     Ok(())
 }
 
 #[tokio::test]
-async fn propagation_reports_an_unreachable_resolver() -> Result<(), Error> {
-    let (bed, client) = connect().await?;
-    let resolvers = [bed.at(RESOLVER), bed.at(RESOLVER2), bed.at(NOBODY)];
+async fn lame_servers_are_named_in_servidores() -> Result<(), Error> {
+    let client = client().await?;
+    let lame = structured(&client, "salud_dns", json!({ "dominio": "lame.test" })).await?;
+    let servers = lame["servidores"].as_array().cloned().unwrap_or_default();
+    let silent: Vec<&Value> = servers.iter().filter(|s| s["responde"] == false).collect();
+    assert_eq!(silent.len(), 1, "{lame:#}");
+    assert_eq!(silent[0]["ns"], "ns3.lame.test");
+    assert_eq!(silent[0]["ip"], "127.56.3.1");
+
+    let refusing = structured(&client, "salud_dns", json!({ "dominio": "refusing.test" })).await?;
+    let servers = refusing["servidores"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let refused: Vec<&Value> = servers
+        .iter()
+        .filter(|s| s["autoritativo"] == false)
+        .collect();
+    assert_eq!(refused.len(), 1, "{refusing:#}");
+    assert_eq!(refused[0]["responde"], true);
+    assert!(
+        refused[0]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("REFUSED")),
+        "{refusing:#}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn spf_lookups_are_counted_through_includes() -> Result<(), Error> {
+    let client = client().await?;
+    let limit = structured(
+        &client,
+        "correo_politicas",
+        json!({ "dominio": "spflimit.test" }),
+    )
+    .await?;
+    assert_eq!(limit["spf"]["consultas_dns"], 12, "{limit:#}");
+    assert_eq!(
+        limit["spf"]["incluidos"].as_array().map(Vec::len),
+        Some(4),
+        "{limit:#}"
+    );
+    let void = structured(
+        &client,
+        "correo_politicas",
+        json!({ "dominio": "spfvoid.test" }),
+    )
+    .await?;
+    assert_eq!(void["spf"]["consultas_vacias"], 3, "{void:#}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn propagation_groups_resolvers_and_names_the_unreachable() -> Result<(), Error> {
+    let bed = bed()?;
+    let client = client().await?;
+    let resolvers = [bed.at(RESOLVER), bed.at(RESOLVER2), bed.at(NOBODY)].map(|a| a.to_string());
     let result = structured(
         &client,
         "propagacion",
         json!({ "dominio": "ok.test", "resolutores": resolvers }),
     )
     .await?;
-    assert_eq!(codes(&result), ["resolutor_inalcanzable"], "{result:#}");
-    assert_eq!(result["inalcanzables"], json!([bed.at(NOBODY)]));
+    assert_eq!(result["inalcanzables"], json!([resolvers[2]]));
     assert_eq!(result["diferencias"], json!({}));
     assert_eq!(
-        result["respuestas"][bed.at(RESOLVER2)]["registros"]["A"],
+        result["respuestas"][&resolvers[1]]["registros"]["A"],
         json!(["192.0.2.10"])
+    );
+
+    let moved = structured(
+        &client,
+        "propagacion",
+        json!({ "dominio": "moved.test", "resolutores": &resolvers[..2] }),
+    )
+    .await?;
+    assert_eq!(
+        moved["diferencias"]["A"],
+        json!([
+            { "valores": ["192.0.2.1"], "resolutores": [resolvers[0]] },
+            { "valores": ["192.0.2.2"], "resolutores": [resolvers[1]] },
+        ]),
+        "{moved:#}"
+    );
+    Ok(())
+}
+
+/// The names a resolver that never answers has been asked about.
+type Asked = Arc<Mutex<BTreeSet<String>>>;
+
+/// A resolver on a UDP socket that reads every question and answers none.
+async fn silent_resolver() -> Result<(SocketAddr, Asked), Error> {
+    let socket = tokio::net::UdpSocket::bind("127.0.0.1:0").await?;
+    let address = socket.local_addr()?;
+    let asked = Asked::default();
+    let names = Arc::clone(&asked);
+    tokio::spawn(async move {
+        let mut buffer = vec![0_u8; 65_535];
+        while let Ok((length, _)) = socket.recv_from(&mut buffer).await {
+            let Some(Ok(message)) = buffer.get(..length).map(Message::from_vec) else {
+                continue;
+            };
+            if let Ok(mut names) = names.lock() {
+                names.extend(message.queries.iter().map(|q| q.name().to_ascii()));
+            }
+        }
+    });
+    Ok((address, asked))
+}
+
+#[tokio::test]
+async fn issue_6_a_silent_resolver_is_reported_not_asked_label_after_label() -> Result<(), Error> {
+    let (resolver, asked) = silent_resolver().await?;
+    let client = client_with(resolver, Duration::from_millis(300)).await?;
+    let dominio = json!({ "dominio": "www.ok.test" });
+
+    let salud = structured(&client, "salud_dns", dominio.clone()).await?;
+    assert_eq!(
+        codes(&salud),
+        ["resolutor_sin_respuesta", "sin_ns"],
+        "{salud:#}"
+    );
+    let dnssec = structured(&client, "estado_dnssec", dominio.clone()).await?;
+    assert_eq!(codes(&dnssec), ["resolutor_sin_respuesta"], "{dnssec:#}");
+    assert_eq!(dnssec["soa_firmada_valida"], Value::Null, "{dnssec:#}");
+    // No answer is not an absence: no spf_ausente, dmarc_ausente...
+    let correo = structured(&client, "correo_politicas", dominio).await?;
+    assert_eq!(codes(&correo), ["resolutor_sin_respuesta"], "{correo:#}");
+
+    // Each tool waited one timeout: it never walked up to ask about
+    // `ok.test.`, `test.` or the root.
+    let names = asked.lock().map_err(|_| "poisoned")?.clone();
+    assert!(!names.is_empty());
+    assert!(
+        names.iter().all(|name| name.ends_with("www.ok.test.")),
+        "{names:?}"
     );
     Ok(())
 }

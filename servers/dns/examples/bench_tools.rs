@@ -1,0 +1,228 @@
+//! How long each tool takes, and how many DNS questions it sends, on the
+//! zones of the DNS test bed (`nexo-dns-testbed`: real DNS servers on
+//! loopback): a healthy unsigned zone, a healthy signed one, and a lame
+//! delegation whose third server never answers (its cost is the timeout).
+//! A benchmark, not a test: it prints figures and asserts nothing.
+//!
+//! Two passes: on plain loopback (what a call costs in work), then with
+//! every DNS server holding each answer back 10 ms, a network whose round
+//! trip is 10 ms: there a call's median divided by one question's is the
+//! number of round trips the call waits for one after another.
+//!
+//! ```sh
+//! cargo run --release -p nexo-dns --example bench_tools          # 50 runs
+//! cargo run --release -p nexo-dns --example bench_tools -- 200   # 200 runs
+//! ```
+//!
+//! Each call goes through rmcp in-process (a duplex pipe), as a host's
+//! would, with the server's default timeout (3 s). Calls run one after
+//! another, so the questions the bed's servers receive during a call are
+//! that call's (a silent server counts none). "one question" is a single
+//! UDP exchange with the bed's resolver: the round trip the others are
+//! measured against.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use hickory_proto::op::{Edns, Message, Query};
+use hickory_proto::rr::{Name, RecordType};
+use nexo_dns::{Dns, DnsOptions};
+use nexo_dns_testbed::{Bed, RESOLVER, RESOLVER2, zones};
+use rmcp::model::CallToolRequestParams;
+use serde_json::{Value, json};
+
+#[path = "../tests/mcp/connect.rs"]
+mod connect;
+
+use connect::{Client, connect};
+
+type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// Runs of a call that waits for a timeout, at most.
+const SLOW_RUNS: usize = 5;
+/// The round trip of the second pass.
+const ROUND_TRIP: Duration = Duration::from_millis(10);
+
+/// One line of the table.
+struct Case {
+    label: String,
+    tool: &'static str,
+    arguments: Value,
+    /// The call waits for a silent server: fewer runs.
+    slow: bool,
+}
+
+fn case(tool: &'static str, zone: &str, slow: bool) -> Case {
+    Case {
+        label: zone.to_owned(),
+        tool,
+        arguments: json!({ "dominio": zone }),
+        slow,
+    }
+}
+
+/// The cases: ping, then every tool on the three zones.
+fn cases(bed: &Bed) -> Vec<Case> {
+    let mut cases = vec![Case {
+        label: "-".to_owned(),
+        tool: "ping",
+        arguments: json!({}),
+        slow: false,
+    }];
+    let resolvers = [bed.at(RESOLVER), bed.at(RESOLVER2)].map(|a| a.to_string());
+    for (zone, slow) in [
+        ("ok.test", false),
+        ("signed.test", false),
+        ("slow.test", true),
+    ] {
+        for tool in ["salud_dns", "correo_politicas", "estado_dnssec"] {
+            cases.push(case(tool, zone, slow && tool == "salud_dns"));
+        }
+        cases.push(Case {
+            label: zone.to_owned(),
+            tool: "propagacion",
+            arguments: json!({ "dominio": zone, "resolutores": resolvers }),
+            slow: false,
+        });
+    }
+    cases
+}
+
+/// The value at `fraction` of sorted `values` (nearest rank).
+fn percentile(sorted: &[f64], fraction: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = (fraction * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
+
+/// One UDP question to the bed's resolver, answered.
+async fn one_question(bed: &Bed) -> Result<Duration, Error> {
+    let mut message = Message::query();
+    message.add_query(Query::query(Name::from_ascii("ok.test.")?, RecordType::A));
+    message.set_edns(Edns::new());
+    let bytes = message.to_vec()?;
+    let socket = tokio::net::UdpSocket::bind("127.0.0.1:0").await?;
+    let mut buffer = vec![0_u8; 65_535];
+    let started = Instant::now();
+    socket.send_to(&bytes, bed.resolver()).await?;
+    tokio::time::timeout(Duration::from_secs(5), socket.recv_from(&mut buffer)).await??;
+    Ok(started.elapsed())
+}
+
+async fn client(bed: &Bed) -> Result<Client, Error> {
+    let dns = Dns::new(DnsOptions {
+        resolver: Some(bed.resolver()),
+        auth_port: bed.port(),
+        log: None,
+        ..DnsOptions::default()
+    })?;
+    connect(dns).await
+}
+
+/// Times every case on `bed`; when `delayed`, also the round trips a call
+/// waits for.
+async fn table(bed: &Bed, runs: usize, delayed: bool, out: &mut impl Write) -> Result<(), Error> {
+    let client = client(bed).await?;
+    writeln!(
+        out,
+        "{:<18} {:<12} {:>5} {:>10} {:>10} {:>9} {:>11}",
+        "tool", "zone", "runs", "median ms", "p95 ms", "questions", "round trips"
+    )?;
+    let mut rtt = Vec::new();
+    for _ in 0..=runs {
+        rtt.push(millis(one_question(bed).await?));
+    }
+    rtt.remove(0);
+    rtt.sort_by(f64::total_cmp);
+    let one = percentile(&rtt, 0.5);
+    let trips = |median: f64| {
+        if delayed {
+            format!("{:.1}", median / one)
+        } else {
+            "-".to_owned()
+        }
+    };
+    writeln!(
+        out,
+        "{:<18} {:<12} {:>5} {:>10.3} {:>10.3} {:>9} {:>11}",
+        "one question",
+        "ok.test",
+        runs,
+        one,
+        percentile(&rtt, 0.95),
+        1,
+        trips(one)
+    )?;
+
+    for case in cases(bed) {
+        let count = if case.slow { runs.min(SLOW_RUNS) } else { runs };
+        let Value::Object(arguments) = case.arguments else {
+            return Err("arguments must be an object".into());
+        };
+        let mut times = Vec::new();
+        let mut questions = Vec::new();
+        // The first call warms up and is not counted.
+        for run in 0..=count {
+            let before = bed.queries();
+            let started = Instant::now();
+            let result = client
+                .call_tool(CallToolRequestParams::new(case.tool).with_arguments(arguments.clone()))
+                .await?;
+            let elapsed = started.elapsed();
+            if result.is_error == Some(true) {
+                return Err(format!("{} {}: {result:?}", case.tool, case.label).into());
+            }
+            if run > 0 {
+                times.push(millis(elapsed));
+                questions.push(bed.queries() - before);
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        questions.sort_unstable();
+        let median = percentile(&times, 0.5);
+        writeln!(
+            out,
+            "{:<18} {:<12} {:>5} {:>10.3} {:>10.3} {:>9} {:>11}",
+            case.tool,
+            case.label,
+            count,
+            median,
+            percentile(&times, 0.95),
+            questions
+                .get(questions.len() / 2)
+                .copied()
+                .unwrap_or_default(),
+            if case.tool == "ping" {
+                "-".to_owned()
+            } else {
+                trips(median)
+            }
+        )?;
+    }
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    let runs: usize = match std::env::args().nth(1) {
+        Some(text) => text.parse()?,
+        None => 50,
+    };
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "== loopback")?;
+    table(&Bed::standard()?, runs, false, &mut out).await?;
+    writeln!(
+        out,
+        "\n== every answer held back {} ms",
+        ROUND_TRIP.as_millis()
+    )?;
+    let delayed = Bed::start_delayed(zones::standard(), ROUND_TRIP)?;
+    table(&delayed, runs, true, &mut out).await?;
+    Ok(())
+}

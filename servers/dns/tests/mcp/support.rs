@@ -1,0 +1,85 @@
+//! The bed every test shares (started on first use, alive until the test
+//! binary exits), rmcp clients of a [`Dns`] handler that asks it, and small
+//! helpers to call a tool and read its findings.
+
+use std::net::SocketAddr;
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use nexo_dns::{Dns, DnsOptions};
+use nexo_dns_testbed::Bed;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use serde_json::Value;
+
+use crate::connect::{Client, connect};
+
+pub type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// How long the handler waits for each answer: long enough for a loaded
+/// machine, short enough that the zone with a silent server stays quick.
+const TIMEOUT: Duration = Duration::from_secs(2);
+
+static BED: LazyLock<Result<Bed, String>> =
+    LazyLock::new(|| Bed::standard().map_err(|error| error.to_string()));
+
+/// The standard bed.
+pub fn bed() -> Result<&'static Bed, Error> {
+    BED.as_ref().map_err(|error| error.clone().into())
+}
+
+/// A client of a handler whose recursive resolver is `resolver`.
+pub async fn client_of(resolver: SocketAddr) -> Result<Client, Error> {
+    client_with(resolver, TIMEOUT).await
+}
+
+/// A client of a handler asking `resolver`, waiting `timeout` for each
+/// answer.
+pub async fn client_with(resolver: SocketAddr, timeout: Duration) -> Result<Client, Error> {
+    let dns = Dns::new(DnsOptions {
+        resolver: Some(resolver),
+        auth_port: bed()?.port(),
+        timeout,
+        log: None,
+    })?;
+    connect(dns).await
+}
+
+/// A client of a handler that asks the bed's resolver.
+pub async fn client() -> Result<Client, Error> {
+    client_of(bed()?.resolver()).await
+}
+
+pub async fn call(client: &Client, tool: &str, arguments: Value) -> Result<CallToolResult, Error> {
+    let Value::Object(arguments) = arguments else {
+        return Err("arguments must be an object".into());
+    };
+    Ok(client
+        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments))
+        .await?)
+}
+
+/// The structured result of a successful call.
+pub async fn structured(client: &Client, tool: &str, arguments: Value) -> Result<Value, Error> {
+    let result = call(client, tool, arguments).await?;
+    if result.is_error == Some(true) {
+        return Err(format!("{tool} failed: {result:?}").into());
+    }
+    result
+        .structured_content
+        .ok_or_else(|| format!("{tool}: no structured content").into())
+}
+
+/// The finding codes of a result, sorted, each once.
+pub fn codes(result: &Value) -> Vec<String> {
+    let mut codes: Vec<String> = result["hallazgos"]
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .filter_map(|h| h["tipo"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    codes.sort();
+    codes.dedup();
+    codes
+}
