@@ -2,11 +2,16 @@
 //! pick a server with [`Bundled`] and receive it, already built, through a
 //! [`ServerVisitor`], so that code generic over any rmcp handler (the
 //! serving runtime, an in-process client) needs no list of its own. A server
-//! that takes options (only `dns` so far) reads them from [`ServerOptions`].
+//! that takes options (`dns`, `files`) reads them from [`ServerOptions`].
 
 /// What the command line needs of the DNS server's options.
 pub mod dns {
     pub use nexo_dns::{DnsOptions, parse_address};
+}
+
+/// What the command line needs of the files server's options.
+pub mod files {
+    pub use nexo_files::{AllowedExtensions, FilesOptions};
 }
 
 use std::fmt;
@@ -24,6 +29,8 @@ pub enum Bundled {
     Utils,
     /// Seed 000's local server: DNS diagnostics.
     Dns,
+    /// Seed 004's server: read-only access inside the given directories.
+    Files,
     /// The fixture server of the official MCP conformance suite.
     Everything,
 }
@@ -33,6 +40,8 @@ pub enum Bundled {
 pub struct ServerOptions {
     /// `nexo serve dns`: resolver, authoritative port, timeout, call log.
     pub dns: nexo_dns::DnsOptions,
+    /// `nexo serve files`: roots, reports, allowed extensions.
+    pub files: nexo_files::FilesOptions,
 }
 
 /// A bundled server that cannot be built from its options.
@@ -40,6 +49,18 @@ pub struct ServerOptions {
 pub enum BuildError {
     #[error(transparent)]
     Dns(#[from] nexo_dns::OptionsError),
+    #[error(transparent)]
+    Files(#[from] nexo_files::OptionsError),
+}
+
+impl BuildError {
+    /// What to do about it.
+    pub fn hint(&self) -> String {
+        match self {
+            BuildError::Dns(_) => "give the resolver with `--resolver ADDR[:PORT]`".to_owned(),
+            BuildError::Files(error) => error.hint(),
+        }
+    }
 }
 
 impl Bundled {
@@ -48,6 +69,7 @@ impl Bundled {
         Bundled::Morse,
         Bundled::Utils,
         Bundled::Dns,
+        Bundled::Files,
         Bundled::Everything,
     ];
 
@@ -56,6 +78,7 @@ impl Bundled {
             Bundled::Morse => "morse",
             Bundled::Utils => "utils",
             Bundled::Dns => "dns",
+            Bundled::Files => "files",
             Bundled::Everything => "everything",
         }
     }
@@ -67,6 +90,9 @@ impl Bundled {
             Bundled::Utils => "time, sha256, echo and calc (seed 001's remote server)",
             Bundled::Dns => {
                 "DNS diagnostics: zone health, mail policies, DNSSEC, propagation (seed 000's local server)"
+            }
+            Bundled::Files => {
+                "read-only access inside the given directories, safe by construction (seed 004)"
             }
             Bundled::Everything => {
                 "every protocol feature, as the MCP conformance suite expects (test_* tools)"
@@ -86,6 +112,10 @@ impl Bundled {
             Bundled::Dns => {
                 visitor.visit(nexo_dns::Dns::new(options.dns.clone())?, nexo_dns::tools())
             }
+            Bundled::Files => visitor.visit(
+                nexo_files::Files::new(options.files.clone())?,
+                nexo_files::tools(&options.files),
+            ),
             Bundled::Everything => {
                 visitor.visit(nexo_everything::Everything::new(), nexo_everything::tools())
             }

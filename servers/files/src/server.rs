@@ -250,10 +250,12 @@ struct ReadTextFileArgs {
     /// first allowed directory.
     path: String,
     /// If given, only the first N lines of the file.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64")]
     head: Option<u64>,
     /// If given, only the last N lines of the file.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64")]
     tail: Option<u64>,
 }
 
