@@ -90,9 +90,9 @@ pub fn open_dir(target: &Target) -> Result<Dir, FsError> {
 /// regular one, without opening it for reading where the type is known
 /// beforehand.
 pub fn open_file(target: &Target, allowed: &AllowedExtensions) -> Result<(File, u64), FsError> {
-    check_extension(target, &target.relative, allowed)?;
     let metadata = stat(target)?;
     refuse_unless_regular(target, &metadata)?;
+    check_extension(target, &target.relative, allowed)?;
     let file = target
         .root
         .dir
