@@ -314,6 +314,23 @@ mod tests {
     }
 
     #[test]
+    fn the_readme_lists_every_code() {
+        let readme = include_str!("../README.md");
+        let section = readme
+            .split_once("### Errors")
+            .and_then(|(_, rest)| rest.split_once("\n## "))
+            .map(|(section, _)| section)
+            .unwrap_or_default();
+        let listed: Vec<&str> = section
+            .lines()
+            .filter_map(|line| line.strip_prefix("| `")?.split_once("` |"))
+            .map(|(code, _)| code)
+            .collect();
+        let codes: Vec<&str> = ErrorCode::ALL.iter().map(|code| code.as_str()).collect();
+        assert_eq!(listed, codes, "servers/files/README.md's table of codes");
+    }
+
+    #[test]
     fn errors_map_to_their_codes() {
         let table = [
             (FsError::EmptyPath, "invalid_path"),

@@ -266,6 +266,25 @@ mod tests {
     }
 
     #[test]
+    fn the_readme_lists_the_default() {
+        let readme = include_str!("../README.md");
+        let section = readme
+            .split_once("## Which files are read")
+            .and_then(|(_, rest)| rest.split_once("\n## "))
+            .map(|(section, _)| section)
+            .unwrap_or_default();
+        let words: BTreeSet<&str> = section
+            .split(|c: char| c.is_whitespace() || "`();:,.".contains(c))
+            .collect();
+        for item in DEFAULT_EXTENSIONS.iter().chain(DEFAULT_NAMES) {
+            assert!(
+                words.contains(item),
+                "servers/files/README.md does not list `{item}`"
+            );
+        }
+    }
+
+    #[test]
     fn allow_ext_replaces_the_list() {
         let allowed = AllowedExtensions::from_list(&["rs", ".TOML"]).ok();
         let allowed = allowed.as_ref();

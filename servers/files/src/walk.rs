@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use cap_std::fs::{Dir, FileType, FileTypeExt};
+use cap_std::fs::{Dir, FileType};
 use glob::{MatchOptions, Pattern};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -38,12 +38,6 @@ impl Kind {
         } else if file_type.is_symlink() {
             Kind::Symlink
         } else {
-            debug_assert!(
-                file_type.is_fifo()
-                    || file_type.is_socket()
-                    || file_type.is_char_device()
-                    || file_type.is_block_device()
-            );
             Kind::Other
         }
     }
