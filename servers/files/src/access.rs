@@ -39,25 +39,58 @@ fn options(flags: OFlags) -> OpenOptions {
     options
 }
 
-/// What a non-regular file is, for messages.
-pub fn kind_name(metadata: &Metadata) -> &'static str {
-    let file_type = metadata.file_type();
-    if file_type.is_dir() {
-        "directory"
-    } else if file_type.is_fifo() {
-        "FIFO (named pipe)"
-    } else if file_type.is_socket() {
-        "socket"
-    } else if file_type.is_char_device() {
-        "character device"
-    } else if file_type.is_block_device() {
-        "block device"
-    } else if file_type.is_symlink() {
-        "symbolic link"
-    } else if file_type.is_file() {
-        "regular file"
-    } else {
-        "special file"
+/// What a file is, having followed symbolic links.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    File,
+    Directory,
+    Fifo,
+    Socket,
+    CharDevice,
+    BlockDevice,
+    Other,
+}
+
+impl FileKind {
+    pub fn of(metadata: &Metadata) -> Self {
+        let file_type = metadata.file_type();
+        [
+            (file_type.is_file(), FileKind::File),
+            (file_type.is_dir(), FileKind::Directory),
+            (file_type.is_fifo(), FileKind::Fifo),
+            (file_type.is_socket(), FileKind::Socket),
+            (file_type.is_char_device(), FileKind::CharDevice),
+            (file_type.is_block_device(), FileKind::BlockDevice),
+        ]
+        .into_iter()
+        .find_map(|(is, kind)| is.then_some(kind))
+        .unwrap_or(FileKind::Other)
+    }
+
+    /// Its name in `get_file_info`'s `type`.
+    pub fn wire_name(self) -> &'static str {
+        match self {
+            FileKind::File => "file",
+            FileKind::Directory => "directory",
+            FileKind::Fifo => "fifo",
+            FileKind::Socket => "socket",
+            FileKind::CharDevice => "char_device",
+            FileKind::BlockDevice => "block_device",
+            FileKind::Other => "other",
+        }
+    }
+
+    /// Its name in messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            FileKind::File => "regular file",
+            FileKind::Directory => "directory",
+            FileKind::Fifo => "FIFO (named pipe)",
+            FileKind::Socket => "socket",
+            FileKind::CharDevice => "character device",
+            FileKind::BlockDevice => "block device",
+            FileKind::Other => "special file",
+        }
     }
 }
 
@@ -142,7 +175,7 @@ fn refuse_unless_regular(target: &Target, metadata: &Metadata) -> Result<(), FsE
     if !metadata.is_file() {
         return Err(FsError::NotARegularFile {
             path: target.shown.clone(),
-            kind: kind_name(metadata),
+            kind: FileKind::of(metadata).describe(),
         });
     }
     Ok(())

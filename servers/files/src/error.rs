@@ -315,13 +315,7 @@ mod tests {
 
     #[test]
     fn the_readme_lists_every_code() {
-        let readme = include_str!("../README.md");
-        let section = readme
-            .split_once("### Errors")
-            .and_then(|(_, rest)| rest.split_once("\n## "))
-            .map(|(section, _)| section)
-            .unwrap_or_default();
-        let listed: Vec<&str> = section
+        let listed: Vec<&str> = crate::readme::section("### Errors")
             .lines()
             .filter_map(|line| line.strip_prefix("| `")?.split_once("` |"))
             .map(|(code, _)| code)

@@ -267,13 +267,7 @@ mod tests {
 
     #[test]
     fn the_readme_lists_the_default() {
-        let readme = include_str!("../README.md");
-        let section = readme
-            .split_once("## Which files are read")
-            .and_then(|(_, rest)| rest.split_once("\n## "))
-            .map(|(section, _)| section)
-            .unwrap_or_default();
-        let words: BTreeSet<&str> = section
+        let words: BTreeSet<&str> = crate::readme::section("## Which files are read")
             .split(|c: char| c.is_whitespace() || "`();:,.".contains(c))
             .collect();
         for item in DEFAULT_EXTENSIONS.iter().chain(DEFAULT_NAMES) {

@@ -2,11 +2,11 @@
 //! through a handle that reads nothing, so that FIFOs, sockets and devices
 //! can be described without being opened for reading.
 
-use cap_std::fs::{FileTypeExt, Metadata, PermissionsExt};
+use cap_std::fs::PermissionsExt;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::access;
+use crate::access::{self, FileKind};
 use crate::error::FsError;
 use crate::resolve::Target;
 
@@ -58,7 +58,7 @@ pub fn file_info(target: &Target) -> Result<FileInfo, FsError> {
     let metadata = access::metadata(target)?;
     Ok(FileInfo {
         path: target.absolute().display().to_string(),
-        kind: kind(&metadata),
+        kind: FileKind::of(&metadata).wire_name(),
         size: metadata.len(),
         created: rfc3339(metadata.created()),
         modified: rfc3339(metadata.modified()),
@@ -67,25 +67,6 @@ pub fn file_info(target: &Target) -> Result<FileInfo, FsError> {
         is_file: metadata.is_file(),
         permissions: format!("{:03o}", metadata.permissions().mode() & 0o777),
     })
-}
-
-fn kind(metadata: &Metadata) -> &'static str {
-    let file_type = metadata.file_type();
-    if file_type.is_dir() {
-        "directory"
-    } else if file_type.is_file() {
-        "file"
-    } else if file_type.is_fifo() {
-        "fifo"
-    } else if file_type.is_socket() {
-        "socket"
-    } else if file_type.is_char_device() {
-        "char_device"
-    } else if file_type.is_block_device() {
-        "block_device"
-    } else {
-        "other"
-    }
 }
 
 fn rfc3339(time: std::io::Result<cap_std::time::SystemTime>) -> Option<String> {

@@ -32,3 +32,17 @@ pub use extensions::AllowedExtensions;
 pub use limits::Limits;
 pub use resolve::VCS_NAMES;
 pub use server::{Files, FilesOptions, tools};
+
+/// The README, whose tables tests keep true.
+#[cfg(test)]
+mod readme {
+    /// The text under `heading` in `servers/files/README.md`, up to the next
+    /// `## ` heading.
+    pub fn section(heading: &str) -> &'static str {
+        include_str!("../README.md")
+            .split_once(heading)
+            .and_then(|(_, rest)| rest.split_once("\n## "))
+            .map(|(section, _)| section)
+            .unwrap_or_default()
+    }
+}

@@ -24,7 +24,7 @@ use std::sync::{Arc, LazyLock};
 use rmcp::{
     Peer, RoleServer, ServerHandler,
     handler::server::{router::tool::ToolRouter, tool::schema_for_output, wrapper::Parameters},
-    model::{CallToolResult, ContentBlock, JsonObject, Tool},
+    model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations},
     service::NotificationContext,
     tool, tool_handler, tool_router,
 };
@@ -45,13 +45,32 @@ use crate::walk::{self, Entry, Excludes, Node};
 
 /// Every tool, `write_report` included.
 static WITH_REPORTS: LazyLock<Arc<ToolRouter<Files>>> =
-    LazyLock::new(|| Arc::new(Files::tool_router()));
+    LazyLock::new(|| Arc::new(annotated_router(true)));
 /// The read-only tools.
-static READ_ONLY: LazyLock<Arc<ToolRouter<Files>>> = LazyLock::new(|| {
-    let mut router = Files::tool_router();
-    router.remove_route("write_report");
-    Arc::new(router)
-});
+static READ_ONLY: LazyLock<Arc<ToolRouter<Files>>> =
+    LazyLock::new(|| Arc::new(annotated_router(false)));
+
+/// The tools, annotated in one place: every tool only reads, but
+/// `write_report`, which adds a file (so it is not idempotent) and never
+/// changes one (so it is not destructive). None reaches beyond the roots.
+fn annotated_router(allow_reports: bool) -> ToolRouter<Files> {
+    let mut router = ToolRouter::new();
+    for mut route in Files::tool_router() {
+        let writes = route.attr.name == "write_report";
+        if writes && !allow_reports {
+            continue;
+        }
+        route.attr.annotations = Some(
+            ToolAnnotations::new()
+                .read_only(!writes)
+                .destructive(false)
+                .idempotent(!writes)
+                .open_world(false),
+        );
+        router.add_route(route);
+    }
+    router
+}
 
 /// How the files server is set up; the command line builds it.
 #[derive(Debug, Clone, Default)]
@@ -448,13 +467,7 @@ impl Files {
         description = "The directories this server may read. Everything beneath them is \
                        reachable; nothing else is. Relative paths are taken from the first \
                        one. Call this before the other tools to know where to look.",
-        output_schema = output_schema::<AllowedOutput>(),
-        annotations(
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
+        output_schema = output_schema::<AllowedOutput>()
     )]
     async fn list_allowed_directories(&self, peer: Peer<RoleServer>) -> CallToolResult {
         let roots = self.roots(&peer).await;
@@ -474,13 +487,7 @@ impl Files {
                        `[LINK] name` (a symbolic link) or `[OTHER] name` (a FIFO, socket or \
                        device), sorted by name. Version-control metadata (.git, ...) is \
                        hidden. At most 1000 entries.",
-        output_schema = output_schema::<ListingOutput>(),
-        annotations(
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
+        output_schema = output_schema::<ListingOutput>()
     )]
     async fn list_directory(
         &self,
@@ -517,13 +524,7 @@ impl Files {
                        directories have `children`. Symbolic links are not followed and \
                        version-control metadata is hidden. At most 1000 entries and 16 \
                        levels; leave parts out with `excludePatterns`.",
-        output_schema = output_schema::<TreeOutput>(),
-        annotations(
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
+        output_schema = output_schema::<TreeOutput>()
     )]
     async fn directory_tree(
         &self,
@@ -542,13 +543,7 @@ impl Files {
                        its last N (not both). Only regular files with an allowed extension \
                        (source code, configuration, documentation) are read; binary files are \
                        refused. At most 10 MB per file, or per `head`/`tail` read.",
-        output_schema = output_schema::<ContentOutput>(),
-        annotations(
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
+        output_schema = output_schema::<ContentOutput>()
     )]
     async fn read_text_file(
         &self,
@@ -574,13 +569,7 @@ impl Files {
                        separated by `---`. A file that cannot be read gets its error in its \
                        place; the others are still read. The same rules as read_text_file, \
                        and at most 10 MB and 1000 paths in all.",
-        output_schema = output_schema::<MultipleOutput>(),
-        annotations(
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
+        output_schema = output_schema::<MultipleOutput>()
     )]
     async fn read_multiple_files(
         &self,
@@ -665,13 +654,7 @@ impl Files {
                        as absolute paths, one a line. `excludePatterns` leaves entries out \
                        and is not searched under. Symbolic links are not followed. At most \
                        1000 matches and 16 levels.",
-        output_schema = output_schema::<SearchOutput>(),
-        annotations(
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
+        output_schema = output_schema::<SearchOutput>()
     )]
     async fn search_files(
         &self,
@@ -713,13 +696,7 @@ impl Files {
         description = "Size, creation, modification and access times, type and permissions \
                        of a file or directory, without reading it. Works on FIFOs, sockets \
                        and devices too.",
-        output_schema = output_schema::<FileInfo>(),
-        annotations(
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
+        output_schema = output_schema::<FileInfo>()
     )]
     async fn get_file_info(
         &self,
@@ -739,13 +716,7 @@ impl Files {
         description = "Seed 004's tool: every path under a directory, relative to it, one a \
                        line, directories ending in `/` (`pom.xml`, `src/`, `src/main/`, ...). \
                        The same limits as directory_tree.",
-        output_schema = output_schema::<StructureOutput>(),
-        annotations(
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
+        output_schema = output_schema::<StructureOutput>()
     )]
     async fn read_project_structure(
         &self,
@@ -768,13 +739,7 @@ impl Files {
         description = "Seed 004's tool: the text of one source or configuration file (.java, \
                        .xml, .md, .properties, .yml, .yaml and the other allowed extensions). \
                        The same rules and limits as read_text_file.",
-        output_schema = output_schema::<ContentOutput>(),
-        annotations(
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
+        output_schema = output_schema::<ContentOutput>()
     )]
     async fn read_java_file(
         &self,
@@ -790,13 +755,7 @@ impl Files {
                        SENTINEL_REPORT_YYYYMMDD.md in the first allowed directory, or \
                        SENTINEL_REPORT_YYYYMMDD_NN.md when that name is taken. Never \
                        overwrites anything. At most 10 MB.",
-        output_schema = output_schema::<ReportOutput>(),
-        annotations(
-            read_only_hint = false,
-            destructive_hint = false,
-            idempotent_hint = false,
-            open_world_hint = false
-        )
+        output_schema = output_schema::<ReportOutput>()
     )]
     async fn write_report(
         &self,

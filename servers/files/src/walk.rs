@@ -147,14 +147,7 @@ pub fn tree(
     deadline: &Deadline,
     shown: &str,
 ) -> Result<Vec<Node>, FsError> {
-    let mut walk = Walk {
-        excludes,
-        limits,
-        deadline,
-        shown,
-        count: 0,
-    };
-    walk.tree(dir, Path::new(""), 1)
+    Walk::new(excludes, limits, deadline, shown).tree(dir, Path::new(""), 1)
 }
 
 /// The paths under `dir` (relative to it, `/`-separated) that match
@@ -167,15 +160,14 @@ pub fn search(
     deadline: &Deadline,
     shown: &str,
 ) -> Result<Vec<String>, FsError> {
-    let mut walk = Walk {
-        excludes,
-        limits,
-        deadline,
-        shown,
-        count: 0,
-    };
     let mut found = Vec::new();
-    walk.search(dir, Path::new(""), 1, pattern, &mut found)?;
+    Walk::new(excludes, limits, deadline, shown).search(
+        dir,
+        Path::new(""),
+        1,
+        pattern,
+        &mut found,
+    )?;
     Ok(found)
 }
 
@@ -207,7 +199,22 @@ struct Walk<'a> {
     count: usize,
 }
 
-impl Walk<'_> {
+impl<'a> Walk<'a> {
+    fn new(
+        excludes: &'a Excludes,
+        limits: &'a Limits,
+        deadline: &'a Deadline,
+        shown: &'a str,
+    ) -> Self {
+        Self {
+            excludes,
+            limits,
+            deadline,
+            shown,
+            count: 0,
+        }
+    }
+
     /// The entries of `dir` (at `prefix` below the start, `depth` levels
     /// down) that no pattern leaves out.
     fn visible(
@@ -353,6 +360,11 @@ mod tests {
         Deadline::after(Duration::from_secs(60))
     }
 
+    /// The tree of `dir` under the default limits, nothing excluded.
+    fn whole_tree(dir: &Dir) -> Vec<Node> {
+        tree(dir, &Excludes::default(), &Limits::default(), &later(), ".").unwrap()
+    }
+
     fn files(base: &Path, paths: &[&str]) {
         for path in paths {
             let path = base.join(path);
@@ -409,14 +421,7 @@ mod tests {
         files(base.path(), &["a/b/c/d.md", "top.md"]);
         std::fs::create_dir(base.path().join(".git")).unwrap();
         let dir = dir_of(base.path());
-        let nodes = tree(
-            &dir,
-            &Excludes::default(),
-            &Limits::default(),
-            &later(),
-            ".",
-        )
-        .unwrap();
+        let nodes = whole_tree(&dir);
         assert_eq!(
             flatten(&nodes),
             ["a/", "a/b/", "a/b/c/", "a/b/c/d.md", "top.md"]
@@ -454,14 +459,7 @@ mod tests {
         std::os::unix::fs::symlink("..", base.path().join("inside/up")).unwrap();
         std::os::unix::fs::symlink("/", base.path().join("inside/slash")).unwrap();
         let dir = dir_of(&base.path().join("inside"));
-        let nodes = tree(
-            &dir,
-            &Excludes::default(),
-            &Limits::default(),
-            &later(),
-            ".",
-        )
-        .unwrap();
+        let nodes = whole_tree(&dir);
         let kinds: Vec<(&str, Kind, bool)> = nodes
             .iter()
             .map(|n| (n.name.as_str(), n.kind, n.children.is_some()))
