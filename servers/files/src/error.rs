@@ -116,9 +116,9 @@ pub enum FsError {
     Escapes(String),
     #[error(
         "no allowed directory is left: none of the client's roots overlaps the directories \
-         the server was started with ({0})"
+         the server was started with; give the client a root inside one of them"
     )]
-    NoRoots(String),
+    NoRoots,
     #[error("`{path}` is inside `{name}`, version-control metadata, which this server hides")]
     Hidden { path: String, name: String },
     #[error("`{0}` does not exist{hint}", hint = backslash_hint(.0))]
@@ -214,7 +214,7 @@ impl FsError {
             FsError::Home(_)
             | FsError::OutsideRoots { .. }
             | FsError::Escapes(_)
-            | FsError::NoRoots(_) => ErrorCode::PathOutsideRoots,
+            | FsError::NoRoots => ErrorCode::PathOutsideRoots,
             FsError::Hidden { .. } => ErrorCode::HiddenPath,
             FsError::NotFound(_) => ErrorCode::NotFound,
             FsError::NotADirectory(_) => ErrorCode::NotADirectory,
@@ -331,7 +331,7 @@ mod tests {
             (FsError::NulByte, "invalid_path"),
             (FsError::Home("~/x".into()), "path_outside_roots"),
             (FsError::Escapes("../x".into()), "path_outside_roots"),
-            (FsError::NoRoots(String::new()), "path_outside_roots"),
+            (FsError::NoRoots, "path_outside_roots"),
             (
                 FsError::Hidden {
                     path: ".git/config".into(),

@@ -82,7 +82,7 @@ pub fn resolve(roots: &Roots, requested: &str) -> Result<Target, FsError> {
         return Err(FsError::Home(shown));
     }
     let Some(first) = roots.0.first() else {
-        return Err(FsError::NoRoots(roots.describe()));
+        return Err(FsError::NoRoots);
     };
     let absolute = if path.is_absolute() {
         normalize(&path)

@@ -766,10 +766,7 @@ impl Files {
         let limit = self.shared.limits.max_file_bytes;
         let result = self
             .run(move |_| {
-                let root = roots
-                    .0
-                    .first()
-                    .ok_or_else(|| FsError::NoRoots(roots.describe()))?;
+                let root = roots.0.first().ok_or(FsError::NoRoots)?;
                 let today = jiff::Zoned::now().date();
                 let name = report::write_report(root, &content, today, limit)?;
                 Ok(ReportOutput {
