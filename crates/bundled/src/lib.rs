@@ -2,11 +2,16 @@
 //! pick a server with [`Bundled`] and receive it, already built, through a
 //! [`ServerVisitor`], so that code generic over any rmcp handler (the
 //! serving runtime, an in-process client) needs no list of its own. A server
-//! that takes options (`dns`, `music`) reads them from [`ServerOptions`].
+//! that takes options (`dns`, `files`, `music`) reads them from [`ServerOptions`].
 
 /// What the command line needs of the DNS server's options.
 pub mod dns {
     pub use nexo_dns::{DnsOptions, parse_address};
+}
+
+/// What the command line needs of the files server's options.
+pub mod files {
+    pub use nexo_files::{AllowedExtensions, FilesOptions};
 }
 
 use std::fmt;
@@ -24,6 +29,8 @@ pub enum Bundled {
     Utils,
     /// Seed 000's local server: DNS diagnostics.
     Dns,
+    /// Seed 004's server: read-only access inside the given directories.
+    Files,
     /// Seed 001's local server: a music library with playlists, on SQLite.
     Music,
     /// The fixture server of the official MCP conformance suite.
@@ -35,6 +42,8 @@ pub enum Bundled {
 pub struct ServerOptions {
     /// `nexo serve dns`: resolver, authoritative port, timeout, call log.
     pub dns: nexo_dns::DnsOptions,
+    /// `nexo serve files`: roots, reports, allowed extensions.
+    pub files: nexo_files::FilesOptions,
     /// `nexo serve music`: the database file.
     pub music: nexo_music::MusicOptions,
 }
@@ -45,7 +54,23 @@ pub enum BuildError {
     #[error(transparent)]
     Dns(#[from] nexo_dns::OptionsError),
     #[error(transparent)]
+    Files(#[from] nexo_files::OptionsError),
+    #[error(transparent)]
     Music(#[from] nexo_music::StoreError),
+}
+
+impl BuildError {
+    /// What to do about it.
+    pub fn hint(&self) -> String {
+        match self {
+            BuildError::Dns(_) => "give the resolver with `--resolver ADDR[:PORT]`".to_owned(),
+            BuildError::Files(error) => error.hint(),
+            BuildError::Music(_) => {
+                "check that the file's directory can be written, or give another file with `--db FILE`"
+                    .to_owned()
+            }
+        }
+    }
 }
 
 impl Bundled {
@@ -54,6 +79,7 @@ impl Bundled {
         Bundled::Morse,
         Bundled::Utils,
         Bundled::Dns,
+        Bundled::Files,
         Bundled::Music,
         Bundled::Everything,
     ];
@@ -63,6 +89,7 @@ impl Bundled {
             Bundled::Morse => "morse",
             Bundled::Utils => "utils",
             Bundled::Dns => "dns",
+            Bundled::Files => "files",
             Bundled::Music => "music",
             Bundled::Everything => "everything",
         }
@@ -75,6 +102,9 @@ impl Bundled {
             Bundled::Utils => "time, sha256, echo and calc (seed 001's remote server)",
             Bundled::Dns => {
                 "DNS diagnostics: zone health, mail policies, DNSSEC, propagation (seed 000's local server)"
+            }
+            Bundled::Files => {
+                "read-only access inside the given directories, safe by construction (seed 004)"
             }
             Bundled::Music => {
                 "a music library on SQLite: songs, playlists by rules, M3U/JSON/CSV exports (seed 001's local server)"
@@ -97,6 +127,10 @@ impl Bundled {
             Bundled::Dns => {
                 visitor.visit(nexo_dns::Dns::new(options.dns.clone())?, nexo_dns::tools())
             }
+            Bundled::Files => visitor.visit(
+                nexo_files::Files::new(options.files.clone())?,
+                nexo_files::tools(&options.files),
+            ),
             Bundled::Music => visitor.visit(
                 nexo_music::Music::new(options.music.clone())?,
                 nexo_music::tools(),

@@ -72,6 +72,8 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub dns: DnsArgs,
     #[command(flatten)]
+    pub files: FilesArgs,
+    #[command(flatten)]
     pub music: MusicArgs,
 }
 
@@ -101,6 +103,41 @@ impl DnsArgs {
             Some("--timeout")
         } else if self.auth_port.is_some() {
             Some("--auth-port")
+        } else {
+            None
+        }
+    }
+}
+
+/// The arguments and options of `nexo serve files`; refused with any other
+/// server.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Options of `nexo serve files`")]
+pub struct FilesArgs {
+    /// `nexo serve files` only: the directories the server may read (one or
+    /// more); nothing outside them can be reached.
+    #[arg(value_name = "ROOT", help_heading = None::<&str>)]
+    pub roots: Vec<PathBuf>,
+    /// Offer `write_report`, which creates SENTINEL_REPORT_YYYYMMDD[_NN].md
+    /// in the first ROOT and never overwrites.
+    #[arg(long)]
+    pub allow_reports: bool,
+    /// The file extensions that may be read, comma-separated (`rs,md,toml`;
+    /// `*` for any), replacing the default list of source, configuration and
+    /// documentation formats.
+    #[arg(long = "allow-ext", value_name = "EXT,...", value_delimiter = ',')]
+    pub allow_ext: Vec<String>,
+}
+
+impl FilesArgs {
+    /// The first files argument or option given, as typed, if any.
+    pub fn first_given(&self) -> Option<String> {
+        if let Some(root) = self.roots.first() {
+            Some(root.display().to_string())
+        } else if self.allow_reports {
+            Some("--allow-reports".to_owned())
+        } else if !self.allow_ext.is_empty() {
+            Some("--allow-ext".to_owned())
         } else {
             None
         }

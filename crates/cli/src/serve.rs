@@ -1,12 +1,12 @@
 //! `nexo serve`: wires a bundled server to the serving runtime.
 
 use futures::future::BoxFuture;
-use nexo_bundled::{BuildError, Bundled, ServerOptions, ServerVisitor};
+use nexo_bundled::{Bundled, ServerOptions, ServerVisitor};
 use nexo_serve::ServeOptions;
 use rmcp::ServerHandler;
 use rmcp::model::Tool;
 
-use crate::args::{DnsArgs, MusicArgs, ServeArgs};
+use crate::args::{DnsArgs, FilesArgs, MusicArgs, ServeArgs};
 use crate::env;
 use crate::failure::Failure;
 
@@ -30,7 +30,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
         }
         None => None,
     };
-    let server_options = server_options(bundled, &args.dns, &args.music)?;
+    let server_options = server_options(bundled, &args.dns, &args.files, &args.music)?;
     let options = ServeOptions {
         server_name: bundled.name().to_owned(),
         tools: Vec::new(),
@@ -42,13 +42,8 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
     let launch = bundled
         .visit(&server_options, Launch { http, options })
         .map_err(|error| {
-            let hint = match &error {
-                BuildError::Dns(_) => "give the resolver with `--resolver ADDR[:PORT]`",
-                BuildError::Music(_) => {
-                    "check that the file's directory can be written, or give another file with `--db FILE`"
-                }
-            };
-            Failure::unexpected(&anyhow::Error::new(error), Some(hint.into()))
+            let hint = error.hint();
+            Failure::unexpected(&anyhow::Error::new(error), Some(hint))
         })?;
     launch.await.map_err(serve_failure)
 }
@@ -58,35 +53,73 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
 fn server_options(
     bundled: Bundled,
     dns: &DnsArgs,
+    files: &FilesArgs,
     music: &MusicArgs,
 ) -> Result<ServerOptions, Failure> {
+    refuse_foreign(bundled, Bundled::Dns, dns.first_given().map(str::to_owned))?;
+    refuse_foreign(bundled, Bundled::Files, files.first_given())?;
+    refuse_foreign(
+        bundled,
+        Bundled::Music,
+        music.first_given().map(str::to_owned),
+    )?;
     let mut options = ServerOptions::default();
-    if bundled == Bundled::Music {
-        options.music.db = match &music.db {
-            Some(db) => db.clone(),
-            None => env::music_db().ok_or_else(|| {
-                Failure::usage(
-                    "no data directory to keep the music library in (neither `XDG_DATA_HOME` \
-                     nor `HOME` is set)",
-                    Some("give the library's file with `--db FILE`".into()),
-                )
-            })?,
-        };
-    } else if let Some(flag) = music.first_given() {
+    match bundled {
+        Bundled::Dns => options.dns = dns_options(dns)?,
+        Bundled::Files => options.files = files_options(files)?,
+        Bundled::Music => options.music.db = music_db(music)?,
+        _ => {}
+    }
+    Ok(options)
+}
+
+/// A usage error when `given`, an option of `owner`, was given to `bundled`.
+fn refuse_foreign(bundled: Bundled, owner: Bundled, given: Option<String>) -> Result<(), Failure> {
+    match given {
+        Some(given) if bundled != owner => Err(Failure::usage(
+            format!("`{given}` is an option of `nexo serve {owner}`, not of `{bundled}`"),
+            Some(format!("remove `{given}`, or run `nexo serve {owner}`")),
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn files_options(files: &FilesArgs) -> Result<nexo_bundled::files::FilesOptions, Failure> {
+    if files.roots.is_empty() {
         return Err(Failure::usage(
-            format!("`{flag}` is an option of `nexo serve music`, not of `{bundled}`"),
-            Some(format!("remove `{flag}`, or run `nexo serve music`")),
+            "`nexo serve files` needs the directories it may read",
+            Some("give one or more: `nexo serve files ./project ./docs`".into()),
         ));
     }
-    if bundled != Bundled::Dns {
-        if let Some(flag) = dns.first_given() {
-            return Err(Failure::usage(
-                format!("`{flag}` is an option of `nexo serve dns`, not of `{bundled}`"),
-                Some(format!("remove `{flag}`, or run `nexo serve dns`")),
-            ));
-        }
-        return Ok(options);
+    let mut options = nexo_bundled::files::FilesOptions {
+        roots: files.roots.clone(),
+        allow_reports: files.allow_reports,
+        ..Default::default()
+    };
+    if !files.allow_ext.is_empty() {
+        options.extensions = nexo_bundled::files::AllowedExtensions::from_list(&files.allow_ext)
+            .map_err(|error| Failure::usage(error.to_string(), Some(error.hint())))?;
     }
+    Ok(options)
+}
+
+/// The music library's file: `--db`, else the default under the user's data
+/// directory.
+fn music_db(music: &MusicArgs) -> Result<std::path::PathBuf, Failure> {
+    match &music.db {
+        Some(db) => Ok(db.clone()),
+        None => env::music_db().ok_or_else(|| {
+            Failure::usage(
+                "no data directory to keep the music library in (neither `XDG_DATA_HOME` \
+                 nor `HOME` is set)",
+                Some("give the library's file with `--db FILE`".into()),
+            )
+        }),
+    }
+}
+
+fn dns_options(dns: &DnsArgs) -> Result<nexo_bundled::dns::DnsOptions, Failure> {
+    let mut options = nexo_bundled::dns::DnsOptions::default();
     if let Some(text) = &dns.resolver {
         let address = nexo_bundled::dns::parse_address(text).ok_or_else(|| {
             Failure::usage(
@@ -94,10 +127,10 @@ fn server_options(
                 Some("give an IP address with an optional port: `--resolver 192.0.2.1:53`".into()),
             )
         })?;
-        options.dns.resolver = Some(address);
+        options.resolver = Some(address);
     }
     if let Some(seconds) = dns.timeout {
-        options.dns.timeout = std::time::Duration::try_from_secs_f64(seconds)
+        options.timeout = std::time::Duration::try_from_secs_f64(seconds)
             .ok()
             .filter(|timeout| !timeout.is_zero())
             .ok_or_else(|| {
@@ -108,9 +141,9 @@ fn server_options(
             })?;
     }
     if let Some(port) = dns.auth_port {
-        options.dns.auth_port = port;
+        options.auth_port = port;
     }
-    options.dns.log = env::dns_log();
+    options.log = env::dns_log();
     Ok(options)
 }
 

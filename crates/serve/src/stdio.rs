@@ -23,7 +23,14 @@ const WRITE_QUEUE: usize = 1024;
 /// A server-side rmcp transport over any reader/writer pair.
 pub struct LineTransport<R> {
     reader: BufReader<R>,
+    /// The line being read. It survives a cancelled `receive` (rmcp's
+    /// serving loop drops it whenever another event wins its `select!`), so
+    /// that bytes already consumed from the reader are never lost.
     line: Vec<u8>,
+    /// The line being read is over `max_line` and is being skipped.
+    too_long: bool,
+    /// `line` holds a finished line, to be cleared before the next read.
+    finished: bool,
     max_line: usize,
     outgoing: mpsc::Sender<Vec<u8>>,
     calls: Option<CallTap>,
@@ -52,6 +59,8 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
         let transport = Self {
             reader: BufReader::with_capacity(64 * 1024, reader),
             line: Vec::with_capacity(4096),
+            too_long: false,
+            finished: false,
             max_line,
             outgoing,
             calls: logger.map(CallTap::new),
@@ -61,14 +70,19 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
 
     /// Reads the next line into `self.line`, without its line ending.
     /// `Ok(false)` at the end of input; `Err` when the line was too long (it
-    /// has then been skipped).
+    /// has then been skipped). Cancel-safe: the only await is
+    /// `fill_buf`, and what was consumed before it stays in `self.line`.
     async fn read_line(&mut self) -> std::io::Result<Result<bool, Rejection>> {
-        self.line.clear();
-        let mut too_long = false;
+        if self.finished {
+            self.line.clear();
+            self.too_long = false;
+            self.finished = false;
+        }
         loop {
             let available = self.reader.fill_buf().await?;
             if available.is_empty() {
-                return Ok(if too_long {
+                self.finished = true;
+                return Ok(if self.too_long {
                     Err(line_too_long(self.max_line))
                 } else {
                     Ok(!self.line.is_empty())
@@ -79,15 +93,16 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
                 None => (available, false),
             };
             let consumed = chunk.len() + usize::from(found_end);
-            if !too_long && self.line.len() + chunk.len() <= self.max_line {
+            if !self.too_long && self.line.len() + chunk.len() <= self.max_line {
                 self.line.extend_from_slice(chunk);
             } else {
-                too_long = true;
+                self.too_long = true;
                 self.line.clear();
             }
             self.reader.consume(consumed);
             if found_end {
-                return Ok(if too_long {
+                self.finished = true;
+                return Ok(if self.too_long {
                     Err(line_too_long(self.max_line))
                 } else {
                     Ok(true)
@@ -222,5 +237,53 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for LineTransp
 
     async fn close(&mut self) -> Result<(), Self::Error> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "tests fail loudly on a missing value")]
+mod tests {
+    use std::time::Duration;
+
+    use tokio::io::AsyncWriteExt;
+
+    use super::*;
+
+    /// A `receive` dropped between a message and its newline (as rmcp's
+    /// serving loop drops it when another event comes first) must not lose
+    /// the message: the files server's attack corpus stalled on this when
+    /// a client wrote each line and its newline separately.
+    #[tokio::test]
+    async fn a_receive_cancelled_mid_line_keeps_what_it_read() {
+        let (mut client, server) = tokio::io::duplex(4096);
+        let (mut transport, _writer) = LineTransport::new(server, tokio::io::sink(), 4096, None);
+        client
+            .write_all(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+            .await
+            .unwrap();
+        let cancelled = tokio::time::timeout(Duration::from_millis(50), transport.receive()).await;
+        assert!(cancelled.is_err(), "no newline yet, so no message");
+        client.write_all(b"\n").await.unwrap();
+        let message = tokio::time::timeout(Duration::from_secs(30), transport.receive())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(serde_json::to_value(&message).unwrap()["id"], 1);
+    }
+
+    #[tokio::test]
+    async fn an_over_long_line_is_skipped_and_the_next_one_read() {
+        let (mut client, server) = tokio::io::duplex(4096);
+        let (mut transport, _writer) = LineTransport::new(server, tokio::io::sink(), 64, None);
+        client.write_all(&[b'x'; 100]).await.unwrap();
+        client
+            .write_all(b"\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n")
+            .await
+            .unwrap();
+        let message = tokio::time::timeout(Duration::from_secs(30), transport.receive())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(serde_json::to_value(&message).unwrap()["id"], 2);
     }
 }

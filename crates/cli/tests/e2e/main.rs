@@ -6,8 +6,8 @@
 //! client ([`client`]), so that a bug shared by our client and our server
 //! cannot hide; [`sse_client`] runs that client against fake legacy SSE
 //! servers written in the test. [`shutdown`] covers signals, [`snapshots`] the exact CLI output,
-//! [`utils`] the utilities server, [`music`] the music server on real
-//! SQLite files.
+//! [`utils`] the utilities server, [`files`] the files server's attack
+//! corpus, [`music`] the music server on real SQLite files.
 //! Every process a test starts is owned by a [`support::Proc`], which kills
 //! and reaps it when the test ends, however it ends.
 
@@ -19,6 +19,7 @@
 
 mod client;
 mod dns;
+mod files;
 mod http_policy;
 mod http_wire;
 mod legacy_sse;

@@ -22,7 +22,7 @@ pub fn meta_2026() -> Value {
     })
 }
 
-/// `nexo serve morse` with its stdin and stdout in the test's hands.
+/// `nexo serve` with its stdin and stdout in the test's hands.
 pub struct StdioServer {
     pub proc: Proc,
     stdin: Option<ChildStdin>,
@@ -36,14 +36,21 @@ impl StdioServer {
 
     /// `nexo serve morse EXTRA...`.
     pub fn start_with(extra: &[&str]) -> Self {
+        let mut args = vec!["morse"];
+        args.extend_from_slice(extra);
+        Self::serve(&args)
+    }
+
+    /// `nexo serve ARGS...`.
+    pub fn serve(args: &[&str]) -> Self {
         let mut command = nexo();
         command
-            .args(["serve", "morse"])
-            .args(extra)
+            .arg("serve")
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut proc = Proc::spawn(&mut command, "nexo serve morse");
+        let mut proc = Proc::spawn(&mut command, "nexo serve");
         let stdin = proc.child().stdin.take();
         let stdout = BufReader::new(proc.child().stdout.take().unwrap());
         // Stderr is drained so that diagnostics neither block the server

@@ -1,0 +1,223 @@
+//! Opening what a [`Target`] names, beneath its root's directory handle.
+//!
+//! The relative path goes to cap-std, which resolves it with
+//! `openat2(RESOLVE_BENEATH)` (or component by component on kernels without
+//! it): `..` above the handle, absolute symbolic links and relative ones
+//! that climb out are all refused by the resolution itself, so there is no
+//! window between a check and an open. Files are opened with `O_NONBLOCK`,
+//! so a FIFO swapped in at the last moment cannot block, and their type is
+//! then taken from the open handle (`fstat`) before a byte is read.
+//!
+//! Once open, the handle's real name (from `/proc/self/fd`) is checked too:
+//! it must still lie under the root, outside version-control metadata, and
+//! a file's real name must have an allowed extension, so that a symbolic
+//! link called `notes.md` cannot serve `.env` or `.git/config`.
+
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use cap_std::fs::{Dir, File, FileTypeExt, Metadata, OpenOptions, OpenOptionsExt};
+use rustix::fs::OFlags;
+
+use crate::error::FsError;
+use crate::extensions::{self, AllowedExtensions};
+use crate::resolve::{Target, vcs_component};
+
+/// Flags for reading a file: never block on a FIFO or device, never take a
+/// terminal as the controlling one.
+const READ_FLAGS: OFlags = OFlags::NONBLOCK.union(OFlags::NOCTTY);
+/// Flags for a handle that only names a file, whatever its type: opening it
+/// reads nothing and has no side effect on devices.
+const PATH_FLAGS: OFlags = OFlags::PATH;
+/// Flags for entering a subdirectory during a walk: a directory, and not
+/// through a symbolic link.
+const WALK_FLAGS: OFlags = OFlags::DIRECTORY.union(OFlags::NOFOLLOW);
+
+fn options(flags: OFlags) -> OpenOptions {
+    let mut options = OpenOptions::new();
+    options.read(true).custom_flags(flags.bits() as i32);
+    options
+}
+
+/// What a file is, having followed symbolic links.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    File,
+    Directory,
+    Fifo,
+    Socket,
+    CharDevice,
+    BlockDevice,
+    Other,
+}
+
+impl FileKind {
+    pub fn of(metadata: &Metadata) -> Self {
+        let file_type = metadata.file_type();
+        [
+            (file_type.is_file(), FileKind::File),
+            (file_type.is_dir(), FileKind::Directory),
+            (file_type.is_fifo(), FileKind::Fifo),
+            (file_type.is_socket(), FileKind::Socket),
+            (file_type.is_char_device(), FileKind::CharDevice),
+            (file_type.is_block_device(), FileKind::BlockDevice),
+        ]
+        .into_iter()
+        .find_map(|(is, kind)| is.then_some(kind))
+        .unwrap_or(FileKind::Other)
+    }
+
+    /// Its name in `get_file_info`'s `type`.
+    pub fn wire_name(self) -> &'static str {
+        match self {
+            FileKind::File => "file",
+            FileKind::Directory => "directory",
+            FileKind::Fifo => "fifo",
+            FileKind::Socket => "socket",
+            FileKind::CharDevice => "char_device",
+            FileKind::BlockDevice => "block_device",
+            FileKind::Other => "other",
+        }
+    }
+
+    /// Its name in messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            FileKind::File => "regular file",
+            FileKind::Directory => "directory",
+            FileKind::Fifo => "FIFO (named pipe)",
+            FileKind::Socket => "socket",
+            FileKind::CharDevice => "character device",
+            FileKind::BlockDevice => "block device",
+            FileKind::Other => "special file",
+        }
+    }
+}
+
+/// The metadata of the target, following symbolic links beneath the root.
+fn stat(target: &Target) -> Result<Metadata, FsError> {
+    target
+        .root
+        .dir
+        .metadata(&target.relative)
+        .map_err(|error| FsError::from_io(&error, &target.shown))
+}
+
+/// The target's directory, opened.
+pub fn open_dir(target: &Target) -> Result<Dir, FsError> {
+    if !stat(target)?.is_dir() {
+        return Err(FsError::NotADirectory(target.shown.clone()));
+    }
+    let opened = if target.relative == Path::new(".") {
+        target.root.dir.try_clone()
+    } else {
+        target.root.dir.open_dir(&target.relative)
+    };
+    let dir = opened.map_err(|error| FsError::from_io(&error, &target.shown))?;
+    check_real_name(target, &dir)?;
+    Ok(dir)
+}
+
+/// The target's regular file, opened for reading, with its size. Refuses
+/// names and real names outside `allowed`, and every type of file but a
+/// regular one, without opening it for reading where the type is known
+/// beforehand.
+pub fn open_file(target: &Target, allowed: &AllowedExtensions) -> Result<(File, u64), FsError> {
+    let metadata = stat(target)?;
+    refuse_unless_regular(target, &metadata)?;
+    check_extension(target, &target.relative, allowed)?;
+    let file = target
+        .root
+        .dir
+        .open_with(&target.relative, &options(READ_FLAGS))
+        .map_err(|error| FsError::from_io(&error, &target.shown))?;
+    let metadata = file
+        .metadata()
+        .map_err(|error| FsError::from_io(&error, &target.shown))?;
+    refuse_unless_regular(target, &metadata)?;
+    if let Some(real) = check_real_name(target, &file)? {
+        check_extension(target, &real, allowed)?;
+    }
+    Ok((file, metadata.len()))
+}
+
+/// The metadata of whatever the target is, taken through a handle that
+/// reads nothing (`O_PATH`): FIFOs, sockets and devices included.
+pub fn metadata(target: &Target) -> Result<Metadata, FsError> {
+    let handle = target
+        .root
+        .dir
+        .open_with(&target.relative, &options(PATH_FLAGS))
+        .map_err(|error| FsError::from_io(&error, &target.shown))?;
+    check_real_name(target, &handle)?;
+    handle
+        .metadata()
+        .map_err(|error| FsError::from_io(&error, &target.shown))
+}
+
+/// Opens `name`, a directory in `parent`, without following a symbolic
+/// link; `None` when it is no longer a directory (it changed meanwhile).
+pub fn enter(parent: &Dir, name: &Path) -> std::io::Result<Option<Dir>> {
+    const ELOOP: i32 = rustix::io::Errno::LOOP.raw_os_error();
+    const ENOTDIR: i32 = rustix::io::Errno::NOTDIR.raw_os_error();
+    match parent.open_with(name, &options(WALK_FLAGS)) {
+        Ok(file) => Ok(Some(Dir::from_std_file(file.into_std()))),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(error) if matches!(error.raw_os_error(), Some(ELOOP | ENOTDIR)) => Ok(None),
+        Err(error) => Err(error),
+    }
+}
+
+fn refuse_unless_regular(target: &Target, metadata: &Metadata) -> Result<(), FsError> {
+    if metadata.is_dir() {
+        return Err(FsError::IsADirectory(target.shown.clone()));
+    }
+    if !metadata.is_file() {
+        return Err(FsError::NotARegularFile {
+            path: target.shown.clone(),
+            kind: FileKind::of(metadata).describe(),
+        });
+    }
+    Ok(())
+}
+
+fn check_extension(
+    target: &Target,
+    path: &Path,
+    allowed: &AllowedExtensions,
+) -> Result<(), FsError> {
+    let name = path
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if allowed.allows(&name) {
+        Ok(())
+    } else {
+        Err(FsError::ExtensionNotAllowed {
+            path: target.shown.clone(),
+            kind: extensions::kind_of(&name),
+            allowed: allowed.describe(),
+        })
+    }
+}
+
+/// The handle's real name below the root, from `/proc/self/fd`; `None`
+/// where the system does not tell (the resolution beneath the handle still
+/// stands). Refuses a real name outside the root or inside version-control
+/// metadata.
+fn check_real_name(target: &Target, handle: &impl AsRawFd) -> Result<Option<PathBuf>, FsError> {
+    let link = format!("/proc/self/fd/{}", handle.as_raw_fd());
+    let Ok(real) = std::fs::read_link(link) else {
+        return Ok(None);
+    };
+    let Ok(inside) = real.strip_prefix(&target.root.path) else {
+        return Err(FsError::Escapes(target.shown.clone()));
+    };
+    if let Some(name) = vcs_component(inside) {
+        return Err(FsError::Hidden {
+            path: target.shown.clone(),
+            name,
+        });
+    }
+    Ok(Some(inside.to_owned()))
+}
