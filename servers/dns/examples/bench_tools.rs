@@ -28,15 +28,9 @@ use hickory_proto::op::{Edns, Message, Query};
 use hickory_proto::rr::{Name, RecordType};
 use nexo_dns::{Dns, DnsOptions};
 use nexo_dns_testbed::{Bed, RESOLVER, RESOLVER2, zones};
+use nexo_testkit::{Client, Error, connect};
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
-
-#[path = "../tests/mcp/connect.rs"]
-mod connect;
-
-use connect::{Client, connect};
-
-type Error = Box<dyn std::error::Error + Send + Sync>;
 
 /// Runs of a call that waits for a timeout, at most.
 const SLOW_RUNS: usize = 5;

@@ -342,19 +342,27 @@ fn add_song_output(workspace: &str, status: Status, message: String) -> AddSongO
     }
 }
 
-/// Nothing written, because the user said no or dismissed the question.
-fn refused(workspace: &str, answer: &Reply) -> CallToolResponse {
-    let (status, message) = match answer {
+/// The status of a call the user did not agree to, given how its question
+/// ended (a form accepted without a yes counts as a no), and the sentence
+/// saying that nothing was `done` (`written`, `deleted`) and why.
+fn refusal(answer: &Reply, done: &str) -> (Status, String) {
+    match answer {
         Reply::Cancelled => (
             Status::Cancelled,
-            "Nothing was written: the question was dismissed.",
+            format!("Nothing was {done}: the question was dismissed."),
         ),
-        Reply::Declined | Reply::Accepted(_) => {
-            (Status::Declined, "Nothing was written: the user said no.")
-        }
-    };
-    let output = add_song_output(workspace, status, message.to_owned());
-    reply(message.to_owned(), &output)
+        Reply::Declined | Reply::Accepted(_) => (
+            Status::Declined,
+            format!("Nothing was {done}: the user said no."),
+        ),
+    }
+}
+
+/// Nothing written, because the user said no or dismissed the question.
+fn refused(workspace: &str, answer: &Reply) -> CallToolResponse {
+    let (status, message) = refusal(answer, "written");
+    let output = add_song_output(workspace, status, message.clone());
+    reply(message, &output)
 }
 
 /// The `needs_confirmation` result: nothing written, retry with arguments.
@@ -445,17 +453,10 @@ fn clear_output(
     reply(message, &output)
 }
 
+/// Nothing deleted, because the user said no or dismissed the question.
 fn clear_refused(workspace: &str, answer: &Reply, counts: Counts) -> CallToolResponse {
-    let (status, message) = match answer {
-        Reply::Cancelled => (
-            Status::Cancelled,
-            "Nothing was deleted: the question was dismissed.",
-        ),
-        Reply::Declined | Reply::Accepted(_) => {
-            (Status::Declined, "Nothing was deleted: the user said no.")
-        }
-    };
-    clear_output(workspace, status, message.to_owned(), counts)
+    let (status, message) = refusal(answer, "deleted");
+    clear_output(workspace, status, message, counts)
 }
 
 impl Music {

@@ -8,7 +8,6 @@
 //! and checks that every finding code has a zone that shows it; [`tools`]
 //! checks the rest of the results (fields, the TCP fallback, arguments).
 
-mod connect;
 mod findings;
 mod support;
 mod tools;

@@ -8,12 +8,10 @@ use std::time::Duration;
 
 use nexo_dns::{Dns, DnsOptions};
 use nexo_dns_testbed::Bed;
-use rmcp::model::{CallToolRequestParams, CallToolResult};
+use nexo_testkit::{Client, call_tool, connect};
 use serde_json::Value;
 
-use crate::connect::{Client, connect};
-
-pub type Error = Box<dyn std::error::Error + Send + Sync>;
+pub use nexo_testkit::Error;
 
 /// How long the handler waits for each answer: long enough for a loaded
 /// machine, short enough that the zone with a silent server stays quick.
@@ -49,18 +47,9 @@ pub async fn client() -> Result<Client, Error> {
     client_of(bed()?.resolver()).await
 }
 
-pub async fn call(client: &Client, tool: &str, arguments: Value) -> Result<CallToolResult, Error> {
-    let Value::Object(arguments) = arguments else {
-        return Err("arguments must be an object".into());
-    };
-    Ok(client
-        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments))
-        .await?)
-}
-
 /// The structured result of a successful call.
 pub async fn structured(client: &Client, tool: &str, arguments: Value) -> Result<Value, Error> {
-    let result = call(client, tool, arguments).await?;
+    let result = call_tool(client, tool, arguments).await?;
     if result.is_error == Some(true) {
         return Err(format!("{tool} failed: {result:?}").into());
     }

@@ -11,20 +11,21 @@ use std::time::Duration;
 use hickory_proto::op::{Edns, Message, Query};
 use hickory_proto::rr::{Name, RecordType};
 use nexo_dns_testbed::{NOBODY, RESOLVER, RESOLVER2, zones};
+use nexo_testkit::call_tool;
 use serde_json::{Value, json};
 
-use crate::support::{Error, bed, call, client, client_with, codes, structured};
+use crate::support::{Error, bed, client, client_with, codes, structured};
 
 #[tokio::test]
 async fn ping_and_bad_domains() -> Result<(), Error> {
     let client = client().await?;
-    let pong = call(&client, "ping", json!({})).await?;
+    let pong = call_tool(&client, "ping", json!({})).await?;
     assert_eq!(pong.structured_content, Some(json!({ "result": "pong" })));
     for bad in ["", "192.0.2.1", "a..b", "-x.test", &"a".repeat(300)] {
-        let result = call(&client, "salud_dns", json!({ "dominio": bad })).await?;
+        let result = call_tool(&client, "salud_dns", json!({ "dominio": bad })).await?;
         assert_eq!(result.is_error, Some(true), "{bad}: {result:?}");
     }
-    let bad = call(
+    let bad = call_tool(
         &client,
         "propagacion",
         json!({ "dominio": "ok.test", "resolutores": ["not-an-ip"] }),

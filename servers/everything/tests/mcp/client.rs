@@ -1,23 +1,11 @@
 //! Through rmcp's client: the listings match what the crate exports.
 
 use nexo_everything::{Everything, tools};
-use rmcp::{RoleClient, ServiceExt, service::RunningService};
-
-use crate::Error;
-
-async fn connect() -> Result<RunningService<RoleClient, ()>, Error> {
-    let (server_io, client_io) = tokio::io::duplex(256 * 1024);
-    tokio::spawn(async move {
-        if let Ok(server) = Everything::new().serve(server_io).await {
-            let _ = server.waiting().await;
-        }
-    });
-    Ok(().serve(client_io).await?)
-}
+use nexo_testkit::{Error, connect};
 
 #[tokio::test]
 async fn listings_are_complete() -> Result<(), Error> {
-    let client = connect().await?;
+    let client = connect(Everything::new()).await?;
     let info = client.peer_info().ok_or("no server info")?;
     assert_eq!(
         info.server_info.as_ref().map(|i| i.name.as_str()),

@@ -2,9 +2,10 @@
 //! notifications, sampling and elicitation requests sent to the client,
 //! resources and subscriptions, list-change announcements.
 
+use nexo_testkit::Error;
 use serde_json::{Value, json};
 
-use crate::{Error, Wire, only_text};
+use crate::{only_text, session};
 
 fn call(name: &str, arguments: Value) -> Value {
     json!({ "name": name, "arguments": arguments })
@@ -12,7 +13,7 @@ fn call(name: &str, arguments: Value) -> Value {
 
 #[tokio::test]
 async fn content_tools_answer_with_each_content_type() -> Result<(), Error> {
-    let mut wire = Wire::session(json!({})).await?;
+    let mut wire = session(json!({})).await?;
     let text = wire
         .request("tools/call", call("test_simple_text", json!({})))
         .await?;
@@ -51,7 +52,7 @@ async fn content_tools_answer_with_each_content_type() -> Result<(), Error> {
 
 #[tokio::test]
 async fn logging_and_progress_arrive_before_the_result() -> Result<(), Error> {
-    let mut wire = Wire::session(json!({})).await?;
+    let mut wire = session(json!({})).await?;
     let logged = wire
         .request("tools/call", call("test_tool_with_logging", json!({})))
         .await?;
@@ -75,7 +76,7 @@ async fn logging_and_progress_arrive_before_the_result() -> Result<(), Error> {
 
 #[tokio::test]
 async fn sampling_and_elicitation_go_to_the_client() -> Result<(), Error> {
-    let mut wire = Wire::session(json!({ "sampling": {}, "elicitation": { "form": {} } })).await?;
+    let mut wire = session(json!({ "sampling": {}, "elicitation": { "form": {} } })).await?;
     let sampled = wire
         .request_answering(
             "tools/call",
@@ -123,7 +124,7 @@ async fn sampling_and_elicitation_go_to_the_client() -> Result<(), Error> {
 
 #[tokio::test]
 async fn resources_templates_and_subscriptions() -> Result<(), Error> {
-    let mut wire = Wire::session(json!({})).await?;
+    let mut wire = session(json!({})).await?;
     let read = wire
         .request(
             "resources/read",
@@ -164,7 +165,7 @@ async fn resources_templates_and_subscriptions() -> Result<(), Error> {
 
 #[tokio::test]
 async fn list_changes_are_announced_to_the_session() -> Result<(), Error> {
-    let mut wire = Wire::session(json!({})).await?;
+    let mut wire = session(json!({})).await?;
     let tools = wire
         .request("tools/call", call("test_trigger_tool_change", json!({})))
         .await?;
@@ -181,7 +182,7 @@ async fn list_changes_are_announced_to_the_session() -> Result<(), Error> {
 
 #[tokio::test]
 async fn input_required_is_refused_to_a_2025_session() -> Result<(), Error> {
-    let mut wire = Wire::session(json!({ "elicitation": {} })).await?;
+    let mut wire = session(json!({ "elicitation": {} })).await?;
     let refused = wire
         .request(
             "tools/call",

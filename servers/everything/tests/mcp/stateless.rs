@@ -2,9 +2,10 @@
 //! `requestState`, capability checks, log levels, resource errors.
 
 use nexo_everything::Everything;
+use nexo_testkit::{Error, Exchange, Wire};
 use serde_json::{Value, json};
 
-use crate::{Error, Exchange, Wire, only_text};
+use crate::only_text;
 
 /// The `_meta` every 2026-07-28 request carries, with `capabilities`.
 fn meta(capabilities: Value) -> Value {

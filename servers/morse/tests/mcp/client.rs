@@ -1,51 +1,14 @@
 //! Through rmcp's client: the tool list, a conversion, and a tool error.
 
 use nexo_morse::{Morse, tools};
-use rmcp::{
-    RoleClient, ServiceExt,
-    model::{CallToolRequestParams, CallToolResult},
-    service::RunningService,
-};
-use serde_json::{Value, json};
+use nexo_testkit::{Error, call_tool, connect, contains, only_text};
+use serde_json::json;
 
-use crate::{SOS_PRUEBA, contains, result_schema};
-
-type Error = Box<dyn std::error::Error + Send + Sync>;
-
-/// A client connected to a fresh [`Morse`] over an in-memory pipe.
-async fn connect() -> Result<RunningService<RoleClient, ()>, Error> {
-    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(async move {
-        if let Ok(server) = Morse::new().serve(server_io).await {
-            let _ = server.waiting().await;
-        }
-    });
-    Ok(().serve(client_io).await?)
-}
-
-async fn call(
-    client: &RunningService<RoleClient, ()>,
-    tool: &'static str,
-    arguments: Value,
-) -> Result<CallToolResult, Error> {
-    let Value::Object(arguments) = arguments else {
-        return Err("arguments must be an object".into());
-    };
-    Ok(client
-        .call_tool(CallToolRequestParams::new(tool).with_arguments(arguments))
-        .await?)
-}
-
-fn text(result: &CallToolResult) -> Option<&str> {
-    match result.content.as_slice() {
-        [only] => only.as_text().map(|t| t.text.as_str()),
-        _ => None,
-    }
-}
+use crate::{SOS_PRUEBA, result_schema};
 
 #[tokio::test]
 async fn lists_the_seed_tools_with_schemas_and_annotations() -> Result<(), Error> {
-    let client = connect().await?;
+    let client = connect(Morse::new()).await?;
     let info = client
         .peer_info()
         .ok_or("no server info after initialize")?;
@@ -94,16 +57,16 @@ async fn lists_the_seed_tools_with_schemas_and_annotations() -> Result<(), Error
 
 #[tokio::test]
 async fn morse_returns_text_and_structured_result() -> Result<(), Error> {
-    let client = connect().await?;
-    let result = call(&client, "morse", json!({ "texto": "SOS prueba" })).await?;
+    let client = connect(Morse::new()).await?;
+    let result = call_tool(&client, "morse", json!({ "texto": "SOS prueba" })).await?;
     assert_eq!(result.is_error, Some(false));
-    assert_eq!(text(&result), Some(SOS_PRUEBA));
+    assert_eq!(only_text(&result), Some(SOS_PRUEBA));
     assert_eq!(
         result.structured_content,
         Some(json!({ "result": SOS_PRUEBA }))
     );
 
-    let result = call(
+    let result = call_tool(
         &client,
         "demorse",
         json!({ "codigo": SOS_PRUEBA.replace('/', "|") }),
@@ -114,8 +77,8 @@ async fn morse_returns_text_and_structured_result() -> Result<(), Error> {
         Some(json!({ "result": "SOS PRUEBA" }))
     );
 
-    let result = call(&client, "echo", json!({ "texto": "hola" })).await?;
-    assert_eq!(text(&result), Some("echo: hola"));
+    let result = call_tool(&client, "echo", json!({ "texto": "hola" })).await?;
+    assert_eq!(only_text(&result), Some("echo: hola"));
     assert_eq!(
         result.structured_content,
         Some(json!({ "result": "echo: hola" }))
@@ -126,22 +89,22 @@ async fn morse_returns_text_and_structured_result() -> Result<(), Error> {
 
 #[tokio::test]
 async fn unconvertible_input_is_a_tool_error_naming_it() -> Result<(), Error> {
-    let client = connect().await?;
-    let result = call(&client, "morse", json!({ "texto": "5 € #1" })).await?;
+    let client = connect(Morse::new()).await?;
+    let result = call_tool(&client, "morse", json!({ "texto": "5 € #1" })).await?;
     assert_eq!(result.is_error, Some(true));
     assert_eq!(
         result.structured_content, None,
         "an error need not fit the output schema"
     );
-    let message = text(&result).ok_or("no text content")?;
+    let message = only_text(&result).ok_or("no text content")?;
     assert!(
         message.starts_with("cannot encode: '€', '#' ("),
         "{message}"
     );
 
-    let result = call(&client, "demorse", json!({ "codigo": "... ........ ..." })).await?;
+    let result = call_tool(&client, "demorse", json!({ "codigo": "... ........ ..." })).await?;
     assert_eq!(result.is_error, Some(true));
-    let message = text(&result).ok_or("no text content")?;
+    let message = only_text(&result).ok_or("no text content")?;
     assert!(
         message.starts_with("cannot decode: '........' ("),
         "{message}"

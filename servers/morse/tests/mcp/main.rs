@@ -17,14 +17,3 @@ fn result_schema() -> serde_json::Value {
         "required": ["result"],
     })
 }
-
-/// Whether `actual` holds everything in `expected`: objects key by key
-/// (extra keys allowed), everything else equal.
-fn contains(actual: &serde_json::Value, expected: &serde_json::Value) -> bool {
-    match (actual, expected) {
-        (serde_json::Value::Object(actual), serde_json::Value::Object(expected)) => expected
-            .iter()
-            .all(|(key, value)| actual.get(key).is_some_and(|a| contains(a, value))),
-        _ => actual == expected,
-    }
-}

@@ -1,89 +1,20 @@
 //! Raw JSON-RPC lines in and out, checking the exact shape on the wire.
 
-use std::time::Duration;
-
 use nexo_morse::Morse;
-use rmcp::ServiceExt;
+use nexo_testkit::{Error, Wire, contains};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 
-use crate::{SOS_PRUEBA, contains, result_schema};
+use crate::{SOS_PRUEBA, result_schema};
 
-type Error = Box<dyn std::error::Error + Send + Sync>;
-
-/// The client end of a pipe to a [`Morse`], spoken line by line.
-struct Wire {
-    reader: BufReader<ReadHalf<DuplexStream>>,
-    writer: WriteHalf<DuplexStream>,
-}
-
-impl Wire {
-    /// Connects and goes through `initialize` with `protocol_version`,
-    /// returning the initialize result.
-    async fn initialize(protocol_version: &str) -> Result<(Self, Value), Error> {
-        let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-        tokio::spawn(async move {
-            if let Ok(server) = Morse::new().serve(server_io).await {
-                let _ = server.waiting().await;
-            }
-        });
-        let (reader, writer) = tokio::io::split(client_io);
-        let mut wire = Self {
-            reader: BufReader::new(reader),
-            writer,
-        };
-        let result = wire
-            .request(
-                0,
-                "initialize",
-                json!({
-                    "protocolVersion": protocol_version,
-                    "capabilities": {},
-                    "clientInfo": { "name": "wire-test", "version": "0" },
-                }),
-            )
-            .await?;
-        wire.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
-            .await?;
-        Ok((wire, result))
-    }
-
-    async fn send(&mut self, message: Value) -> Result<(), Error> {
-        let mut line = serde_json::to_vec(&message)?;
-        line.push(b'\n');
-        self.writer.write_all(&line).await?;
-        Ok(())
-    }
-
-    /// Sends a request and returns the `result` of its response.
-    async fn request(&mut self, id: u64, method: &str, params: Value) -> Result<Value, Error> {
-        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
-            .await?;
-        let mut line = String::new();
-        tokio::time::timeout(Duration::from_secs(10), self.reader.read_line(&mut line)).await??;
-        let mut response: Value = serde_json::from_str(&line)?;
-        if response["id"] != json!(id) {
-            return Err(format!("expected the response to {id}, got {line}").into());
-        }
-        Ok(response
-            .get_mut("result")
-            .map(Value::take)
-            .ok_or_else(|| format!("no result in {line}"))?)
-    }
-
-    async fn call(&mut self, id: u64, tool: &str, arguments: Value) -> Result<Value, Error> {
-        self.request(
-            id,
-            "tools/call",
-            json!({ "name": tool, "arguments": arguments }),
-        )
-        .await
-    }
+/// A pipe to a fresh [`Morse`] past `initialize` with `protocol_version`,
+/// and the initialize result.
+async fn initialize(protocol_version: &str) -> Result<(Wire, Value), Error> {
+    Wire::initialize(Morse::new(), protocol_version, json!({})).await
 }
 
 #[tokio::test]
 async fn initialize_offers_tools_only() -> Result<(), Error> {
-    let (_wire, result) = Wire::initialize("2025-06-18").await?;
+    let (_wire, result) = initialize("2025-06-18").await?;
     assert_eq!(result["protocolVersion"], "2025-06-18");
     assert_eq!(result["serverInfo"]["name"], "nexo-morse");
     assert_eq!(result["serverInfo"]["version"], env!("CARGO_PKG_VERSION"));
@@ -97,9 +28,9 @@ async fn initialize_offers_tools_only() -> Result<(), Error> {
 
 #[tokio::test]
 async fn results_on_the_wire_match_the_seed() -> Result<(), Error> {
-    let (mut wire, _) = Wire::initialize("2025-06-18").await?;
+    let (mut wire, _) = initialize("2025-06-18").await?;
 
-    let list = wire.request(1, "tools/list", json!({})).await?;
+    let list = wire.result("tools/list", json!({})).await?;
     let tools = list["tools"].as_array().ok_or("no tools")?;
     for tool in tools {
         assert!(
@@ -109,7 +40,7 @@ async fn results_on_the_wire_match_the_seed() -> Result<(), Error> {
     }
 
     let result = wire
-        .call(2, "morse", json!({ "texto": "SOS prueba" }))
+        .call_tool("morse", json!({ "texto": "SOS prueba" }))
         .await?;
     assert_eq!(
         result,
@@ -120,7 +51,7 @@ async fn results_on_the_wire_match_the_seed() -> Result<(), Error> {
         })
     );
 
-    let result = wire.call(3, "morse", json!({ "texto": "a#" })).await?;
+    let result = wire.call_tool("morse", json!({ "texto": "a#" })).await?;
     assert_eq!(result["isError"], true);
     assert_eq!(result.get("structuredContent"), None);
     let message = result["content"][0]["text"].as_str().ok_or("no text")?;
@@ -130,8 +61,8 @@ async fn results_on_the_wire_match_the_seed() -> Result<(), Error> {
 
 #[tokio::test]
 async fn a_missing_argument_is_a_tool_error() -> Result<(), Error> {
-    let (mut wire, _) = Wire::initialize("2025-06-18").await?;
-    let result = wire.call(1, "demorse", json!({ "texto": "..." })).await?;
+    let (mut wire, _) = initialize("2025-06-18").await?;
+    let result = wire.call_tool("demorse", json!({ "texto": "..." })).await?;
     assert_eq!(result["isError"], true, "{result:#}");
     let message = result["content"][0]["text"].as_str().ok_or("no text")?;
     assert!(message.contains("codigo"), "{message}");

@@ -20,12 +20,13 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use nexo_music::{Music, MusicOptions};
+use nexo_testkit::{call_tool, serve_in_process};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientConfig, ElicitRequestParams, ElicitResult,
-    ElicitationAction, ElicitationCapability, FormElicitationCapability, ProtocolVersion,
+    CallToolResult, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationCapability, FormElicitationCapability, ProtocolVersion,
 };
 use rmcp::service::{ClientLifecycleMode, RequestContext, RunningService};
-use rmcp::{ClientHandler, ClientServiceExt, ErrorData, RoleClient, ServiceExt};
+use rmcp::{ClientHandler, ClientServiceExt, ErrorData, RoleClient};
 use serde_json::{Value, json};
 
 /// A database file in a fresh temporary directory, removed with it.
@@ -135,12 +136,6 @@ pub type Client = RunningService<RoleClient, Scripted>;
 
 /// `handler` connected to `music` over an in-memory pipe.
 pub async fn connect(music: Music, handler: Scripted, era: Era) -> Client {
-    let (server_io, client_io) = tokio::io::duplex(256 * 1024);
-    tokio::spawn(async move {
-        if let Ok(server) = music.serve(server_io).await {
-            let _ = server.waiting().await;
-        }
-    });
     let lifecycle = match era {
         Era::Session => ClientLifecycleMode::Initialize,
         Era::Stateless => ClientLifecycleMode::Discover {
@@ -148,20 +143,14 @@ pub async fn connect(music: Music, handler: Scripted, era: Era) -> Client {
         },
     };
     handler
-        .serve_with_lifecycle(client_io, lifecycle)
+        .serve_with_lifecycle(serve_in_process(music), lifecycle)
         .await
         .unwrap()
 }
 
 /// Calls `tool` with `arguments`, driving any `input_required` rounds.
 pub async fn call(client: &Client, tool: &'static str, arguments: Value) -> CallToolResult {
-    let Value::Object(arguments) = arguments else {
-        panic!("arguments must be an object");
-    };
-    client
-        .call_tool(CallToolRequestParams::new(tool).with_arguments(arguments))
-        .await
-        .unwrap()
+    call_tool(client, tool, arguments).await.unwrap()
 }
 
 /// The structured content of a successful result.

@@ -194,27 +194,19 @@ async fn one_candidate_is_chosen_without_asking_and_artists_earn_a_playlist() {
 async fn workspaces_are_separate_libraries_and_clear_empties_only_one() {
     let db = TempDb::create();
     let library = Library::open(&db.path()).unwrap();
-    added(
-        &library,
-        "casa",
-        song("Song A", "Artist", Some("jazz"), None),
-        Decision::default(),
-    )
-    .await;
-    added(
-        &library,
-        "trabajo",
-        song("Song A", "Artist", Some("jazz"), None),
-        Decision::default(),
-    )
-    .await;
-    added(
-        &library,
-        "trabajo",
-        song("Song B", "Artist", Some("jazz"), None),
-        Decision::default(),
-    )
-    .await;
+    for (workspace, title) in [
+        ("casa", "Song A"),
+        ("trabajo", "Song A"),
+        ("trabajo", "Song B"),
+    ] {
+        added(
+            &library,
+            workspace,
+            song(title, "Artist", Some("jazz"), None),
+            Decision::default(),
+        )
+        .await;
+    }
 
     let deleted = library.clear("trabajo".into()).await.unwrap();
     assert_eq!((deleted.songs, deleted.playlists), (2, 1));

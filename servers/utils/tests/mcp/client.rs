@@ -1,52 +1,15 @@
 //! Through rmcp's client: the tool list with schemas and annotations, each
 //! tool, and tool errors.
 
+use nexo_testkit::{Error, call_tool, connect, contains, only_text};
 use nexo_utils::{Utils, tools};
-use rmcp::{
-    RoleClient, ServiceExt,
-    model::{CallToolRequestParams, CallToolResult},
-    service::RunningService,
-};
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::{SHA256_HOLA, contains, is_rfc3339_with_offset, text_schema};
-
-type Error = Box<dyn std::error::Error + Send + Sync>;
-
-/// A client connected to a fresh [`Utils`] over an in-memory pipe.
-async fn connect() -> Result<RunningService<RoleClient, ()>, Error> {
-    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(async move {
-        if let Ok(server) = Utils::new().serve(server_io).await {
-            let _ = server.waiting().await;
-        }
-    });
-    Ok(().serve(client_io).await?)
-}
-
-async fn call(
-    client: &RunningService<RoleClient, ()>,
-    tool: &'static str,
-    arguments: Value,
-) -> Result<CallToolResult, Error> {
-    let Value::Object(arguments) = arguments else {
-        return Err("arguments must be an object".into());
-    };
-    Ok(client
-        .call_tool(CallToolRequestParams::new(tool).with_arguments(arguments))
-        .await?)
-}
-
-fn text(result: &CallToolResult) -> Option<&str> {
-    match result.content.as_slice() {
-        [only] => only.as_text().map(|t| t.text.as_str()),
-        _ => None,
-    }
-}
+use crate::{SHA256_HOLA, is_rfc3339_with_offset, text_schema};
 
 #[tokio::test]
 async fn lists_the_seed_tools_with_schemas_and_annotations() -> Result<(), Error> {
-    let client = connect().await?;
+    let client = connect(Utils::new()).await?;
     let info = client
         .peer_info()
         .ok_or("no server info after initialize")?;
@@ -117,49 +80,49 @@ async fn lists_the_seed_tools_with_schemas_and_annotations() -> Result<(), Error
 
 #[tokio::test]
 async fn each_tool_returns_text_and_structured_result() -> Result<(), Error> {
-    let client = connect().await?;
+    let client = connect(Utils::new()).await?;
 
-    let result = call(&client, "sha256", json!({ "text": "hola" })).await?;
+    let result = call_tool(&client, "sha256", json!({ "text": "hola" })).await?;
     assert_eq!(result.is_error, Some(false));
-    assert_eq!(text(&result), Some(SHA256_HOLA));
+    assert_eq!(only_text(&result), Some(SHA256_HOLA));
     assert_eq!(
         result.structured_content,
         Some(json!({ "result": SHA256_HOLA }))
     );
 
-    let result = call(&client, "echo", json!({ "text": "hola, mundo ñ" })).await?;
-    assert_eq!(text(&result), Some("hola, mundo ñ"));
+    let result = call_tool(&client, "echo", json!({ "text": "hola, mundo ñ" })).await?;
+    assert_eq!(only_text(&result), Some("hola, mundo ñ"));
     assert_eq!(
         result.structured_content,
         Some(json!({ "result": "hola, mundo ñ" }))
     );
 
-    let result = call(&client, "calc", json!({ "expression": "2 * (3 + 4) ^ 2" })).await?;
+    let result = call_tool(&client, "calc", json!({ "expression": "2 * (3 + 4) ^ 2" })).await?;
     assert_eq!(result.is_error, Some(false));
-    assert_eq!(text(&result), Some("98"));
+    assert_eq!(only_text(&result), Some("98"));
     assert_eq!(
         result.structured_content,
         Some(json!({ "result": "98", "value": 98 }))
     );
 
-    let result = call(&client, "calc", json!({ "expression": "0.1 + 0.2" })).await?;
+    let result = call_tool(&client, "calc", json!({ "expression": "0.1 + 0.2" })).await?;
     assert_eq!(
         result.structured_content,
         Some(json!({ "result": "0.3", "value": 0.3 }))
     );
 
-    let result = call(&client, "time", json!({ "timezone": "Asia/Kolkata" })).await?;
+    let result = call_tool(&client, "time", json!({ "timezone": "Asia/Kolkata" })).await?;
     assert_eq!(result.is_error, Some(false));
     let structured = result.structured_content.clone().ok_or("no structure")?;
-    let time = text(&result).ok_or("no text")?;
+    let time = only_text(&result).ok_or("no text")?;
     assert!(is_rfc3339_with_offset(time, "+05:30"), "{time}");
     assert_eq!(
         structured,
         json!({ "result": time, "timezone": "Asia/Kolkata", "offset": "+05:30" })
     );
 
-    let result = call(&client, "time", json!({})).await?;
-    let time = text(&result).ok_or("no text")?;
+    let result = call_tool(&client, "time", json!({})).await?;
+    let time = only_text(&result).ok_or("no text")?;
     assert!(is_rfc3339_with_offset(time, "+00:00"), "{time}");
     assert_eq!(
         result.structured_content.ok_or("no structure")?["timezone"],
@@ -171,7 +134,7 @@ async fn each_tool_returns_text_and_structured_result() -> Result<(), Error> {
 
 #[tokio::test]
 async fn bad_input_is_a_tool_error_saying_what_and_where() -> Result<(), Error> {
-    let client = connect().await?;
+    let client = connect(Utils::new()).await?;
     for (tool, arguments, message) in [
         (
             "calc",
@@ -207,13 +170,13 @@ async fn bad_input_is_a_tool_error_saying_what_and_where() -> Result<(), Error> 
              `Europe/Madrid`, `America/New_York` or `UTC`",
         ),
     ] {
-        let result = call(&client, tool, arguments).await?;
+        let result = call_tool(&client, tool, arguments).await?;
         assert_eq!(result.is_error, Some(true), "{tool}: {result:?}");
         assert_eq!(
             result.structured_content, None,
             "an error need not fit the output schema"
         );
-        assert_eq!(text(&result), Some(message), "{tool}");
+        assert_eq!(only_text(&result), Some(message), "{tool}");
     }
     client.cancel().await?;
     Ok(())

@@ -18,17 +18,6 @@ fn text_schema() -> serde_json::Value {
     })
 }
 
-/// Whether `actual` holds everything in `expected`: objects key by key
-/// (extra keys allowed), everything else equal.
-fn contains(actual: &serde_json::Value, expected: &serde_json::Value) -> bool {
-    match (actual, expected) {
-        (serde_json::Value::Object(actual), serde_json::Value::Object(expected)) => expected
-            .iter()
-            .all(|(key, value)| actual.get(key).is_some_and(|a| contains(a, value))),
-        _ => actual == expected,
-    }
-}
-
 /// Whether `text` is an RFC 3339 date-time to the second with a numeric
 /// offset, `YYYY-MM-DDTHH:MM:SS+HH:MM`, and that offset is `offset`.
 fn is_rfc3339_with_offset(text: &str, offset: &str) -> bool {
