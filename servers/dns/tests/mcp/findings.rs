@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
 
-use futures::future::join_all;
+use futures::StreamExt;
 use nexo_dns::{Severidad, Tipo};
 use nexo_dns_testbed::{NOBODY, RESOLVER, RESOLVER2};
 use serde_json::json;
@@ -175,14 +175,17 @@ async fn check(ask: &Ask, dominio: &str, expected: &[&str]) -> Result<Option<Str
     Ok(wrong_severity.map(|h| format!("{tool} {dominio}: severity not as the table says: {h}")))
 }
 
+/// How many cases run at once: each sends a few dozen queries, and all 69
+/// at once on a loaded two-core machine could miss the handler's timeout.
+const CASES_AT_ONCE: usize = 6;
+
 #[tokio::test]
 async fn every_zone_shows_exactly_its_findings() -> Result<(), Error> {
-    let outcomes = join_all(
-        CASES
-            .iter()
-            .map(|(ask, dominio, expected)| check(ask, dominio, expected)),
-    )
-    .await;
+    let outcomes: Vec<_> = futures::stream::iter(CASES)
+        .map(|(ask, dominio, expected)| check(ask, dominio, expected))
+        .buffered(CASES_AT_ONCE)
+        .collect()
+        .await;
     let mut failures = Vec::new();
     for outcome in outcomes {
         if let Some(failure) = outcome? {
