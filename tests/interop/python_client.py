@@ -1,6 +1,6 @@
 """Drives a nexo server with the official Python SDK client (`mcp` 2.x), for scripts/interop.
 
-    python_client.py --server morse|utils|everything --transport stdio|http|sse
+    python_client.py --server morse|utils|dns|files|music|everything --transport stdio|http|sse
                      --mode legacy|auto|2026-07-28 [--expect-revision REVISION] TARGET
 
 TARGET is the command line of a stdio server, or the URL (`.../mcp` for
@@ -25,6 +25,10 @@ import anyio
 from mcp import Client, StdioServerParameters
 from mcp.client.sse import sse_client
 
+# What the music server says of an empty library (scripts/interop starts it
+# on one).
+EMPTY_LIBRARY = '{\n  "workspace": "default",\n  "playlists": []\n}'
+
 # Per server: (tool, arguments, expected text, expected structuredContent
 # "result" or None), then (resource URI, expected text) or None.
 CHECKS = {
@@ -37,6 +41,12 @@ CHECKS = {
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
         ),
         None,
+    ),
+    "dns": (("ping", {}, "pong", "pong"), None),
+    "files": (("read_text_file", {"path": "notes.md"}, "hello from nexo files\n", None), None),
+    "music": (
+        ("list_playlists", {}, EMPTY_LIBRARY, None),
+        ("music://playlists", EMPTY_LIBRARY),
     ),
     "everything": (
         ("test_simple_text", {}, "This is a simple text response for testing.", None),
