@@ -7,17 +7,18 @@
 //! effect. Only for the x86_64 Linux target, whose default linker is lld.
 
 fn main() {
-    let ordering = std::path::Path::new("link/hot-symbols.txt");
-    println!("cargo:rerun-if-changed={}", ordering.display());
+    println!("cargo:rerun-if-changed=link/hot-symbols.txt");
     println!("cargo:rerun-if-env-changed=NEXO_NO_SYMBOL_ORDERING");
     let release = std::env::var("PROFILE").is_ok_and(|profile| profile == "release");
     let lld_target = std::env::var("TARGET").is_ok_and(|t| t == "x86_64-unknown-linux-gnu");
     let opted_out = std::env::var_os("NEXO_NO_SYMBOL_ORDERING").is_some();
+    let ordering =
+        std::path::Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default())
+            .join("link/hot-symbols.txt");
     if release && lld_target && !opted_out && ordering.exists() {
-        let path = std::fs::canonicalize(ordering).unwrap_or_else(|_| ordering.to_path_buf());
         println!(
             "cargo:rustc-link-arg-bins=-Wl,--symbol-ordering-file={}",
-            path.display()
+            ordering.display()
         );
         println!("cargo:rustc-link-arg-bins=-Wl,--no-warn-symbol-ordering");
     }

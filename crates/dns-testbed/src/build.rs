@@ -292,15 +292,15 @@ pub fn plan(zones: &[Zone]) -> Result<Plan, Error> {
             .max()
             .unwrap_or(1);
         let view = zone.resolver_view.as_deref().unwrap_or(&zone.records);
-        let view2 = zone.resolver2_view.as_deref().unwrap_or(view);
-        truth.push((
-            origin.clone(),
-            child_copy(zone, &origin, keys.as_ref(), newest, view, now)?,
-        ));
-        second.push((
-            origin.clone(),
-            child_copy(zone, &origin, keys.as_ref(), newest, view2, now)?,
-        ));
+        let resolved = child_copy(zone, &origin, keys.as_ref(), newest, view, now)?;
+        // The second resolver shares the first's copy unless it has a view
+        // of its own.
+        let resolved2 = match zone.resolver2_view.as_deref() {
+            Some(view2) => child_copy(zone, &origin, keys.as_ref(), newest, view2, now)?,
+            None => Arc::clone(&resolved),
+        };
+        truth.push((origin.clone(), resolved));
+        second.push((origin.clone(), resolved2));
         for ns in &zone.servers {
             let Some(ip) = ns.ip else { continue };
             match &ns.serves {

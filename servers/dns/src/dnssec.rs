@@ -167,8 +167,6 @@ fn verify(zone: &Name, signature: &RRSIG, soa: &[Record], keys: &[DNSKEY]) -> Re
 }
 
 pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
-    let mut hallazgos = Vec::new();
-    let mut detalles = Vec::new();
     // The zone and its NS; then the zone's keys and signed SOA from its
     // servers while the parent's servers are found and asked for the DS.
     let found = net.zone_ns(name).await;
@@ -188,20 +186,24 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
         Ok(Some(found)) => found,
         Ok(None) => (name.clone(), BTreeSet::new()),
         Err(error) => {
-            detalles.push(format!("the resolver did not answer: {error}"));
-            hallazgos.push(Tipo::ResolutorSinRespuesta.hallazgo(format!(
-                "the resolver {} did not answer the NS question for {}: {error}",
-                net.resolver,
-                show(name)
-            )));
-            result.detalles = detalles;
-            result.hallazgos = hallazgos;
+            result
+                .detalles
+                .push(format!("the resolver did not answer: {error}"));
+            result
+                .hallazgos
+                .push(Tipo::ResolutorSinRespuesta.hallazgo(format!(
+                    "the resolver {} did not answer the NS question for {}: {error}",
+                    net.resolver,
+                    show(name)
+                )));
             return result;
         }
     };
     result.zona = show(&zone);
     if &zone != name {
-        detalles.push(format!("{} is inside the zone {}", show(name), show(&zone)));
+        result
+            .detalles
+            .push(format!("{} is inside the zone {}", show(name), show(&zone)));
     }
     let parent_ds = async {
         if zone.is_root() {
@@ -235,7 +237,7 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
     .map(|(rtype, _)| rtype)
     .collect();
     if !over_tcp.is_empty() {
-        hallazgos.push(Tipo::TcpNecesario.hallazgo(format!(
+        result.hallazgos.push(Tipo::TcpNecesario.hallazgo(format!(
             "the {} answers of {} were truncated over UDP (EDNS0, {EDNS_PAYLOAD} bytes) and fetched over TCP",
             over_tcp.join(", "),
             show(&zone)
@@ -252,7 +254,7 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
         })
         .collect();
     if ds_answer.is_none() {
-        detalles.push(if parent_servers.is_empty() {
+        result.detalles.push(if parent_servers.is_empty() {
             "the parent zone's servers could not be found; DS unknown".to_owned()
         } else {
             "no parent server answered the DS question".to_owned()
@@ -262,13 +264,15 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
 
     // DNSKEY of the zone.
     let Some(dnskey_answer) = dnskey_answer else {
-        detalles.push("no authoritative server of the zone answered".to_owned());
-        hallazgos.push(Tipo::DnssecSinRespuesta.hallazgo(format!(
-            "no server of {} answered the DNSKEY question",
-            show(&zone)
-        )));
-        result.detalles = detalles;
-        result.hallazgos = hallazgos;
+        result
+            .detalles
+            .push("no authoritative server of the zone answered".to_owned());
+        result
+            .hallazgos
+            .push(Tipo::DnssecSinRespuesta.hallazgo(format!(
+                "no server of {} answered the DNSKEY question",
+                show(&zone)
+            )));
         return result;
     };
     let keys: Vec<DNSKEY> = dnskey_answer
@@ -284,7 +288,7 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
         let key_tag = key.calculate_key_tag().unwrap_or_default();
         algorithms.insert(algorithm_name(algorithm));
         if let Some(found) = algorithm_finding(algorithm, &format!("the DNSKEY {key_tag}")) {
-            hallazgos.push(found);
+            result.hallazgos.push(found);
         }
         result.dnskeys.push(Clave {
             key_tag,
@@ -300,7 +304,7 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
             .iter()
             .any(|key| ds.covers(&zone, key).unwrap_or(false));
         if let Some(found) = digest_finding(ds.digest_type(), ds.key_tag()) {
-            hallazgos.push(found);
+            result.hallazgos.push(found);
         }
         // A DS whose algorithm no key shares: the keys' findings do not
         // already cover it.
@@ -311,7 +315,7 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
             && let Some(found) =
                 algorithm_finding(ds.algorithm(), &format!("the DS {}", ds.key_tag()))
         {
-            hallazgos.push(found);
+            result.hallazgos.push(found);
         }
         result.ds.push(RegistroDs {
             key_tag: ds.key_tag(),
@@ -323,23 +327,25 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
 
     match (ds_set.is_empty(), keys.is_empty()) {
         (true, true) => {
-            detalles.push("the zone is not signed: no DS at the parent and no DNSKEY".to_owned());
-            hallazgos.push(Tipo::DnssecNoFirmado.hallazgo(format!(
-                "{} has no DNSKEY and its parent no DS",
-                show(&zone)
-            )));
-            result.detalles = detalles;
-            result.hallazgos = hallazgos;
+            result
+                .detalles
+                .push("the zone is not signed: no DS at the parent and no DNSKEY".to_owned());
+            result
+                .hallazgos
+                .push(Tipo::DnssecNoFirmado.hallazgo(format!(
+                    "{} has no DNSKEY and its parent no DS",
+                    show(&zone)
+                )));
             return result;
         }
-        (false, true) => hallazgos.push(Tipo::DsSinDnskey.hallazgo(format!(
+        (false, true) => result.hallazgos.push(Tipo::DsSinDnskey.hallazgo(format!(
             "the parent publishes {} DS records for {} but the zone has no DNSKEY",
             ds_set.len(),
             show(&zone)
         ))),
         (true, false) => {
             if ds_answer.is_some() {
-                hallazgos.push(Tipo::DnskeySinDs.hallazgo(format!(
+                result.hallazgos.push(Tipo::DnskeySinDs.hallazgo(format!(
                     "{} is signed but its parent has no DS record",
                     show(&zone)
                 )));
@@ -347,7 +353,7 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
         }
         (false, false) => {
             if !result.ds.iter().any(|ds| ds.coincide) {
-                hallazgos.push(Tipo::DsNoCoincide.hallazgo(format!(
+                result.hallazgos.push(Tipo::DsNoCoincide.hallazgo(format!(
                     "no DS of {} at the parent matches a DNSKEY of the zone",
                     show(&zone)
                 )));
@@ -357,9 +363,9 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
 
     // The RRSIG over the SOA.
     let Some(soa_answer) = soa_answer else {
-        detalles.push("no authoritative server answered the SOA question".to_owned());
-        result.detalles = detalles;
-        result.hallazgos = hallazgos;
+        result
+            .detalles
+            .push("no authoritative server answered the SOA question".to_owned());
         return result;
     };
     let soa: Vec<Record> = soa_answer
@@ -381,17 +387,17 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
         // Signed, or said to be by a DS at the parent (an unsigned zone
         // without DS has returned above), yet nothing signs the SOA.
         if keys.is_empty() {
-            detalles.push("the SOA carries no RRSIG and the zone has no DNSKEY".to_owned());
+            result
+                .detalles
+                .push("the SOA carries no RRSIG and the zone has no DNSKEY".to_owned());
         } else {
-            detalles.push("the SOA carries no RRSIG".to_owned());
-            hallazgos.push(Tipo::RrsigAusente.hallazgo(format!(
+            result.detalles.push("the SOA carries no RRSIG".to_owned());
+            result.hallazgos.push(Tipo::RrsigAusente.hallazgo(format!(
                 "the SOA of {} is not signed although the zone has DNSKEYs",
                 show(&zone)
             )));
         }
         result.soa_firmada_valida = Some(false);
-        result.detalles = detalles;
-        result.hallazgos = hallazgos;
         return result;
     }
     let now = now();
@@ -401,7 +407,7 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
         let verifies = match verify(&zone, signature, &soa, &keys) {
             Ok(()) => true,
             Err(why) => {
-                detalles.push(why);
+                result.detalles.push(why);
                 false
             }
         };
@@ -409,33 +415,35 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
         let expired = u64::from(expiration) < now;
         let future = u64::from(inception) > now;
         if !verifies {
-            hallazgos.push(Tipo::RrsigInvalida.hallazgo(format!(
+            result.hallazgos.push(Tipo::RrsigInvalida.hallazgo(format!(
                 "the RRSIG over the SOA of {} by key {} does not verify",
                 show(&zone),
                 input.key_tag
             )));
         }
         if expired {
-            hallazgos.push(Tipo::RrsigExpirada.hallazgo(format!(
+            result.hallazgos.push(Tipo::RrsigExpirada.hallazgo(format!(
                 "the RRSIG over the SOA of {} by key {} expired {} s ago (at {expiration})",
                 show(&zone),
                 input.key_tag,
                 now - u64::from(expiration)
             )));
         } else if future {
-            hallazgos.push(Tipo::RrsigFutura.hallazgo(format!(
+            result.hallazgos.push(Tipo::RrsigFutura.hallazgo(format!(
                 "the RRSIG over the SOA of {} by key {} is valid only from {inception}, in {} s",
                 show(&zone),
                 input.key_tag,
                 u64::from(inception) - now
             )));
         } else if u64::from(expiration) < now + EXPIRY_WARNING_SECS {
-            hallazgos.push(Tipo::RrsigExpiraPronto.hallazgo(format!(
-                "the RRSIG over the SOA of {} by key {} expires in {} s",
-                show(&zone),
-                input.key_tag,
-                u64::from(expiration) - now
-            )));
+            result
+                .hallazgos
+                .push(Tipo::RrsigExpiraPronto.hallazgo(format!(
+                    "the RRSIG over the SOA of {} by key {} expires in {} s",
+                    show(&zone),
+                    input.key_tag,
+                    u64::from(expiration) - now
+                )));
         }
         if verifies && !expired && !future {
             any_valid = true;
@@ -448,15 +456,13 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
             verifica: verifies,
         });
     }
-    detalles.push(if any_valid {
+    result.detalles.push(if any_valid {
         "an RRSIG over the SOA verifies against the DNSKEY set and is within its validity window"
             .to_owned()
     } else {
         "no RRSIG over the SOA both verifies and is within its validity window".to_owned()
     });
     result.soa_firmada_valida = Some(any_valid);
-    result.detalles = detalles;
-    result.hallazgos = hallazgos;
     result
 }
 

@@ -24,5 +24,5 @@ mod query;
 mod server;
 
 pub use error::{DomainError, ResolverError};
-pub use findings::{Severidad, Tipo, table as findings_table};
+pub use findings::{Severidad, Tipo};
 pub use server::{DNS_PORT, Dns, DnsOptions, OptionsError, parse_address, tools};

@@ -1,12 +1,13 @@
-//! The call log of seed 000: one JSON line per tool call, `{"ts", "tool",
-//! "dominio", "dur_ms", "bytes", "ok"}`, appended to a file. Writing is best
-//! effort: a log that cannot be written is reported once through `tracing`
-//! and never fails the call.
+//! The call log of seed 000: one JSON line per tool call, `{"ts_ms", "tool",
+//! "dominio", "dur_ms", "bytes", "ok"}`, appended to a file opened at the
+//! first call. Writing is best effort: a log that cannot be written is
+//! reported once through `tracing` and never fails the call.
 
+use std::fs::File;
 use std::io::Write;
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::json;
@@ -15,6 +16,9 @@ use serde_json::json;
 #[derive(Debug, Clone, Default)]
 pub struct CallLog {
     path: Option<PathBuf>,
+    /// The file, opened for appending at the first call; `None` inside when
+    /// it could not be opened.
+    file: Arc<OnceLock<Option<File>>>,
     warned: Arc<AtomicBool>,
 }
 
@@ -22,7 +26,8 @@ impl CallLog {
     pub fn new(path: Option<PathBuf>) -> Self {
         Self {
             path,
-            warned: Arc::new(AtomicBool::new(false)),
+            file: Arc::default(),
+            warned: Arc::default(),
         }
     }
 
@@ -41,14 +46,28 @@ impl CallLog {
             "bytes": bytes,
             "ok": ok,
         });
-        let written = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .and_then(|mut file| writeln!(file, "{line}"));
-        if let Err(error) = written
-            && !self.warned.swap(true, Ordering::Relaxed)
-        {
+        let file = self.file.get_or_init(|| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|error| self.warn(path, &error))
+                .ok()
+        });
+        let Some(mut file) = file.as_ref() else {
+            return;
+        };
+        // One write per line, so that lines of concurrent calls (and of other
+        // processes appending to the same file) never interleave.
+        let mut text = line.to_string();
+        text.push('\n');
+        if let Err(error) = file.write_all(text.as_bytes()) {
+            self.warn(path, &error);
+        }
+    }
+
+    fn warn(&self, path: &Path, error: &std::io::Error) {
+        if !self.warned.swap(true, Ordering::Relaxed) {
             tracing::warn!("cannot write the DNS call log {}: {error}", path.display());
         }
     }

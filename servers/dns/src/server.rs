@@ -95,11 +95,6 @@ impl Dns {
             log: CallLog::new(options.log),
         })
     }
-
-    /// The resolver this handler asks.
-    pub fn resolver(&self) -> SocketAddr {
-        self.net.resolver
-    }
 }
 
 /// The system's first name server.
