@@ -65,10 +65,7 @@ impl BuildError {
         match self {
             BuildError::Dns(_) => "give the resolver with `--resolver ADDR[:PORT]`".to_owned(),
             BuildError::Files(error) => error.hint(),
-            BuildError::Music(_) => {
-                "check that the file's directory can be written, or give another file with `--db FILE`"
-                    .to_owned()
-            }
+            BuildError::Music(error) => error.hint(),
         }
     }
 }

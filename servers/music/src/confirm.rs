@@ -122,17 +122,9 @@ impl Form {
 
     /// The same request as an `input_required` input request.
     fn input_request(&self) -> Result<InputRequest, McpError> {
-        serde_json::from_value(json!({
-            "method": "elicitation/create",
-            "params": {
-                "mode": "form",
-                "message": self.message,
-                "requestedSchema": self.schema(),
-            }
-        }))
-        .map_err(|error| {
-            McpError::internal_error(format!("cannot build the input request: {error}"), None)
-        })
+        Ok(InputRequest::Elicitation(rmcp::model::ElicitRequest::new(
+            self.params()?,
+        )))
     }
 }
 

@@ -84,6 +84,31 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// What to do about it, for the command line.
+    pub fn hint(&self) -> String {
+        match self {
+            StoreError::CreateDir { .. } | StoreError::Open { .. } => {
+                "check that the file's directory can be written, or give another file with `--db FILE`"
+                    .to_owned()
+            }
+            StoreError::SchemaTooNew { .. } => {
+                "run a newer nexo on this library, or give another file with `--db FILE`".to_owned()
+            }
+            StoreError::NotWal { .. } => {
+                "keep the library on a local file system, or give another file with `--db FILE`"
+                    .to_owned()
+            }
+            StoreError::Sqlite(_) | StoreError::Tags(_) | StoreError::StateKey => {
+                "the library may be damaged: give another file with `--db FILE`, or restore a copy"
+                    .to_owned()
+            }
+            StoreError::Randomness(_) => {
+                "the system has no randomness source available; try again once it has".to_owned()
+            }
+            StoreError::Worker => "try again; if it persists, report it".to_owned(),
+        }
+    }
+
     /// The message with every cause after it, for a tool error's text.
     pub fn chain(&self) -> String {
         let mut text = self.to_string();

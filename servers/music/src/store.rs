@@ -14,7 +14,7 @@
 //! SQLite calls block, so each runs on tokio's blocking pool; calls of one
 //! process share one connection, one at a time.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -125,7 +125,6 @@ pub struct Library {
 
 #[derive(Debug)]
 struct Shared {
-    path: PathBuf,
     connection: Mutex<Connection>,
     state_key: Vec<u8>,
 }
@@ -168,16 +167,10 @@ impl Library {
         let state_key = state_key(&mut connection)?;
         Ok(Self {
             shared: Arc::new(Shared {
-                path: path.to_owned(),
                 connection: Mutex::new(connection),
                 state_key,
             }),
         })
-    }
-
-    /// The database file.
-    pub fn path(&self) -> &Path {
-        &self.shared.path
     }
 
     /// The key that seals `requestState`, the same for every process on
@@ -226,7 +219,7 @@ impl Library {
     /// Every playlist of `workspace`, by name.
     pub async fn playlists(&self, workspace: String) -> Result<Vec<PlaylistSummary>, StoreError> {
         self.run(move |connection| {
-            let mut statement = connection.prepare(
+            let mut statement = connection.prepare_cached(
                 "SELECT p.name, COUNT(ps.song_id), COALESCE(SUM(s.duration_s), 0)
                  FROM playlists p
                  LEFT JOIN playlist_songs ps ON ps.playlist_id = p.id
@@ -265,7 +258,7 @@ impl Library {
             let Some((id, name)) = found else {
                 return Ok(None);
             };
-            let mut statement = connection.prepare(&format!(
+            let mut statement = connection.prepare_cached(&format!(
                 "SELECT {SONG_COLUMNS} FROM songs s
                  JOIN playlist_songs ps ON ps.song_id = s.id
                  WHERE ps.playlist_id = ?1
@@ -286,7 +279,7 @@ impl Library {
         limit: u32,
     ) -> Result<Vec<StoredSong>, StoreError> {
         self.run(move |connection| {
-            let mut statement = connection.prepare(&format!(
+            let mut statement = connection.prepare_cached(&format!(
                 "SELECT {SONG_COLUMNS} FROM songs s WHERE s.workspace = ?1
                  ORDER BY s.artist_key, s.title_key, s.id LIMIT ?2"
             ))?;
@@ -425,7 +418,7 @@ fn counts(connection: &Connection, workspace: &str) -> Result<Counts, rusqlite::
 
 /// Every rule, in order.
 fn load_rules(tx: &Transaction<'_>) -> Result<Vec<Rule>, StoreError> {
-    let mut statement = tx.prepare(
+    let mut statement = tx.prepare_cached(
         "SELECT kind, match_key, playlist, min_artist_songs FROM playlist_rules
          ORDER BY position, id",
     )?;
