@@ -154,7 +154,9 @@ pub enum FsError {
         lines: u64,
         limit: u64,
     },
-    #[error("the report is {size} bytes; the limit is {limit} bytes")]
+    #[error(
+        "the report is {size} bytes; the limit is {limit} bytes: shorten it, or split it into several reports"
+    )]
     ReportTooLarge { size: u64, limit: u64 },
     #[error(
         "`{path}` holds more than {limit} entries, the limit per listing, tree or search: \
@@ -166,7 +168,7 @@ pub enum FsError {
          start from a subdirectory, or leave some out with `excludePatterns`"
     )]
     TooDeep { path: String, limit: usize },
-    #[error("{count} paths given; the limit is {limit} per call")]
+    #[error("{count} paths given; the limit is {limit} per call: split them over several calls")]
     TooManyPaths { count: usize, limit: usize },
     #[error(
         "not read: the files before it already filled {limit} bytes, the limit per call; \
@@ -185,7 +187,9 @@ pub enum FsError {
     Timeout(Duration),
     #[error("{0}")]
     InvalidArgument(String),
-    #[error("the server's process may not read `{0}`")]
+    #[error(
+        "the server's process may not read `{0}`: its owner must grant read access, or read another path"
+    )]
     PermissionDenied(String),
     #[error("cannot access `{path}`: {message}")]
     Io { path: String, message: String },

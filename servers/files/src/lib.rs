@@ -30,7 +30,6 @@ mod walk;
 pub use error::{ErrorCode, FsError, OptionsError};
 pub use extensions::AllowedExtensions;
 pub use limits::Limits;
-pub use resolve::VCS_NAMES;
 pub use server::{Files, FilesOptions, tools};
 
 /// The README, whose tables tests keep true.

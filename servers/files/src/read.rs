@@ -71,7 +71,9 @@ pub fn read(
             read_tail(file, size, lines, limit, deadline, shown)?
         }
     };
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    // Valid UTF-8 (the usual case) is kept without a copy.
+    Ok(String::from_utf8(bytes)
+        .unwrap_or_else(|invalid| String::from_utf8_lossy(invalid.as_bytes()).into_owned()))
 }
 
 fn too_large(shown: &str, size: u64, limit: u64) -> FsError {

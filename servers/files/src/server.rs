@@ -604,14 +604,14 @@ impl Files {
                                 limit: limits.max_file_bytes,
                             });
                         }
-                        read::read(
-                            &mut file,
-                            size,
-                            Part::Whole,
-                            budget,
-                            deadline,
-                            &target.shown,
-                        )
+                        // A file over the per-file limit is refused as such,
+                        // whatever is left of the budget.
+                        let limit = if size > limits.max_file_bytes {
+                            limits.max_file_bytes
+                        } else {
+                            budget
+                        };
+                        read::read(&mut file, size, Part::Whole, limit, deadline, &target.shown)
                     })();
                     files.push(match read {
                         Ok(content) => {

@@ -279,6 +279,31 @@ async fn the_whole_of_read_multiple_files_stays_within_the_byte_limit() {
 }
 
 #[tokio::test]
+async fn a_file_over_the_limit_names_the_per_file_limit_whatever_the_budget_left() {
+    let project = Project::create();
+    crate::write(&project.root.join("big.md"), &[b'x'; 50]);
+    let mut options = options(&[&project.root]);
+    options.limits.max_file_bytes = 35;
+    let client = connect(options).await;
+    let result = call(
+        &client,
+        "read_multiple_files",
+        json!({ "paths": ["README.md", "big.md"] }),
+    )
+    .await;
+    let structured = success(&tool("read_multiple_files"), &result);
+    let error = &structured["files"][1]["error"];
+    assert_eq!(error["code"], "too_large");
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("the limit is 35 bytes per file")),
+        "{error}"
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
 async fn searches_match_globs_and_skip_excluded_directories() {
     let project = Project::create();
     let client = connect(options(&[&project.root])).await;
