@@ -287,6 +287,10 @@ async fn stops_stepping_up_when_the_server_never_grants_enough() {
         .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Unauthorized, "{error}");
     let authorizations = server.authorizations.load(Ordering::SeqCst);
+    assert!(
+        authorizations >= 2,
+        "it stepped up at least once: {authorizations} authorizations"
+    );
     assert!(authorizations <= 4, "{authorizations} authorizations");
     session.close().await;
 }
