@@ -10,18 +10,20 @@
 //! leniency of [`crate::inbound`], a choice between JSON and SSE responses
 //! that follows the client's `Accept`, and the tool-call log tap.
 
+use std::convert::Infallible;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Instant;
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use bytes::Bytes;
 use futures::StreamExt;
+use futures::future::BoxFuture;
 use http_body_util::{BodyExt, Limited};
 use rmcp::ServerHandler;
 use rmcp::model::Tool;
@@ -29,15 +31,16 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
-use tower_http::cors::{AllowOrigin, CorsLayer};
 
 use crate::calllog::{CallLogger, PendingCall};
 use crate::inbound::{self, INVALID_REQUEST, Rejection};
 use crate::legacy_sse::{self, LegacySessions, MESSAGES_PATH, SSE_PATH};
-use crate::policy::{HostPolicy, OriginPolicy};
+use crate::policy::{self, HostPolicy, OriginPolicy};
 
 /// Where the MCP endpoint is mounted.
 pub const MCP_PATH: &str = "/mcp";
+/// The header that carries a 2025-era session's id.
+const SESSION_ID_HEADER: &str = "mcp-session-id";
 /// How often an idle SSE stream gets a keep-alive comment.
 pub(crate) const SSE_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(15);
 
@@ -63,16 +66,42 @@ struct McpState<S> {
     logger: Option<CallLogger>,
 }
 
-/// The whole HTTP application for `server`. Cancelling `shutdown` ends every
+/// The whole HTTP application, as one tower service. Every request is
+/// checked (`Origin`, `Host`) and answered with its CORS headers right here;
+/// `/mcp` then goes straight to [`mcp`], and the other routes (legacy SSE,
+/// health) through an axum router. Written by hand rather than as axum
+/// middleware layers because each of those layers costs the hot path an
+/// allocation or a future of its own on every call.
+pub struct HttpApp<S> {
+    inner: Arc<App<S>>,
+}
+
+impl<S> Clone for HttpApp<S> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+struct App<S> {
+    origins: OriginPolicy,
+    hosts: HostPolicy,
+    mcp: McpState<S>,
+    /// Everything but `/mcp`.
+    routes: Router,
+}
+
+/// The HTTP application for `server`. Cancelling `shutdown` ends every
 /// session and open stream.
-pub fn router<S>(server: S, options: HttpOptions, shutdown: CancellationToken) -> Router
+pub fn app<S>(server: S, options: HttpOptions, shutdown: CancellationToken) -> HttpApp<S>
 where
     S: ServerHandler + Clone + Send + Sync + 'static,
 {
     let sessions = Arc::new(LocalSessionManager::default());
     let config = |json_response: bool| {
-        // rmcp's own Host and Origin checks are off: `guard` applies ours to
-        // every route, not only to /mcp.
+        // rmcp's own Host and Origin checks are off: `App::refusal` applies
+        // ours to every route, not only to /mcp.
         StreamableHttpServerConfig::default()
             .with_legacy_session_mode(true)
             .with_json_response(json_response)
@@ -89,16 +118,14 @@ where
         shutdown.child_token(),
     ));
     let factory = |server: S| move || Ok(server.clone());
-    let state = Arc::new(McpState {
+    let mcp = McpState {
         json: StreamableHttpService::new(factory(server.clone()), sessions.clone(), config(true)),
         sse: StreamableHttpService::new(factory(server), sessions, config(false)),
         max_body: options.max_body,
-        logger: options.logger.clone(),
-    });
+        logger: options.logger,
+    };
     let health = Arc::new(health_document(&options.tools));
-    let policy = Arc::new((options.origins.clone(), options.hosts.clone()));
-    Router::new()
-        .route(MCP_PATH, axum::routing::any(mcp::<S>).with_state(state))
+    let routes = Router::new()
         .route(
             SSE_PATH,
             get(legacy_sse::open_stream::<S>).with_state(legacy.clone()),
@@ -113,9 +140,83 @@ where
                 let health = health.clone();
                 async move { axum::Json(health.as_ref().clone()) }
             }),
-        )
-        .layer(cors_layer(&options.origins))
-        .layer(middleware::from_fn_with_state(policy, guard))
+        );
+    HttpApp {
+        inner: Arc::new(App {
+            origins: options.origins,
+            hosts: options.hosts,
+            mcp,
+            routes,
+        }),
+    }
+}
+
+impl<S> tower::Service<Request> for HttpApp<S>
+where
+    S: ServerHandler + Clone + Send + Sync + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Response, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let app = self.inner.clone();
+        Box::pin(async move { Ok(app.handle(request).await) })
+    }
+}
+
+impl<S> App<S>
+where
+    S: ServerHandler + Clone + Send + Sync + 'static,
+{
+    async fn handle(&self, request: Request) -> Response {
+        if let Some(refusal) = self.refusal(&request) {
+            return refusal;
+        }
+        if request.method() == Method::OPTIONS {
+            return policy::preflight(&self.origins, request.headers());
+        }
+        let origin = request.headers().get(header::ORIGIN).cloned();
+        let mut response = if request.uri().path() == MCP_PATH {
+            mcp(&self.mcp, request).await
+        } else {
+            match self.routes.clone().oneshot(request).await {
+                Ok(response) => response,
+                Err(never) => match never {},
+            }
+        };
+        policy::decorate(response.headers_mut(), &self.origins, origin.as_ref());
+        response
+    }
+
+    /// The 403 for a request whose `Origin` or `Host` is not allowed.
+    fn refusal(&self, request: &Request) -> Option<Response> {
+        let headers = request.headers();
+        if let Some(origin) = headers.get(header::ORIGIN) {
+            let allowed = origin
+                .to_str()
+                .is_ok_and(|origin| self.origins.allows(origin));
+            if !allowed {
+                return Some(forbidden(
+                    "origin not allowed; start the server with `--allow-origin ORIGIN`",
+                ));
+            }
+        }
+        let host = headers
+            .get(header::HOST)
+            .and_then(|host| host.to_str().ok())
+            .or_else(|| request.uri().authority().map(|a| a.as_str()));
+        match host {
+            Some(host) if !self.hosts.allows(host) => Some(forbidden(
+                "host not allowed; start the server with `--allow-host HOST`",
+            )),
+            _ => None,
+        }
+    }
 }
 
 /// The health document of seed 000, fields in its order:
@@ -163,51 +264,6 @@ fn signature(tool: &Tool) -> String {
         })
         .unwrap_or_default();
     format!("{}({})", tool.name, arguments.join(", "))
-}
-
-fn cors_layer(origins: &OriginPolicy) -> CorsLayer {
-    let allow_origin = if origins.allows_any() {
-        AllowOrigin::any()
-    } else {
-        let origins = origins.clone();
-        AllowOrigin::predicate(move |origin: &HeaderValue, _| {
-            origin.to_str().is_ok_and(|origin| origins.allows(origin))
-        })
-    };
-    CorsLayer::new()
-        .allow_origin(allow_origin)
-        .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
-        .allow_headers(tower_http::cors::AllowHeaders::mirror_request())
-        .expose_headers([
-            header::HeaderName::from_static("mcp-session-id"),
-            header::HeaderName::from_static("mcp-protocol-version"),
-        ])
-}
-
-/// Refuses, with 403, a request whose `Origin` or `Host` is not allowed.
-async fn guard(
-    State(policy): State<Arc<(OriginPolicy, HostPolicy)>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let (origins, hosts) = policy.as_ref();
-    let headers = request.headers();
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let allowed = origin.to_str().is_ok_and(|origin| origins.allows(origin));
-        if !allowed {
-            return forbidden("origin not allowed; start the server with `--allow-origin ORIGIN`");
-        }
-    }
-    let host = headers
-        .get(header::HOST)
-        .and_then(|host| host.to_str().ok())
-        .or_else(|| request.uri().authority().map(|a| a.as_str()));
-    if let Some(host) = host
-        && !hosts.allows(host)
-    {
-        return forbidden("host not allowed; start the server with `--allow-host HOST`");
-    }
-    next.run(request).await
 }
 
 fn forbidden(message: &str) -> Response {
@@ -278,7 +334,7 @@ fn accepts(headers: &HeaderMap) -> Accepts {
 }
 
 /// The `/mcp` endpoint.
-async fn mcp<S>(State(state): State<Arc<McpState<S>>>, request: Request) -> Response
+async fn mcp<S>(state: &McpState<S>, request: Request) -> Response
 where
     S: ServerHandler + Clone + Send + Sync + 'static,
 {
@@ -298,36 +354,57 @@ where
         Ok(body) => body,
         Err(refusal) => return refusal,
     };
-    let envelope = match inbound::inspect(&body) {
-        Ok(envelope) => envelope,
-        Err(rejection) => return json_rpc_error(StatusCode::BAD_REQUEST, &rejection),
-    };
-    let request_id = envelope.id.map(|id| id.get().to_owned());
-    let pending = state
-        .logger
-        .as_ref()
-        .zip(envelope.tool_call.clone())
-        .map(|(logger, call)| {
-            (
+    // The envelope is read before rmcp only when something here needs it:
+    // the call log, a client that takes no SSE (its answer is collapsed by
+    // id), or an `initialize` to complete, which never comes within a
+    // session. A message in a session is otherwise read once, by rmcp, and a
+    // malformed one is explained after rmcp has refused it.
+    let needs_envelope =
+        state.logger.is_some() || !accepts.sse || !parts.headers.contains_key(SESSION_ID_HEADER);
+    let mut request_id = None;
+    let mut pending = None;
+    let mut forwarded = body.clone();
+    if needs_envelope {
+        let envelope = match inbound::inspect(&body) {
+            Ok(envelope) => envelope,
+            Err(rejection) => return json_rpc_error(StatusCode::BAD_REQUEST, &rejection),
+        };
+        request_id = envelope.id.map(|id| id.get().to_owned());
+        pending = state.logger.as_ref().and_then(|logger| {
+            let call = envelope.tool_call()?;
+            Some((
                 logger.clone(),
                 PendingCall {
                     call,
                     started: Instant::now(),
                 },
-            )
+            ))
         });
-    let body = envelope.rewritten.map_or(body, Bytes::from);
-    parts.headers.insert(
-        header::ACCEPT,
-        HeaderValue::from_static("application/json, text/event-stream"),
-    );
-    parts.headers.remove(header::CONTENT_LENGTH);
+        if let Some(rewritten) = envelope.rewritten {
+            forwarded = Bytes::from(rewritten);
+            parts.headers.remove(header::CONTENT_LENGTH);
+        }
+    }
+    // rmcp serves only clients that accept both forms; `accepts` decided
+    // which one this client gets.
+    if !(accepts.json && accepts.sse) {
+        parts.headers.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        );
+    }
     let service = if accepts.json {
         &state.json
     } else {
         &state.sse
     };
-    let response = forward(service, Request::from_parts(parts, Body::from(body))).await;
+    let response = forward(service, Request::from_parts(parts, Body::from(forwarded))).await;
+    if !needs_envelope
+        && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE
+        && let Err(rejection) = inbound::inspect(&body)
+    {
+        return json_rpc_error(StatusCode::BAD_REQUEST, &rejection);
+    }
     let is_sse = response
         .headers()
         .get(header::CONTENT_TYPE)

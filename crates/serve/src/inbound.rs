@@ -27,10 +27,25 @@ pub struct Inbound<'a> {
     pub method: Option<Cow<'a, str>>,
     /// The raw `id`, when the message has one (requests and responses).
     pub id: Option<&'a RawValue>,
-    /// `params.name` and the byte length of `params.arguments` of a `tools/call`.
-    pub tool_call: Option<ToolCall>,
+    /// The raw `params`, read further only when asked ([`Inbound::tool_call`]).
+    params: Option<&'a RawValue>,
     /// The message to pass on, when leniency rewrote it.
     pub rewritten: Option<Vec<u8>>,
+}
+
+impl Inbound<'_> {
+    /// `params.name` and the byte length of `params.arguments`, when this is
+    /// a `tools/call`. Parsed on demand: only the tool-call log needs it.
+    pub fn tool_call(&self) -> Option<ToolCall> {
+        if self.method.as_deref() != Some("tools/call") {
+            return None;
+        }
+        let call = serde_json::from_str::<CallParams<'_>>(self.params?.get()).ok()?;
+        Some(ToolCall {
+            tool: call.name.into_owned(),
+            argument_bytes: call.arguments.map_or(0, |raw| raw.get().len()),
+        })
+    }
 }
 
 /// The parts of a `tools/call` the tool-call log records.
@@ -98,28 +113,16 @@ pub fn inspect(bytes: &[u8]) -> Result<Inbound<'_>, Rejection> {
             }
         }
     })?;
-    let mut inbound = Inbound {
+    let rewritten = match envelope.method.as_deref() {
+        Some("initialize") => complete_initialize(bytes),
+        _ => None,
+    };
+    Ok(Inbound {
         method: envelope.method,
         id: envelope.id,
-        tool_call: None,
-        rewritten: None,
-    };
-    match inbound.method.as_deref() {
-        Some("tools/call") => {
-            inbound.tool_call = envelope
-                .params
-                .and_then(|params| serde_json::from_str::<CallParams<'_>>(params.get()).ok())
-                .map(|call| ToolCall {
-                    tool: call.name.into_owned(),
-                    argument_bytes: call.arguments.map_or(0, |raw| raw.get().len()),
-                });
-        }
-        Some("initialize") => {
-            inbound.rewritten = complete_initialize(bytes);
-        }
-        _ => {}
-    }
-    Ok(inbound)
+        params: envelope.params,
+        rewritten,
+    })
 }
 
 /// Adds the `clientInfo` and `capabilities` an `initialize` left out, so that
@@ -201,7 +204,7 @@ mod tests {
     fn tool_calls_report_name_and_argument_size() -> Result<(), String> {
         let message = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"morse","arguments":{"texto":"SOS"}}}"#;
         let inbound = inspect(message.as_bytes()).map_err(|r| r.message)?;
-        let call = inbound.tool_call.ok_or("no tool call")?;
+        let call = inbound.tool_call().ok_or("no tool call")?;
         assert_eq!(call.tool, "morse");
         assert_eq!(call.argument_bytes, r#"{"texto":"SOS"}"#.len());
         Ok(())

@@ -7,7 +7,7 @@
 //! This crate knows no particular server: it takes any rmcp
 //! [`ServerHandler`]. The protocol itself is rmcp's; what is here is the
 //! hosting around it. Start with [`serve_stdio`], [`serve_http`], or
-//! [`router`] to test the HTTP application without a socket.
+//! [`app`] to test the HTTP application without a socket.
 
 mod calllog;
 mod error;
@@ -29,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use crate::calllog::CallLogger;
 pub use crate::error::ServeError;
-pub use crate::http::{HttpOptions, MCP_PATH, router};
+pub use crate::http::{HttpApp, HttpOptions, MCP_PATH, app};
 pub use crate::legacy_sse::{MESSAGES_PATH, SSE_PATH};
 pub use crate::policy::{HostPolicy, OriginPolicy};
 pub use crate::stdio::LineTransport;
@@ -144,7 +144,7 @@ where
         logger: options.logger()?,
     };
     let shutdown = CancellationToken::new();
-    let app = router(server, http_options, shutdown.clone());
+    let service = app(server, http_options, shutdown.clone());
     // Without TCP_NODELAY every SSE response, written in several pieces,
     // waits about 40 ms for the client's delayed ACK.
     let listener = listener.tap_io(|tcp| {
@@ -154,7 +154,8 @@ where
     });
     on_listening(bound);
     let stopping = shutdown.clone();
-    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+    let make_service = axum::ServiceExt::<axum::extract::Request>::into_make_service(service);
+    let server = axum::serve(listener, make_service).with_graceful_shutdown(async move {
         signal.await;
         tracing::info!("shutting down: finishing in-flight requests");
         stopping.cancel();

@@ -4,6 +4,9 @@
 
 use std::net::IpAddr;
 
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
 /// Which browser origins may call the server (`--allow-origin`).
 #[derive(Debug, Clone, Default)]
 pub struct OriginPolicy {
@@ -87,14 +90,15 @@ impl HostPolicy {
         let Some(allowed) = &self.allowed else {
             return true;
         };
-        let host = host.to_ascii_lowercase();
-        let name = host_without_port(&host);
+        let name = host_without_port(host);
         if allowed.is_empty() {
             return is_loopback_host(name);
         }
+        // The allowed names are lower-cased already; every request passes
+        // here, so the header is compared without a lower-cased copy.
         allowed
             .iter()
-            .any(|allowed| allowed == name || *allowed == host)
+            .any(|allowed| allowed.eq_ignore_ascii_case(name) || allowed.eq_ignore_ascii_case(host))
     }
 }
 
@@ -107,10 +111,63 @@ fn host_without_port(authority: &str) -> &str {
 }
 
 fn is_loopback_host(host: &str) -> bool {
-    host == "localhost"
+    host.eq_ignore_ascii_case("localhost")
         || host
             .parse::<IpAddr>()
             .is_ok_and(|address| address.is_loopback())
+}
+
+/// The methods a browser may use, as a preflight answer lists them.
+const CORS_METHODS: &str = "GET, POST, DELETE, OPTIONS";
+/// The response headers a browser script may read: the session id it must
+/// send back, and the negotiated revision.
+const CORS_EXPOSED: &str = "mcp-session-id, mcp-protocol-version";
+/// Answers differ by these request headers, which caches must know.
+const CORS_VARY: &str = "origin, access-control-request-method, access-control-request-headers";
+
+/// The answer to any `OPTIONS` request (a CORS preflight): every method the
+/// server serves, the request headers asked for, and the origin when it
+/// came with one. Only allowed origins get here; others were refused first.
+pub(crate) fn preflight(origins: &OriginPolicy, request: &HeaderMap) -> Response {
+    let mut response = StatusCode::OK.into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_METHODS,
+        HeaderValue::from_static(CORS_METHODS),
+    );
+    if let Some(asked) = request.get(header::ACCESS_CONTROL_REQUEST_HEADERS) {
+        headers.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, asked.clone());
+    }
+    allow_origin(headers, origins, request.get(header::ORIGIN));
+    response
+}
+
+/// Adds the CORS headers of an ordinary answer. A request without `Origin`
+/// is not a browser's cross-origin call: it gets only `Vary`.
+pub(crate) fn decorate(
+    headers: &mut HeaderMap,
+    origins: &OriginPolicy,
+    origin: Option<&HeaderValue>,
+) {
+    if origin.is_some() {
+        headers.insert(
+            header::ACCESS_CONTROL_EXPOSE_HEADERS,
+            HeaderValue::from_static(CORS_EXPOSED),
+        );
+    }
+    allow_origin(headers, origins, origin);
+}
+
+fn allow_origin(headers: &mut HeaderMap, origins: &OriginPolicy, origin: Option<&HeaderValue>) {
+    headers.insert(header::VARY, HeaderValue::from_static(CORS_VARY));
+    if let Some(origin) = origin {
+        let allowed = if origins.allows_any() {
+            HeaderValue::from_static("*")
+        } else {
+            origin.clone()
+        };
+        headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, allowed);
+    }
 }
 
 #[cfg(test)]

@@ -57,6 +57,14 @@ async fn a_loopback_origin_is_served_with_cors_headers() {
         exposed.contains(&"mcp-session-id".to_owned()),
         "a browser must be able to read the session id: {exposed:?}"
     );
+    assert!(listed(&reply, "vary").contains(&"origin".to_owned()));
+
+    // Without Origin (not a browser), no CORS grant, but caches still learn
+    // that the answer depends on the origin.
+    let plain = http.post(INITIALIZE, &[("Accept", SEED_ACCEPT)]).await;
+    assert_eq!(plain.status, 200, "{plain:#?}");
+    assert_eq!(plain.header("access-control-allow-origin"), None);
+    assert!(listed(&plain, "vary").contains(&"origin".to_owned()));
 }
 
 #[tokio::test]

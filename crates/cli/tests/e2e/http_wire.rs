@@ -287,6 +287,24 @@ async fn json_rpc_errors() {
     let error = unknown.message();
     assert_eq!(error["id"], "uuid-9", "{error}");
     assert_eq!(error["error"]["code"], -32601, "{error}");
+
+    // Within a session the body is first read by rmcp; its refusal must
+    // still come back as the same JSON-RPC errors.
+    let malformed = session
+        .post(r#"{"jsonrpc":"2.0","id":2,"method":"#, SEED_ACCEPT)
+        .await;
+    assert_eq!(malformed.status, 400, "{malformed:#?}");
+    let error = malformed.message();
+    assert_eq!(error["error"]["code"], -32700, "{error}");
+    assert_eq!(error["id"], Value::Null, "{error}");
+    let no_message = session.post("[1,2]", SEED_ACCEPT).await;
+    assert_eq!(no_message.status, 400, "{no_message:#?}");
+    assert_eq!(no_message.message()["error"]["code"], -32600);
+    let after = session.post(SEED_TOOLS_LIST, SEED_ACCEPT).await;
+    assert_eq!(
+        after.status, 200,
+        "the session outlives bad messages: {after:#?}"
+    );
 }
 
 #[tokio::test]
