@@ -385,14 +385,12 @@ where
             parts.headers.remove(header::CONTENT_LENGTH);
         }
     }
-    // rmcp serves only clients that accept both forms; `accepts` decided
-    // which one this client gets.
-    if !(accepts.json && accepts.sse) {
-        parts.headers.insert(
-            header::ACCEPT,
-            HeaderValue::from_static("application/json, text/event-stream"),
-        );
-    }
+    // rmcp serves only clients that name both media types exactly;
+    // `accepts` has already decided which form this client gets.
+    parts.headers.insert(
+        header::ACCEPT,
+        HeaderValue::from_static("application/json, text/event-stream"),
+    );
     let service = if accepts.json {
         &state.json
     } else {

@@ -191,6 +191,28 @@ async fn a_client_accepting_only_json_gets_json() {
     );
 }
 
+/// Wildcards and parameters in `Accept` are the client's business: rmcp
+/// itself takes only the two exact media types, so nexo must translate.
+#[tokio::test]
+async fn wildcard_accept_headers_are_served() {
+    let server = HttpServer::start(&[]);
+    let http = Http::new(&server);
+    for accept in [
+        "*/*",
+        "application/*, text/*",
+        "text/event-stream;q=0.9, application/json;q=1.0",
+    ] {
+        let (session, _) = Session::open(&http, accept).await;
+        let reply = session.post(&seed_call(), accept).await;
+        assert_eq!(reply.status, 200, "Accept: {accept}: {reply:#?}");
+        assert_eq!(
+            reply.message()["result"]["structuredContent"]["result"],
+            HOLA_MUNDO,
+            "Accept: {accept}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn stateless_2026_requests() {
     let server = HttpServer::start(&[]);
