@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::findings::{Hallazgo, Tipo};
 use crate::name::show;
-use crate::net::{NameServer, Net, addresses_of, ns_hosts, rcode_text, soa_owner};
+use crate::net::{NameServer, Net, ns_hosts, rcode_text, soa_owner};
 use crate::query::{Answer, QueryError};
 
 /// The types `salud_dns` compares, in output order.
@@ -370,9 +370,7 @@ async fn ask_server(
         match result {
             Ok(answer) => {
                 responde = true;
-                let fine = answer.authoritative
-                    && matches!(answer.rcode, ResponseCode::NoError | ResponseCode::NXDomain);
-                if !fine {
+                if !answer.is_authoritative_answer() {
                     autoritativo = false;
                     error.get_or_insert_with(|| {
                         format!(
@@ -423,11 +421,7 @@ async fn ask_server(
 /// parent's own servers at once (the first to answer NOERROR is taken: a
 /// referral carries no AA flag).
 async fn parent_ns(net: &Net, zone: &Name) -> Option<(Name, BTreeSet<Name>)> {
-    if zone.is_root() {
-        return None;
-    }
-    let (parent, parent_hosts) = net.zone_ns(&zone.base_name()).await.ok()??;
-    let parent_servers = addresses_of(&net.name_servers(parent_hosts).await);
+    let (parent, parent_servers) = net.parent_servers(zone).await?;
     let answer = net
         .first_good(&parent_servers, zone, RecordType::NS, false, |answer| {
             answer.rcode == ResponseCode::NoError

@@ -102,6 +102,29 @@ impl Net {
         .await
     }
 
+    /// The addresses of `hosts`, each once, sorted.
+    pub async fn server_addresses(&self, hosts: impl IntoIterator<Item = Name>) -> Vec<IpAddr> {
+        self.name_servers(hosts)
+            .await
+            .iter()
+            .flat_map(|server| server.addresses.iter().copied())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    }
+
+    /// The parent of `zone` and the addresses of its servers: where the
+    /// delegation of `zone` (its NS set and DS records) is read. `None`
+    /// for the root, or when the parent or its servers cannot be found
+    /// (the resolver not answering included).
+    pub async fn parent_servers(&self, zone: &Name) -> Option<(Name, Vec<IpAddr>)> {
+        if zone.is_root() {
+            return None;
+        }
+        let (parent, hosts) = self.zone_ns(&zone.base_name()).await.ok()??;
+        Some((parent, self.server_addresses(hosts).await))
+    }
+
     /// The zone that holds `name` (the nearest enclosing zone cut), from the
     /// SOA the resolver gives: in the answer when `name` is itself a zone
     /// apex, in the authority section otherwise. It walks up only past
@@ -185,16 +208,6 @@ pub fn soa_owner(answer: &Answer) -> Option<Name> {
         .chain(&answer.authorities)
         .find(|record| record.record_type() == RecordType::SOA)
         .map(|record| record.name.to_lowercase())
-}
-
-/// Every address of `servers`, each once, sorted.
-pub fn addresses_of(servers: &[NameServer]) -> Vec<IpAddr> {
-    servers
-        .iter()
-        .flat_map(|server| server.addresses.iter().copied())
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect()
 }
 
 /// The host names of the NS records in `answer` owned by `zone`, from the

@@ -39,6 +39,12 @@ impl Answer {
         self.records(name, rtype).map(|record| &record.data)
     }
 
+    /// What a zone's own server gives: the AA flag with NOERROR or
+    /// NXDOMAIN. A referral, a refusal or a failure is not.
+    pub fn is_authoritative_answer(&self) -> bool {
+        self.authoritative && matches!(self.rcode, ResponseCode::NoError | ResponseCode::NXDomain)
+    }
+
     /// The answers of `rtype` owned by `name`.
     pub fn records(&self, name: &Name, rtype: RecordType) -> impl Iterator<Item = &Record> {
         let name = name.clone();
