@@ -12,7 +12,6 @@ use hickory_proto::op::ResponseCode;
 use hickory_proto::rr::{Name, RData, RecordType};
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::findings::{Hallazgo, Tipo};
 use crate::name::show;
@@ -552,9 +551,4 @@ async fn dangling_cnames(net: &Net, name: &Name) -> Vec<Hallazgo> {
         )))
     });
     join_all(checks).await.into_iter().flatten().collect()
-}
-
-/// The JSON of a result.
-pub fn to_json(salud: &Salud) -> Value {
-    serde_json::to_value(salud).unwrap_or(Value::Null)
 }
