@@ -211,14 +211,14 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
     let ((parent_servers, ds_answer), (dnskey_answer, soa_answer)) =
         tokio::join!(parent_ds, zone_side);
 
-    let over_tcp: Vec<&str> = [
-        ("DS", &ds_answer),
-        ("DNSKEY", &dnskey_answer),
-        ("SOA", &soa_answer),
+    let over_tcp: Vec<String> = [
+        (RecordType::DS, &ds_answer),
+        (RecordType::DNSKEY, &dnskey_answer),
+        (RecordType::SOA, &soa_answer),
     ]
     .into_iter()
     .filter(|(_, answer)| answer.as_ref().is_some_and(|answer| answer.via_tcp))
-    .map(|(rtype, _)| rtype)
+    .map(|(rtype, _)| rtype.to_string())
     .collect();
     if !over_tcp.is_empty() {
         result.hallazgos.push(Tipo::TcpNecesario.hallazgo(format!(

@@ -68,21 +68,6 @@ pub fn show_rdata(data: &RData) -> String {
     }
 }
 
-fn type_key(rtype: RecordType) -> String {
-    type_name(rtype).to_owned()
-}
-
-fn type_name(rtype: RecordType) -> &'static str {
-    match rtype {
-        RecordType::A => "A",
-        RecordType::AAAA => "AAAA",
-        RecordType::NS => "NS",
-        RecordType::SOA => "SOA",
-        RecordType::TXT => "TXT",
-        _ => "OTRO",
-    }
-}
-
 fn values(answer: &Answer, name: &Name, rtype: RecordType) -> BTreeSet<String> {
     answer.rdata(name, rtype).map(show_rdata).collect()
 }
@@ -118,7 +103,7 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
                 BTreeSet::new()
             }
         };
-        recursivo.insert(type_key(*rtype), set);
+        recursivo.insert(rtype.to_string(), set);
     }
     let nxdomain = recursive
         .iter()
@@ -240,7 +225,7 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
     let mut autoritativo = Sets::new();
     let mut answered: BTreeMap<String, BTreeSet<BTreeSet<String>>> = BTreeMap::new();
     for (index, rtype) in TYPES.iter().enumerate() {
-        let key = type_key(*rtype);
+        let key = rtype.to_string();
         let mut union = BTreeSet::new();
         let mut distinct: BTreeSet<BTreeSet<String>> = BTreeSet::new();
         for (servidor, answers) in &good {
@@ -319,7 +304,7 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
     // and the resolver sides with one, the findings above say so).
     if failures.is_empty() {
         for rtype in TYPES {
-            let key = type_key(rtype);
+            let key = rtype.to_string();
             let (Some(rec), Some(auth), Some(sets)) = (
                 empty.recursivo.get(&key),
                 autoritativo.get(&key),
@@ -392,7 +377,7 @@ async fn ask_server(
                         });
                 }
                 respuestas.insert(
-                    type_key(*rtype),
+                    rtype.to_string(),
                     values(&answer, name, *rtype).into_iter().collect(),
                 );
                 answers.push(Some(answer));
