@@ -89,9 +89,20 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
             None => None,
         }
     };
-    let dangling = dangling_cnames(net, name);
-    let (recursive, wildcard, dangling) = tokio::join!(recursive, wildcard, dangling);
-    hallazgos.extend(dangling);
+    let www_dangling = dangling_www(net, name);
+    let (recursive, wildcard, www_dangling) = tokio::join!(recursive, wildcard, www_dangling);
+    // The apex's CNAME, if it is an alias, came in the A and AAAA answers.
+    let apex_answers: Vec<&Answer> = TYPES
+        .iter()
+        .zip(&recursive)
+        .filter(|(rtype, _)| matches!(rtype, RecordType::A | RecordType::AAAA))
+        .filter_map(|(_, result)| result.as_ref().ok())
+        .collect();
+    let apex_dangling = match unresolved_alias(name, &apex_answers) {
+        Some(target) => dangling_target(net, name, &target).await,
+        None => None,
+    };
+    hallazgos.extend([apex_dangling, www_dangling].into_iter().flatten());
 
     let mut recursivo = Sets::new();
     let mut failures = Vec::new();
@@ -496,44 +507,49 @@ fn check_ttls(
     }
 }
 
-/// CNAMEs at the apex and at `www` whose target has no address.
-async fn dangling_cnames(net: &Net, name: &Name) -> Vec<Hallazgo> {
-    let mut names = vec![name.clone()];
-    if let Ok(www) = Name::from_ascii("www").and_then(|www| www.append_domain(name)) {
-        names.push(www);
+/// The target of the CNAME `owner` has in `answers`, when those answers
+/// do not already hold the address its chain ends in: a target that must
+/// be asked about.
+fn unresolved_alias(owner: &Name, answers: &[&Answer]) -> Option<Name> {
+    let target = answers
+        .iter()
+        .find_map(|answer| answer.alias_target(owner))?;
+    if answers.iter().any(|answer| answer.holds_address()) {
+        return None;
     }
-    let checks = names.into_iter().map(|owner| async move {
-        let answer = net.recursive(&owner, RecordType::CNAME).await.ok()?;
-        let target = answer
-            .rdata(&owner, RecordType::CNAME)
-            .find_map(|data| match data {
-                RData::CNAME(cname) => Some(cname.0.clone()),
-                _ => None,
-            })?;
-        let (a, aaaa) = tokio::join!(
-            net.recursive(&target, RecordType::A),
-            net.recursive(&target, RecordType::AAAA)
-        );
-        let (a, aaaa) = (a.ok()?, aaaa.ok()?);
-        let has = |answer: &Answer| {
-            answer
-                .answers
-                .iter()
-                .any(|r| matches!(r.record_type(), RecordType::A | RecordType::AAAA))
-        };
-        if has(&a) || has(&aaaa) {
-            return None;
-        }
-        let why = if a.rcode == ResponseCode::NXDomain {
-            "does not exist (NXDOMAIN)".to_owned()
-        } else {
-            format!("has no address ({})", rcode_text(a.rcode))
-        };
-        Some(Tipo::CnameColgante.hallazgo(format!(
-            "{} is a CNAME to {}, which {why}",
-            show(&owner),
-            show(&target)
-        )))
-    });
-    join_all(checks).await.into_iter().flatten().collect()
+    Some(target)
+}
+
+/// A dangling CNAME at `www` under `name`: its CNAME asked (no other
+/// question of this call holds it), then its target.
+async fn dangling_www(net: &Net, name: &Name) -> Option<Hallazgo> {
+    let www = Name::from_ascii("www")
+        .and_then(|www| www.append_domain(name))
+        .ok()?;
+    let answer = net.recursive(&www, RecordType::CNAME).await.ok()?;
+    let target = unresolved_alias(&www, &[&answer])?;
+    dangling_target(net, &www, &target).await
+}
+
+/// A `cname_colgante` finding when `target`, the CNAME target of `owner`,
+/// has no address.
+async fn dangling_target(net: &Net, owner: &Name, target: &Name) -> Option<Hallazgo> {
+    let (a, aaaa) = tokio::join!(
+        net.recursive(target, RecordType::A),
+        net.recursive(target, RecordType::AAAA)
+    );
+    let (a, aaaa) = (a.ok()?, aaaa.ok()?);
+    if a.holds_address() || aaaa.holds_address() {
+        return None;
+    }
+    let why = if a.rcode == ResponseCode::NXDomain {
+        "does not exist (NXDOMAIN)".to_owned()
+    } else {
+        format!("has no address ({})", rcode_text(a.rcode))
+    };
+    Some(Tipo::CnameColgante.hallazgo(format!(
+        "{} is a CNAME to {}, which {why}",
+        show(owner),
+        show(target)
+    )))
 }

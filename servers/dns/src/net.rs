@@ -26,6 +26,14 @@ pub struct Net {
     pub timeout: Duration,
 }
 
+/// A host as the resolver sees it: its addresses and, when it is an alias,
+/// the target of its CNAME.
+#[derive(Debug, Clone)]
+pub struct Host {
+    pub addresses: Vec<IpAddr>,
+    pub alias: Option<Name>,
+}
+
 /// A name server of a zone: its name and addresses.
 #[derive(Debug, Clone)]
 pub struct NameServer {
@@ -72,25 +80,33 @@ impl Net {
     }
 
     /// The addresses of `host` (A and AAAA, asked together), following
-    /// CNAMEs as the resolver does. Empty when there are none or the
-    /// resolver fails.
-    pub async fn addresses(&self, host: &Name) -> Vec<IpAddr> {
+    /// CNAMEs as the resolver does, and its CNAME target, which those
+    /// answers carry when it is an alias. No addresses when there are none
+    /// or the resolver fails.
+    pub async fn host(&self, host: &Name) -> Host {
         let (a, aaaa) = tokio::join!(
             self.recursive(host, RecordType::A),
             self.recursive(host, RecordType::AAAA)
         );
-        [a, aaaa]
-            .into_iter()
-            .flatten()
-            .flat_map(|answer| answer.answers)
-            .filter_map(|record| match record.data {
+        let answers: Vec<Answer> = [a, aaaa].into_iter().flatten().collect();
+        let alias = answers.iter().find_map(|answer| answer.alias_target(host));
+        let addresses = answers
+            .iter()
+            .flat_map(|answer| &answer.answers)
+            .filter_map(|record| match &record.data {
                 RData::A(a) => Some(IpAddr::V4(a.0)),
                 RData::AAAA(aaaa) => Some(IpAddr::V6(aaaa.0)),
                 _ => None,
             })
             .collect::<BTreeSet<_>>()
             .into_iter()
-            .collect()
+            .collect();
+        Host { addresses, alias }
+    }
+
+    /// The addresses of `host`, as [`Net::host`] finds them.
+    pub async fn addresses(&self, host: &Name) -> Vec<IpAddr> {
+        self.host(host).await.addresses
     }
 
     /// Each of `hosts` with its addresses, resolved concurrently.

@@ -41,7 +41,7 @@ async fn questions(bed: &Bed, client: &Client, tool: &str, dominio: &str) -> Res
 }
 
 #[tokio::test]
-async fn each_tool_asks_each_question_once() -> Result<(), Error> {
+async fn each_tool_asks_each_question_once_and_none_an_answer_already_holds() -> Result<(), Error> {
     let bed = Bed::start(
         zones::standard()
             .into_iter()
@@ -55,27 +55,42 @@ async fn each_tool_asks_each_question_once() -> Result<(), Error> {
         log: None,
     })?)
     .await?;
-    // ok.test: the four types, the wildcard probe and the CNAMEs of the
-    // apex and www (7); ns1 and ns2 resolved (4) and each asked the four
-    // types (8); the parent `test.`'s NS (1), its two servers resolved (4)
-    // and both asked for the delegation at once (2).
-    assert_eq!(questions(&bed, &client, "salud_dns", "ok.test").await?, 26);
+    // ok.test: the four types, the wildcard probe and the CNAME of www
+    // (6; the apex's would be in the A and AAAA answers); ns1 and ns2
+    // resolved (4) and each asked the four types (8); the parent `test.`'s
+    // NS (1), its two servers resolved (4) and both asked for the
+    // delegation at once (2).
+    assert_eq!(questions(&bed, &client, "salud_dns", "ok.test").await?, 25);
     // dangling.test: the same, and the A and AAAA of the CNAME target of www.
     assert_eq!(
         questions(&bed, &client, "salud_dns", "dangling.test").await?,
-        28
+        27
     );
-    // MX and four TXT names (5); the mail host's CNAME, A and AAAA (3); the
-    // SPF `mx` term (1).
+    // A name that is an alias, of a target with an address: its A answer
+    // holds the CNAME and the address, so the target is not asked about.
+    // The SOA answer holds only the CNAME: the zone's SOA is asked (1),
+    // then its NS (1); the rest as for ok.test (6 + 4 + 8 + 7).
+    assert_eq!(
+        questions(&bed, &client, "salud_dns", "mx.mxcname.test").await?,
+        27
+    );
+    // A name that is an alias of nothing: as above, and its target's A and
+    // AAAA (2).
+    assert_eq!(
+        questions(&bed, &client, "salud_dns", "www.dangling.test").await?,
+        29
+    );
+    // MX and four TXT names (5); the mail host's A and AAAA (2), which
+    // would carry its CNAME; the SPF `mx` term (1).
     assert_eq!(
         questions(&bed, &client, "correo_politicas", "ok.test").await?,
-        9
+        8
     );
-    // MX and four TXT names (5); the host `mx`'s CNAME, A and AAAA (3); an
-    // SPF without DNS terms.
+    // MX and four TXT names (5); the host `mx`'s A and AAAA (2), which
+    // carry its CNAME; an SPF without DNS terms.
     assert_eq!(
         questions(&bed, &client, "correo_politicas", "mxcname.test").await?,
-        8
+        7
     );
     // The zone's NS (1); the parent's NS (1), its servers resolved (4) and
     // asked for the DS (2); the zone's servers resolved (4) and asked for
