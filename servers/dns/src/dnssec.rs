@@ -6,19 +6,17 @@
 //! checked against the clock, and the algorithms against RFC 8624.
 
 use std::collections::BTreeSet;
-use std::net::IpAddr;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use hickory_proto::dnssec::rdata::{DNSKEY, DNSSECRData, DS, RRSIG};
 use hickory_proto::dnssec::{Algorithm, DigestType, PublicKey, Verifier};
-use hickory_proto::op::ResponseCode;
 use hickory_proto::rr::{DNSClass, Name, RData, Record, RecordType};
 use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::findings::{Hallazgo, Tipo};
 use crate::name::show;
-use crate::net::{Net, addresses_of};
+use crate::net::Net;
 use crate::query::{Answer, EDNS_PAYLOAD};
 
 /// A signature expiring sooner than this is flagged.
@@ -122,18 +120,6 @@ fn now() -> u64 {
         .unwrap_or_default()
 }
 
-/// An answer a zone's own server gives: AA, NOERROR or NXDOMAIN.
-fn authoritative(answer: &Answer) -> bool {
-    answer.authoritative && matches!(answer.rcode, ResponseCode::NoError | ResponseCode::NXDomain)
-}
-
-/// The addresses of the name servers of the zone that holds `name`.
-async fn servers_of(net: &Net, name: &Name) -> Option<(Name, Vec<IpAddr>)> {
-    let (zone, hosts) = net.zone_ns(name).await.ok()??;
-    let addresses = addresses_of(&net.name_servers(hosts).await);
-    Some((zone, addresses))
-}
-
 /// Verifies `signature` over the `soa` RRset of `zone` with the key it
 /// names. Key tags are 16-bit hashes and may collide, so every key with the
 /// tag and algorithm is tried (RFC 4035 5.3.1); the error says why none
@@ -205,36 +191,34 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
             .detalles
             .push(format!("{} is inside the zone {}", show(name), show(&zone)));
     }
+    let good = Answer::is_authoritative_answer;
     let parent_ds = async {
-        if zone.is_root() {
-            return (Vec::new(), None);
-        }
-        let Some((_, parent_servers)) = servers_of(net, &zone.base_name()).await else {
+        let Some((_, parent_servers)) = net.parent_servers(&zone).await else {
             return (Vec::new(), None);
         };
         let answer = net
-            .first_good(&parent_servers, &zone, RecordType::DS, true, authoritative)
+            .first_good(&parent_servers, &zone, RecordType::DS, true, good)
             .await;
         (parent_servers, answer)
     };
     let zone_side = async {
-        let servers = addresses_of(&net.name_servers(hosts).await);
+        let servers = net.server_addresses(hosts).await;
         tokio::join!(
-            net.first_good(&servers, &zone, RecordType::DNSKEY, true, authoritative),
-            net.first_good(&servers, &zone, RecordType::SOA, true, authoritative),
+            net.first_good(&servers, &zone, RecordType::DNSKEY, true, good),
+            net.first_good(&servers, &zone, RecordType::SOA, true, good),
         )
     };
     let ((parent_servers, ds_answer), (dnskey_answer, soa_answer)) =
         tokio::join!(parent_ds, zone_side);
 
-    let over_tcp: Vec<&str> = [
-        ("DS", &ds_answer),
-        ("DNSKEY", &dnskey_answer),
-        ("SOA", &soa_answer),
+    let over_tcp: Vec<String> = [
+        (RecordType::DS, &ds_answer),
+        (RecordType::DNSKEY, &dnskey_answer),
+        (RecordType::SOA, &soa_answer),
     ]
     .into_iter()
     .filter(|(_, answer)| answer.as_ref().is_some_and(|answer| answer.via_tcp))
-    .map(|(rtype, _)| rtype)
+    .map(|(rtype, _)| rtype.to_string())
     .collect();
     if !over_tcp.is_empty() {
         result.hallazgos.push(Tipo::TcpNecesario.hallazgo(format!(

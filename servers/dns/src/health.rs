@@ -12,11 +12,10 @@ use hickory_proto::op::ResponseCode;
 use hickory_proto::rr::{Name, RData, RecordType};
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::findings::{Hallazgo, Tipo};
 use crate::name::show;
-use crate::net::{NameServer, Net, addresses_of, ns_hosts, rcode_text, soa_owner};
+use crate::net::{NameServer, Net, ns_hosts, rcode_text, soa_owner};
 use crate::query::{Answer, QueryError};
 
 /// The types `salud_dns` compares, in output order.
@@ -69,21 +68,6 @@ pub fn show_rdata(data: &RData) -> String {
     }
 }
 
-fn type_key(rtype: RecordType) -> String {
-    type_name(rtype).to_owned()
-}
-
-fn type_name(rtype: RecordType) -> &'static str {
-    match rtype {
-        RecordType::A => "A",
-        RecordType::AAAA => "AAAA",
-        RecordType::NS => "NS",
-        RecordType::SOA => "SOA",
-        RecordType::TXT => "TXT",
-        _ => "OTRO",
-    }
-}
-
 fn values(answer: &Answer, name: &Name, rtype: RecordType) -> BTreeSet<String> {
     answer.rdata(name, rtype).map(show_rdata).collect()
 }
@@ -105,9 +89,20 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
             None => None,
         }
     };
-    let dangling = dangling_cnames(net, name);
-    let (recursive, wildcard, dangling) = tokio::join!(recursive, wildcard, dangling);
-    hallazgos.extend(dangling);
+    let www_dangling = dangling_www(net, name);
+    let (recursive, wildcard, www_dangling) = tokio::join!(recursive, wildcard, www_dangling);
+    // The apex's CNAME, if it is an alias, came in the A and AAAA answers.
+    let apex_answers: Vec<&Answer> = TYPES
+        .iter()
+        .zip(&recursive)
+        .filter(|(rtype, _)| matches!(rtype, RecordType::A | RecordType::AAAA))
+        .filter_map(|(_, result)| result.as_ref().ok())
+        .collect();
+    let apex_dangling = match unresolved_alias(name, &apex_answers) {
+        Some(target) => dangling_target(net, name, &target).await,
+        None => None,
+    };
+    hallazgos.extend([apex_dangling, www_dangling].into_iter().flatten());
 
     let mut recursivo = Sets::new();
     let mut failures = Vec::new();
@@ -119,7 +114,7 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
                 BTreeSet::new()
             }
         };
-        recursivo.insert(type_key(*rtype), set);
+        recursivo.insert(rtype.to_string(), set);
     }
     let nxdomain = recursive
         .iter()
@@ -241,7 +236,7 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
     let mut autoritativo = Sets::new();
     let mut answered: BTreeMap<String, BTreeSet<BTreeSet<String>>> = BTreeMap::new();
     for (index, rtype) in TYPES.iter().enumerate() {
-        let key = type_key(*rtype);
+        let key = rtype.to_string();
         let mut union = BTreeSet::new();
         let mut distinct: BTreeSet<BTreeSet<String>> = BTreeSet::new();
         for (servidor, answers) in &good {
@@ -320,7 +315,7 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
     // and the resolver sides with one, the findings above say so).
     if failures.is_empty() {
         for rtype in TYPES {
-            let key = type_key(rtype);
+            let key = rtype.to_string();
             let (Some(rec), Some(auth), Some(sets)) = (
                 empty.recursivo.get(&key),
                 autoritativo.get(&key),
@@ -370,9 +365,7 @@ async fn ask_server(
         match result {
             Ok(answer) => {
                 responde = true;
-                let fine = answer.authoritative
-                    && matches!(answer.rcode, ResponseCode::NoError | ResponseCode::NXDomain);
-                if !fine {
+                if !answer.is_authoritative_answer() {
                     autoritativo = false;
                     error.get_or_insert_with(|| {
                         format!(
@@ -395,7 +388,7 @@ async fn ask_server(
                         });
                 }
                 respuestas.insert(
-                    type_key(*rtype),
+                    rtype.to_string(),
                     values(&answer, name, *rtype).into_iter().collect(),
                 );
                 answers.push(Some(answer));
@@ -423,11 +416,7 @@ async fn ask_server(
 /// parent's own servers at once (the first to answer NOERROR is taken: a
 /// referral carries no AA flag).
 async fn parent_ns(net: &Net, zone: &Name) -> Option<(Name, BTreeSet<Name>)> {
-    if zone.is_root() {
-        return None;
-    }
-    let (parent, parent_hosts) = net.zone_ns(&zone.base_name()).await.ok()??;
-    let parent_servers = addresses_of(&net.name_servers(parent_hosts).await);
+    let (parent, parent_servers) = net.parent_servers(zone).await?;
     let answer = net
         .first_good(&parent_servers, zone, RecordType::NS, false, |answer| {
             answer.rcode == ResponseCode::NoError
@@ -518,49 +507,49 @@ fn check_ttls(
     }
 }
 
-/// CNAMEs at the apex and at `www` whose target has no address.
-async fn dangling_cnames(net: &Net, name: &Name) -> Vec<Hallazgo> {
-    let mut names = vec![name.clone()];
-    if let Ok(www) = Name::from_ascii("www").and_then(|www| www.append_domain(name)) {
-        names.push(www);
+/// The target of the CNAME `owner` has in `answers`, when those answers
+/// do not already hold the address its chain ends in: a target that must
+/// be asked about.
+fn unresolved_alias(owner: &Name, answers: &[&Answer]) -> Option<Name> {
+    let target = answers
+        .iter()
+        .find_map(|answer| answer.alias_target(owner))?;
+    if answers.iter().any(|answer| answer.holds_address()) {
+        return None;
     }
-    let checks = names.into_iter().map(|owner| async move {
-        let answer = net.recursive(&owner, RecordType::CNAME).await.ok()?;
-        let target = answer
-            .rdata(&owner, RecordType::CNAME)
-            .find_map(|data| match data {
-                RData::CNAME(cname) => Some(cname.0.clone()),
-                _ => None,
-            })?;
-        let (a, aaaa) = tokio::join!(
-            net.recursive(&target, RecordType::A),
-            net.recursive(&target, RecordType::AAAA)
-        );
-        let (a, aaaa) = (a.ok()?, aaaa.ok()?);
-        let has = |answer: &Answer| {
-            answer
-                .answers
-                .iter()
-                .any(|r| matches!(r.record_type(), RecordType::A | RecordType::AAAA))
-        };
-        if has(&a) || has(&aaaa) {
-            return None;
-        }
-        let why = if a.rcode == ResponseCode::NXDomain {
-            "does not exist (NXDOMAIN)".to_owned()
-        } else {
-            format!("has no address ({})", rcode_text(a.rcode))
-        };
-        Some(Tipo::CnameColgante.hallazgo(format!(
-            "{} is a CNAME to {}, which {why}",
-            show(&owner),
-            show(&target)
-        )))
-    });
-    join_all(checks).await.into_iter().flatten().collect()
+    Some(target)
 }
 
-/// The JSON of a result.
-pub fn to_json(salud: &Salud) -> Value {
-    serde_json::to_value(salud).unwrap_or(Value::Null)
+/// A dangling CNAME at `www` under `name`: its CNAME asked (no other
+/// question of this call holds it), then its target.
+async fn dangling_www(net: &Net, name: &Name) -> Option<Hallazgo> {
+    let www = Name::from_ascii("www")
+        .and_then(|www| www.append_domain(name))
+        .ok()?;
+    let answer = net.recursive(&www, RecordType::CNAME).await.ok()?;
+    let target = unresolved_alias(&www, &[&answer])?;
+    dangling_target(net, &www, &target).await
+}
+
+/// A `cname_colgante` finding when `target`, the CNAME target of `owner`,
+/// has no address.
+async fn dangling_target(net: &Net, owner: &Name, target: &Name) -> Option<Hallazgo> {
+    let (a, aaaa) = tokio::join!(
+        net.recursive(target, RecordType::A),
+        net.recursive(target, RecordType::AAAA)
+    );
+    let (a, aaaa) = (a.ok()?, aaaa.ok()?);
+    if a.holds_address() || aaaa.holds_address() {
+        return None;
+    }
+    let why = if a.rcode == ResponseCode::NXDomain {
+        "does not exist (NXDOMAIN)".to_owned()
+    } else {
+        format!("has no address ({})", rcode_text(a.rcode))
+    };
+    Some(Tipo::CnameColgante.hallazgo(format!(
+        "{} is a CNAME to {}, which {why}",
+        show(owner),
+        show(target)
+    )))
 }

@@ -1,5 +1,6 @@
 //! `correo_politicas`: a domain's mail policies. MX (with null MX, RFC
-//! 7505, and each host's CNAME and addresses), SPF (RFC 7208: the record
+//! 7505, and each host's addresses and CNAME, the latter read from the
+//! address answers), SPF (RFC 7208: the record
 //! parsed into terms, and every DNS-querying term counted recursively
 //! through `include` and `redirect` against the limit of 10, with void
 //! lookups), DMARC (RFC 7489's tags), and MTA-STS (RFC 8461) and TLS-RPT
@@ -15,7 +16,7 @@ use serde::Serialize;
 
 use crate::findings::{Hallazgo, Tipo};
 use crate::name::show;
-use crate::net::{Net, rcode_text};
+use crate::net::{Host, Net, rcode_text};
 use crate::query::{Answer, QueryError};
 
 /// RFC 7208 4.6.4: at most 10 DNS-querying terms.
@@ -266,18 +267,8 @@ async fn check_mx(net: &Net, name: &Name, answer: Option<Answer>) -> (Vec<Mx>, V
                 Vec::new(),
             );
         }
-        let (cname, addresses) = tokio::join!(
-            net.recursive(&host, RecordType::CNAME),
-            net.addresses(&host)
-        );
-        let cname = cname.ok().and_then(|answer| {
-            answer
-                .rdata(&host, RecordType::CNAME)
-                .find_map(|data| match data {
-                    RData::CNAME(target) => Some(show(&target.0)),
-                    _ => None,
-                })
-        });
+        let Host { addresses, alias } = net.host(&host).await;
+        let cname = alias.as_ref().map(show);
         let mut found = Vec::new();
         if let Some(target) = &cname {
             found.push(Tipo::MxCname.hallazgo(format!(

@@ -26,6 +26,14 @@ pub struct Net {
     pub timeout: Duration,
 }
 
+/// A host as the resolver sees it: its addresses and, when it is an alias,
+/// the target of its CNAME.
+#[derive(Debug, Clone)]
+pub struct Host {
+    pub addresses: Vec<IpAddr>,
+    pub alias: Option<Name>,
+}
+
 /// A name server of a zone: its name and addresses.
 #[derive(Debug, Clone)]
 pub struct NameServer {
@@ -72,25 +80,33 @@ impl Net {
     }
 
     /// The addresses of `host` (A and AAAA, asked together), following
-    /// CNAMEs as the resolver does. Empty when there are none or the
-    /// resolver fails.
-    pub async fn addresses(&self, host: &Name) -> Vec<IpAddr> {
+    /// CNAMEs as the resolver does, and its CNAME target, which those
+    /// answers carry when it is an alias. No addresses when there are none
+    /// or the resolver fails.
+    pub async fn host(&self, host: &Name) -> Host {
         let (a, aaaa) = tokio::join!(
             self.recursive(host, RecordType::A),
             self.recursive(host, RecordType::AAAA)
         );
-        [a, aaaa]
-            .into_iter()
-            .flatten()
-            .flat_map(|answer| answer.answers)
-            .filter_map(|record| match record.data {
+        let answers: Vec<Answer> = [a, aaaa].into_iter().flatten().collect();
+        let alias = answers.iter().find_map(|answer| answer.alias_target(host));
+        let addresses = answers
+            .iter()
+            .flat_map(|answer| &answer.answers)
+            .filter_map(|record| match &record.data {
                 RData::A(a) => Some(IpAddr::V4(a.0)),
                 RData::AAAA(aaaa) => Some(IpAddr::V6(aaaa.0)),
                 _ => None,
             })
             .collect::<BTreeSet<_>>()
             .into_iter()
-            .collect()
+            .collect();
+        Host { addresses, alias }
+    }
+
+    /// The addresses of `host`, as [`Net::host`] finds them.
+    pub async fn addresses(&self, host: &Name) -> Vec<IpAddr> {
+        self.host(host).await.addresses
     }
 
     /// Each of `hosts` with its addresses, resolved concurrently.
@@ -100,6 +116,29 @@ impl Net {
             NameServer { host, addresses }
         }))
         .await
+    }
+
+    /// The addresses of `hosts`, each once, sorted.
+    pub async fn server_addresses(&self, hosts: impl IntoIterator<Item = Name>) -> Vec<IpAddr> {
+        self.name_servers(hosts)
+            .await
+            .iter()
+            .flat_map(|server| server.addresses.iter().copied())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    }
+
+    /// The parent of `zone` and the addresses of its servers: where the
+    /// delegation of `zone` (its NS set and DS records) is read. `None`
+    /// for the root, or when the parent or its servers cannot be found
+    /// (the resolver not answering included).
+    pub async fn parent_servers(&self, zone: &Name) -> Option<(Name, Vec<IpAddr>)> {
+        if zone.is_root() {
+            return None;
+        }
+        let (parent, hosts) = self.zone_ns(&zone.base_name()).await.ok()??;
+        Some((parent, self.server_addresses(hosts).await))
     }
 
     /// The zone that holds `name` (the nearest enclosing zone cut), from the
@@ -185,16 +224,6 @@ pub fn soa_owner(answer: &Answer) -> Option<Name> {
         .chain(&answer.authorities)
         .find(|record| record.record_type() == RecordType::SOA)
         .map(|record| record.name.to_lowercase())
-}
-
-/// Every address of `servers`, each once, sorted.
-pub fn addresses_of(servers: &[NameServer]) -> Vec<IpAddr> {
-    servers
-        .iter()
-        .flat_map(|server| server.addresses.iter().copied())
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect()
 }
 
 /// The host names of the NS records in `answer` owned by `zone`, from the

@@ -26,11 +26,12 @@ const MAX_RESOLVERS: usize = 20;
 /// How many TXT records the sample shows.
 const TXT_SAMPLE: usize = 5;
 
-const TYPES: [(RecordType, &str); 4] = [
-    (RecordType::A, "A"),
-    (RecordType::AAAA, "AAAA"),
-    (RecordType::NS, "NS"),
-    (RecordType::TXT, "TXT"),
+/// The types compared, in the order they are asked.
+const TYPES: [RecordType; 4] = [
+    RecordType::A,
+    RecordType::AAAA,
+    RecordType::NS,
+    RecordType::TXT,
 ];
 
 /// One resolver's answers, by type; `error` when it could not be asked.
@@ -108,10 +109,11 @@ pub async fn propagacion(net: &Net, name: &Name, resolvers: &[SocketAddr]) -> Pr
         respuestas.insert(resolver.to_string(), respuesta);
     }
     let mut diferencias = BTreeMap::new();
-    for (_, key) in TYPES {
+    for rtype in TYPES {
+        let key = rtype.to_string();
         let mut groups: BTreeMap<Vec<String>, Vec<String>> = BTreeMap::new();
         for (resolver, respuesta) in &respuestas {
-            if let Some(values) = respuesta.registros.get(key) {
+            if let Some(values) = respuesta.registros.get(&key) {
                 groups
                     .entry(values.clone())
                     .or_default()
@@ -135,7 +137,7 @@ pub async fn propagacion(net: &Net, name: &Name, resolvers: &[SocketAddr]) -> Pr
                     resolutores,
                 })
                 .collect();
-            diferencias.insert(key.to_owned(), grupos);
+            diferencias.insert(key, grupos);
         }
     }
     Propagacion {
@@ -151,23 +153,23 @@ pub async fn propagacion(net: &Net, name: &Name, resolvers: &[SocketAddr]) -> Pr
 /// Every type asked of one resolver at once. The resolver counts as
 /// unreachable when no question got an answer.
 async fn ask_one(net: &Net, name: &Name, resolver: SocketAddr) -> Respuesta {
-    let results = join_all(TYPES.map(|(rtype, _)| net.recursive_at(resolver, name, rtype))).await;
+    let results = join_all(TYPES.map(|rtype| net.recursive_at(resolver, name, rtype))).await;
     let mut registros = BTreeMap::new();
     let mut error = None;
-    for ((rtype, key), result) in TYPES.iter().zip(results) {
+    for (rtype, result) in TYPES.into_iter().zip(results) {
         match result {
             Ok(answer) => {
                 let mut values: Vec<String> = if answer.rcode == ResponseCode::NoError {
-                    answer.rdata(name, *rtype).map(show_rdata).collect()
+                    answer.rdata(name, rtype).map(show_rdata).collect()
                 } else {
                     vec![format!("rcode:{}", rcode_text(answer.rcode))]
                 };
                 values.sort();
                 values.dedup();
-                if *rtype == RecordType::TXT {
+                if rtype == RecordType::TXT {
                     values.truncate(TXT_SAMPLE);
                 }
-                registros.insert((*key).to_owned(), values);
+                registros.insert(rtype.to_string(), values);
             }
             Err(failure) => {
                 error.get_or_insert_with(|| failure.to_string());

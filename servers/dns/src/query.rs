@@ -39,6 +39,31 @@ impl Answer {
         self.records(name, rtype).map(|record| &record.data)
     }
 
+    /// What a zone's own server gives: the AA flag with NOERROR or
+    /// NXDOMAIN. A referral, a refusal or a failure is not.
+    pub fn is_authoritative_answer(&self) -> bool {
+        self.authoritative && matches!(self.rcode, ResponseCode::NoError | ResponseCode::NXDomain)
+    }
+
+    /// The target of the CNAME `owner` has in this answer, if any. A
+    /// resolver asked for another type of an alias answers with its CNAME
+    /// (RFC 1034 4.3.2), so no CNAME question is needed to learn it.
+    pub fn alias_target(&self, owner: &Name) -> Option<Name> {
+        self.rdata(owner, RecordType::CNAME)
+            .find_map(|data| match data {
+                RData::CNAME(cname) => Some(cname.0.clone()),
+                _ => None,
+            })
+    }
+
+    /// Whether the answer holds an address (A or AAAA) of any owner, the
+    /// end of a CNAME chain included.
+    pub fn holds_address(&self) -> bool {
+        self.answers
+            .iter()
+            .any(|record| matches!(record.record_type(), RecordType::A | RecordType::AAAA))
+    }
+
     /// The answers of `rtype` owned by `name`.
     pub fn records(&self, name: &Name, rtype: RecordType) -> impl Iterator<Item = &Record> {
         let name = name.clone();

@@ -146,8 +146,9 @@ struct PingOutput {
     result: String,
 }
 
-/// A successful result: `structured` as structured content and as text.
-fn reply(structured: Value) -> CallToolResult {
+/// A successful result: `found` as structured content and as text.
+fn reply(found: &impl Serialize) -> CallToolResult {
+    let structured = serde_json::to_value(found).unwrap_or(Value::Null);
     let text = serde_json::to_string_pretty(&structured).unwrap_or_default();
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
     result.structured_content = Some(structured);
@@ -169,15 +170,16 @@ fn size(result: &CallToolResult) -> usize {
 }
 
 impl Dns {
-    /// Runs one domain tool: parses `dominio`, runs `work`, logs the call.
+    /// Runs one domain tool: parses `dominio` (a tool error when it is not
+    /// a domain name), runs `work` on it, logs the call.
     async fn run<F, Fut>(&self, tool: &str, dominio: &str, work: F) -> CallToolResult
     where
         F: FnOnce(hickory_proto::rr::Name) -> Fut,
-        Fut: Future<Output = Value>,
+        Fut: Future<Output = CallToolResult>,
     {
         let started = Instant::now();
         let result = match name::parse(dominio) {
-            Ok(name) => reply(work(name).await),
+            Ok(name) => work(name).await,
             Err(error) => failure(&error),
         };
         let ok = result.is_error != Some(true);
@@ -230,7 +232,7 @@ impl Dns {
         Parameters(DominioArgs { dominio }): Parameters<DominioArgs>,
     ) -> CallToolResult {
         self.run("salud_dns", &dominio, |name| async move {
-            health::to_json(&health::salud_dns(&self.net, &name).await)
+            reply(&health::salud_dns(&self.net, &name).await)
         })
         .await
     }
@@ -256,8 +258,7 @@ impl Dns {
         Parameters(DominioArgs { dominio }): Parameters<DominioArgs>,
     ) -> CallToolResult {
         self.run("correo_politicas", &dominio, |name| async move {
-            serde_json::to_value(mail::correo_politicas(&self.net, &name).await)
-                .unwrap_or(Value::Null)
+            reply(&mail::correo_politicas(&self.net, &name).await)
         })
         .await
     }
@@ -283,8 +284,7 @@ impl Dns {
         Parameters(DominioArgs { dominio }): Parameters<DominioArgs>,
     ) -> CallToolResult {
         self.run("estado_dnssec", &dominio, |name| async move {
-            serde_json::to_value(dnssec::estado_dnssec(&self.net, &name).await)
-                .unwrap_or(Value::Null)
+            reply(&dnssec::estado_dnssec(&self.net, &name).await)
         })
         .await
     }
@@ -310,27 +310,15 @@ impl Dns {
             resolutores,
         }): Parameters<PropagacionArgs>,
     ) -> CallToolResult {
-        let started = Instant::now();
-        let result = match (
-            name::parse(&dominio),
-            propagation::resolvers(resolutores.as_deref()),
-        ) {
-            (Ok(name), Ok(resolvers)) => {
-                let found = propagation::propagacion(&self.net, &name, &resolvers).await;
-                reply(serde_json::to_value(found).unwrap_or(Value::Null))
+        self.run("propagacion", &dominio, |name| async move {
+            match propagation::resolvers(resolutores.as_deref()) {
+                Ok(resolvers) => {
+                    reply(&propagation::propagacion(&self.net, &name, &resolvers).await)
+                }
+                Err(error) => failure(&error),
             }
-            (Err(error), _) => failure(&error),
-            (_, Err(error)) => failure(&error),
-        };
-        let ok = result.is_error != Some(true);
-        self.log.record(
-            "propagacion",
-            &dominio,
-            started.elapsed(),
-            size(&result),
-            ok,
-        );
-        result
+        })
+        .await
     }
 }
 

@@ -9,5 +9,6 @@
 //! checks the rest of the results (fields, the TCP fallback, arguments).
 
 mod findings;
+mod questions;
 mod support;
 mod tools;

@@ -49,6 +49,12 @@ async fn healthy_zone_fields() -> Result<(), Error> {
     );
     let servers = salud["servidores"].as_array().cloned().unwrap_or_default();
     assert_eq!(servers.len(), 2, "{salud:#}");
+    let by_type = [&salud["recursivo"], &salud["autoritativo"]]
+        .into_iter()
+        .chain(servers.iter().map(|server| &server["respuestas"]));
+    for sets in by_type {
+        assert_eq!(keys(sets), ["A", "AAAA", "NS", "SOA"], "{salud:#}");
+    }
     assert!(
         servers
             .iter()
@@ -67,6 +73,14 @@ async fn healthy_zone_fields() -> Result<(), Error> {
     assert_eq!(dnssec["soa_firmada_valida"], Value::Null, "{dnssec:#}");
     assert_eq!(dnssec["tiene_ds_en_padre"], false, "{dnssec:#}");
     Ok(())
+}
+
+/// The keys of a JSON object, in order.
+fn keys(object: &Value) -> Vec<&str> {
+    object
+        .as_object()
+        .map(|map| map.keys().map(String::as_str).collect())
+        .unwrap_or_default()
 }
 
 #[tokio::test]
@@ -158,6 +172,12 @@ async fn a_signed_answer_too_large_for_udp_is_fetched_over_tcp_and_verified() ->
         "{result:#}"
     );
     assert_eq!(codes(&result), ["tcp_necesario"], "{result:#}");
+    assert!(
+        result["hallazgos"][0]["detalle"]
+            .as_str()
+            .is_some_and(|detalle| detalle.starts_with("the DNSKEY, SOA answers of bigkeys.test")),
+        "{result:#}"
+    );
     Ok(())
 }
 
@@ -229,6 +249,13 @@ async fn propagation_groups_resolvers_and_names_the_unreachable() -> Result<(), 
     .await?;
     assert_eq!(result["inalcanzables"], json!([resolvers[2]]));
     assert_eq!(result["diferencias"], json!({}));
+    for reachable in &resolvers[..2] {
+        assert_eq!(
+            keys(&result["respuestas"][reachable]["registros"]),
+            ["A", "AAAA", "NS", "TXT"],
+            "{result:#}"
+        );
+    }
     assert_eq!(
         result["respuestas"][&resolvers[1]]["registros"]["A"],
         json!(["192.0.2.10"])
