@@ -2,6 +2,7 @@
 //! excludes, whole files, head and tail, several files, searches, file
 //! information, seed 004's tools, reports, and the limits.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use nexo_files::{Files, FilesOptions, Limits, tools};
@@ -117,6 +118,52 @@ async fn allowed_directories_and_listings() -> Result<(), Error> {
     let result = call_tool(&client, "list_directory", json!({ "path": "missing" })).await?;
     assert_eq!(error_code(&result), "not_found");
     client.cancel().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_root_given_twice_is_listed_once_as_first_spelled_and_answers_to_both()
+-> Result<(), Error> {
+    let project = Project::create();
+    let alias = project.root.with_file_name("alias");
+    std::os::unix::fs::symlink(&project.root, &alias)?;
+    let with_slash = PathBuf::from(format!("{}/", project.root.display()));
+    let (alias, root, with_slash) = (
+        alias.as_path(),
+        project.root.as_path(),
+        with_slash.as_path(),
+    );
+    for (given, shown) in [
+        ([alias, root, with_slash], alias),
+        ([root, with_slash, alias], root),
+    ] {
+        let client = connect(Files::new(options(&given))?).await?;
+        let result = call_tool(&client, "list_allowed_directories", json!({})).await?;
+        let listed = format!("Allowed directories:\n{}", shown.display());
+        assert_eq!(only_text(&result), Some(listed.as_str()), "{given:?}");
+        for spelling in [alias, root] {
+            let path = spelling.join("pom.xml").display().to_string();
+            let result = call_tool(&client, "read_text_file", json!({ "path": path })).await?;
+            assert_eq!(
+                only_text(&result),
+                Some("<project/>\n"),
+                "{path} with {given:?}"
+            );
+        }
+        let result = call_tool(
+            &client,
+            "read_text_file",
+            json!({ "path": "/elsewhere.md" }),
+        )
+        .await?;
+        assert_eq!(error_code(&result), "path_outside_roots");
+        let message = format!("`{}`", shown.display());
+        assert!(
+            only_text(&result).is_some_and(|text| text.contains(&message)),
+            "the message names {message}: {result:?}"
+        );
+        client.cancel().await?;
+    }
     Ok(())
 }
 
