@@ -1,6 +1,7 @@
 //! The command line: a contract that scripts and docs depend on (DESIGN.md).
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -43,8 +44,8 @@ pub struct ConformanceArgs {
     /// The scenario server's URL (the suite appends it).
     pub url: String,
     /// Seconds to wait for each exchange.
-    #[arg(long, value_name = "SECONDS", default_value_t = 15.0)]
-    pub timeout: f64,
+    #[arg(long, value_name = "SECONDS", default_value = "15", value_parser = positive_seconds)]
+    pub timeout: Duration,
 }
 
 #[derive(Debug, Args)]
@@ -86,8 +87,8 @@ pub struct DnsArgs {
     #[arg(long, value_name = "ADDR[:PORT]")]
     pub resolver: Option<String>,
     /// Seconds to wait for each DNS answer [default: 3].
-    #[arg(long = "timeout", value_name = "SECONDS")]
-    pub timeout: Option<f64>,
+    #[arg(long = "timeout", value_name = "SECONDS", value_parser = positive_seconds)]
+    pub timeout: Option<Duration>,
     /// The port authoritative servers are asked on [default: 53]; for test
     /// beds on loopback.
     #[arg(long, value_name = "PORT")]
@@ -162,6 +163,16 @@ impl MusicArgs {
     }
 }
 
+/// Reads every `--timeout`: a positive number of seconds, fractions allowed,
+/// no longer than a [`Duration`] holds.
+fn positive_seconds(text: &str) -> Result<Duration, String> {
+    text.parse::<f64>()
+        .ok()
+        .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok())
+        .filter(|duration| !duration.is_zero())
+        .ok_or_else(|| "not a positive number of seconds (for example `2.5`)".to_owned())
+}
+
 /// The help of `nexo serve <SERVER>`, naming every bundled server.
 fn server_help() -> String {
     let names: Vec<&str> = nexo_bundled::Bundled::ALL
@@ -207,8 +218,8 @@ pub struct TargetArgs {
     #[arg(long, value_name = "URL", requires = "url")]
     pub client_metadata_url: Option<String>,
     /// Seconds to wait for each exchange.
-    #[arg(long, value_name = "SECONDS", default_value_t = 15.0)]
-    pub timeout: f64,
+    #[arg(long, value_name = "SECONDS", default_value = "15", value_parser = positive_seconds)]
+    pub timeout: Duration,
     /// Protocol era: auto tries 2026-07-28 `server/discover` then `initialize`.
     #[arg(long, value_enum, default_value_t = EraArg::Auto)]
     pub protocol: EraArg,
@@ -271,4 +282,58 @@ pub struct PromptArgs {
     pub name: String,
     /// Arguments as key=value pairs.
     pub arguments: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::error::ErrorKind;
+
+    use super::*;
+
+    #[test]
+    fn timeouts_are_positive_seconds_a_duration_holds() {
+        assert_eq!(positive_seconds("15"), Ok(Duration::from_secs(15)));
+        assert_eq!(positive_seconds("2.5"), Ok(Duration::from_millis(2500)));
+        for refused in ["0", "-1", "1e-12", "NaN", "inf", "1e300", "soon", ""] {
+            assert!(positive_seconds(refused).is_err(), "{refused:?}");
+        }
+    }
+
+    #[test]
+    fn every_timeout_flag_is_read_by_the_same_parser() {
+        let commands: [&[&str]; 3] = [
+            &[
+                "nexo",
+                "tools",
+                "--url",
+                "http://127.0.0.1:9/mcp",
+                "--timeout",
+            ],
+            &[
+                "nexo",
+                "conformance-client",
+                "http://127.0.0.1:9/mcp",
+                "--timeout",
+            ],
+            &["nexo", "serve", "dns", "--timeout"],
+        ];
+        for command in commands {
+            for (value, accepted) in [("2.5", true), ("0", false), ("1e300", false)] {
+                let parsed = Cli::try_parse_from(command.iter().copied().chain([value]));
+                match parsed {
+                    Ok(_) => assert!(accepted, "{command:?} {value}"),
+                    Err(error) => {
+                        assert!(!accepted, "{command:?} {value}: {error}");
+                        assert_eq!(error.kind(), ErrorKind::ValueValidation, "{error}");
+                        assert!(
+                            error
+                                .to_string()
+                                .contains("not a positive number of seconds"),
+                            "{error}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }

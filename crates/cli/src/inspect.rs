@@ -51,15 +51,9 @@ fn target(args: &TargetArgs) -> Result<Target, ClientError> {
 }
 
 async fn open(args: &TargetArgs) -> Result<Session, Failure> {
-    if !(args.timeout.is_finite() && args.timeout > 0.0) {
-        return Err(Failure::usage(
-            "`--timeout` must be a positive number of seconds",
-            None,
-        ));
-    }
     let target = target(args)?;
     let options = ConnectOptions {
-        timeout: Duration::from_secs_f64(args.timeout),
+        timeout: args.timeout,
         era: match args.protocol {
             EraArg::Auto => Era::Auto,
             EraArg::Initialize => Era::Initialize,

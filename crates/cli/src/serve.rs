@@ -129,16 +129,8 @@ fn dns_options(dns: &DnsArgs) -> Result<nexo_bundled::dns::DnsOptions, Failure> 
         })?;
         options.resolver = Some(address);
     }
-    if let Some(seconds) = dns.timeout {
-        options.timeout = std::time::Duration::try_from_secs_f64(seconds)
-            .ok()
-            .filter(|timeout| !timeout.is_zero())
-            .ok_or_else(|| {
-                Failure::usage(
-                    format!("`--timeout {seconds}` is not a positive number of seconds"),
-                    Some("for example `--timeout 2.5`".into()),
-                )
-            })?;
+    if let Some(timeout) = dns.timeout {
+        options.timeout = timeout;
     }
     if let Some(port) = dns.auth_port {
         options.auth_port = port;

@@ -4,6 +4,11 @@
 //! 000's server sent, and events of unknown types are skipped). It also
 //! reports when a session's server-to-client stream has been answered
 //! ([`StandaloneStream`]), so that requests can wait for it.
+//!
+//! Every reqwest client of the crate (this one, the legacy SSE transport's,
+//! the headless authorization agent's) starts from `client_builder`, and
+//! the status rmcp leaves only in its error messages is read by
+//! `status_in_message`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
@@ -65,13 +70,19 @@ pub fn install_tls_provider() {
     });
 }
 
+/// What every HTTP client of this crate is built from: ring as the TLS
+/// provider, nexo's `User-Agent`, and at most `connect_timeout` to open a
+/// connection.
+pub(crate) fn client_builder(connect_timeout: Duration) -> reqwest::ClientBuilder {
+    install_tls_provider();
+    reqwest::Client::builder()
+        .connect_timeout(connect_timeout)
+        .user_agent(concat!("nexo/", env!("CARGO_PKG_VERSION")))
+}
+
 impl RetryingHttp {
     pub fn new(timeout: Duration) -> Result<Self, reqwest::Error> {
-        install_tls_provider();
-        let inner = reqwest::Client::builder()
-            .connect_timeout(timeout)
-            .user_agent(concat!("nexo/", env!("CARGO_PKG_VERSION")))
-            .build()?;
+        let inner = client_builder(timeout).build()?;
         let (standalone, _) = watch::channel(StandaloneStream::NotExpected);
         Ok(Self {
             inner,
@@ -167,10 +178,18 @@ fn refusal_status(response: &Result<StreamableHttpPostResponse, HttpError>) -> O
             .strip_prefix("server/discover rejected with ")?,
         _ => return None,
     };
-    let code = message.strip_prefix("HTTP ")?.get(..3)?;
-    code.parse()
-        .ok()
-        .filter(|status| (400..500).contains(status))
+    status_in_message(message).filter(|status| (400..500).contains(status))
+}
+
+/// The HTTP status at the start of an error message of rmcp's own making
+/// (`HTTP 404 Not Found: ...`), where rmcp keeps no status of its own.
+pub(crate) fn status_in_message(message: &str) -> Option<u16> {
+    let rest = message.strip_prefix("HTTP ")?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits != 3 {
+        return None;
+    }
+    rest.get(..3)?.parse().ok()
 }
 
 /// Drops SSE events that carry no JSON-RPC message: `data: [DONE]` and
@@ -327,6 +346,8 @@ mod tests {
         );
         assert_eq!(refusal_status(&unexpected("HTTP 502 Bad Gateway: x")), None);
         assert_eq!(refusal_status(&unexpected("garbage")), None);
+        assert_eq!(refusal_status(&unexpected("HTTP 4040 x")), None);
+        assert_eq!(refusal_status(&unexpected("HTTP +40 x")), None);
         let discover = |text: String| -> Result<StreamableHttpPostResponse, HttpError> {
             Ok(StreamableHttpPostResponse::Json(
                 ServerJsonRpcMessage::error(

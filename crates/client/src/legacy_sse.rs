@@ -212,13 +212,7 @@ impl Link {
             .await
             .map_err(|_| self.timed_out())?
             .map_err(SseError::Request)?;
-        let status = response.status();
-        if !status.is_success() {
-            return Err(SseError::Status {
-                status: status.as_u16(),
-                body: preview(response).await,
-            });
-        }
+        let response = successful(response).await?;
         let kind = response
             .headers()
             .get(CONTENT_TYPE)
@@ -310,14 +304,7 @@ impl Link {
             .await
             .map_err(|_| self.timed_out())?
             .map_err(SseError::Request)?;
-        let status = response.status();
-        if status.is_success() {
-            return Ok(());
-        }
-        Err(SseError::Status {
-            status: status.as_u16(),
-            body: preview(response).await,
-        })
+        successful(response).await.map(drop)
     }
 
     /// Notes what the stream will need to answer, or to replay.
@@ -393,6 +380,19 @@ impl Link {
 }
 
 /// The body of a refusal, cut short, for an error message.
+/// `response` when its status is a success; otherwise its status, with the
+/// start of its body.
+async fn successful(response: reqwest::Response) -> Result<reqwest::Response, SseError> {
+    let status = response.status();
+    if status.is_success() {
+        return Ok(response);
+    }
+    Err(SseError::Status {
+        status: status.as_u16(),
+        body: preview(response).await,
+    })
+}
+
 async fn preview(mut response: reqwest::Response) -> String {
     let mut body = Vec::new();
     while body.len() < BODY_PREVIEW {
@@ -539,10 +539,7 @@ impl LegacySse {
         timeout: Duration,
     ) -> Result<Self, SseError> {
         let parsed = Url::parse(url).map_err(|_| SseError::BadUrl(url.to_owned()))?;
-        crate::http::install_tls_provider();
-        let http = reqwest::Client::builder()
-            .connect_timeout(timeout)
-            .user_agent(concat!("nexo/", env!("CARGO_PKG_VERSION")))
+        let http = crate::http::client_builder(timeout)
             .build()
             .map_err(SseError::Request)?;
         let (state, _) = watch::channel(State::Reconnecting);

@@ -17,7 +17,7 @@ use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 use cap_std::fs::{Dir, File, FileTypeExt, Metadata, OpenOptions, OpenOptionsExt};
-use rustix::fs::OFlags;
+use rustix::fs::{Mode, OFlags};
 
 use crate::error::FsError;
 use crate::extensions::{self, AllowedExtensions};
@@ -29,6 +29,11 @@ const READ_FLAGS: OFlags = OFlags::NONBLOCK.union(OFlags::NOCTTY);
 /// Flags for a handle that only names a file, whatever its type: opening it
 /// reads nothing and has no side effect on devices.
 const PATH_FLAGS: OFlags = OFlags::PATH;
+/// Flags for opening, through a handle that only names it, the directory
+/// that handle names: for reading its entries.
+const LIST_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::DIRECTORY)
+    .union(OFlags::CLOEXEC);
 /// Flags for entering a subdirectory during a walk: a directory, and not
 /// through a symbolic link.
 const WALK_FLAGS: OFlags = OFlags::DIRECTORY.union(OFlags::NOFOLLOW);
@@ -103,19 +108,22 @@ fn stat(target: &Target) -> Result<Metadata, FsError> {
         .map_err(|error| FsError::from_io(&error, &target.shown))
 }
 
-/// The target's directory, opened.
+/// The target's directory, opened for reading its entries. The name is
+/// resolved once, to a handle that reads nothing; its type is taken from
+/// that handle (`fstat`), and the directory is then opened through the
+/// handle itself (`openat` of `.`), so that what is read is the directory
+/// that was checked, whatever is renamed meanwhile.
 pub fn open_dir(target: &Target) -> Result<Dir, FsError> {
-    if !stat(target)?.is_dir() {
+    let handle = open_path(target)?;
+    let metadata = handle
+        .metadata()
+        .map_err(|error| FsError::from_io(&error, &target.shown))?;
+    if !metadata.is_dir() {
         return Err(FsError::NotADirectory(target.shown.clone()));
     }
-    let opened = if target.relative == Path::new(".") {
-        target.root.dir.try_clone()
-    } else {
-        target.root.dir.open_dir(&target.relative)
-    };
-    let dir = opened.map_err(|error| FsError::from_io(&error, &target.shown))?;
-    check_real_name(target, &dir)?;
-    Ok(dir)
+    let dir = rustix::fs::openat(&handle, ".", LIST_FLAGS, Mode::empty())
+        .map_err(|errno| FsError::from_io(&errno.into(), &target.shown))?;
+    Ok(Dir::from_std_file(std::fs::File::from(dir)))
 }
 
 /// The target's regular file, opened for reading, with its size. Refuses
@@ -144,15 +152,21 @@ pub fn open_file(target: &Target, allowed: &AllowedExtensions) -> Result<(File, 
 /// The metadata of whatever the target is, taken through a handle that
 /// reads nothing (`O_PATH`): FIFOs, sockets and devices included.
 pub fn metadata(target: &Target) -> Result<Metadata, FsError> {
+    open_path(target)?
+        .metadata()
+        .map_err(|error| FsError::from_io(&error, &target.shown))
+}
+
+/// A handle that only names the target (`O_PATH`), whose real name has
+/// been checked.
+fn open_path(target: &Target) -> Result<File, FsError> {
     let handle = target
         .root
         .dir
         .open_with(&target.relative, &options(PATH_FLAGS))
         .map_err(|error| FsError::from_io(&error, &target.shown))?;
     check_real_name(target, &handle)?;
-    handle
-        .metadata()
-        .map_err(|error| FsError::from_io(&error, &target.shown))
+    Ok(handle)
 }
 
 /// Opens `name`, a directory in `parent`, without following a symbolic
@@ -220,4 +234,62 @@ fn check_real_name(target: &Target, handle: &impl AsRawFd) -> Result<Option<Path
         });
     }
     Ok(Some(inside.to_owned()))
+}
+
+#[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "tests fail loudly on a missing value")]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+
+    use super::*;
+    use crate::error::ErrorCode;
+    use crate::resolve::resolve;
+    use crate::roots::Roots;
+
+    #[test]
+    fn open_dir_never_mistakes_a_directory_swapped_for_a_file() {
+        let base = tempfile::tempdir().unwrap();
+        let swap = base.path().join("swap");
+        let other = base.path().join("other.md");
+        std::fs::create_dir(&swap).unwrap();
+        std::fs::write(&other, "x").unwrap();
+        let roots = Roots::open(&[base.path().to_owned()]).unwrap();
+        let target = resolve(&roots, "swap").unwrap();
+
+        let stop = Arc::new(AtomicBool::new(false));
+        let swapper = {
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    renameat_with(CWD, &swap, CWD, &other, RenameFlags::EXCHANGE).unwrap();
+                }
+            })
+        };
+        let mut seen = (0, 0);
+        let unexpected: Vec<ErrorCode> = (0..20_000)
+            .filter_map(|_| match open_dir(&target) {
+                Ok(_) => {
+                    seen.0 += 1;
+                    None
+                }
+                Err(FsError::NotADirectory(_)) => {
+                    seen.1 += 1;
+                    None
+                }
+                Err(error) => Some(error.code()),
+            })
+            .collect();
+        stop.store(true, Ordering::Relaxed);
+        swapper.join().unwrap();
+        assert!(
+            unexpected.is_empty(),
+            "`swap` always exists, as a directory or a file, yet {} opens failed (first: {:?}) \
+             beside {seen:?} directories and files",
+            unexpected.len(),
+            unexpected.first()
+        );
+    }
 }

@@ -2,12 +2,15 @@
 //! the absolute names it answers to; every file the server touches is
 //! opened beneath one of these handles, never by an absolute name.
 //!
-//! Command-line roots are opened once, at start. A client that offers MCP
-//! roots narrows them: the effective roots are the command-line roots that
-//! lie inside one of the client's `file:` roots, and the client's roots that
-//! lie inside a command-line root, the latter opened beneath that root's
-//! handle so that a client root cannot lead anywhere a command-line root
-//! does not.
+//! Command-line roots are opened once, at start. A directory given twice,
+//! under two spellings (a trailing `/`, a symbolic link to it), is one root
+//! that answers to both and is shown as the user first spelled it.
+//!
+//! A client that offers MCP roots narrows them: the effective roots are the
+//! command-line roots that lie inside one of the client's `file:` roots, and
+//! the client's roots that lie inside a command-line root, the latter opened
+//! beneath that root's handle so that a client root cannot lead anywhere a
+//! command-line root does not.
 
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
@@ -20,9 +23,12 @@ use crate::error::OptionsError;
 /// One allowed directory.
 #[derive(Debug)]
 pub struct Root {
-    /// Its canonical absolute name, as `list_allowed_directories` shows it.
+    /// Its canonical absolute name, which real names are checked against.
     pub path: PathBuf,
-    /// Other absolute names that lead to it (the name given on the command
+    /// The name the user first gave it, made absolute: what
+    /// `list_allowed_directories` and messages show.
+    pub shown: PathBuf,
+    /// Other absolute names that lead to it (the names given on the command
     /// line, before symbolic links were resolved).
     pub aliases: Vec<PathBuf>,
     /// The handle everything beneath it is opened from.
@@ -42,12 +48,13 @@ pub struct Roots(pub Vec<Arc<Root>>);
 
 impl Roots {
     /// Opens the command-line roots; each must be a directory this process
-    /// may open. Duplicates are dropped.
+    /// may open. A directory given again, under any spelling, adds that
+    /// spelling to the root already opened.
     pub fn open(paths: &[PathBuf]) -> Result<Self, OptionsError> {
         if paths.is_empty() {
             return Err(OptionsError::NoRoots);
         }
-        let mut roots: Vec<Arc<Root>> = Vec::new();
+        let mut roots: Vec<Root> = Vec::new();
         for given in paths {
             let unreadable = |source| OptionsError::Unreadable {
                 path: given.clone(),
@@ -57,30 +64,37 @@ impl Roots {
             if !canonical.is_dir() {
                 return Err(OptionsError::NotADirectory(given.clone()));
             }
-            let dir = Dir::open_ambient_dir(&canonical, ambient_authority()).map_err(unreadable)?;
-            let absolute = std::path::absolute(given).map(|path| normalize(&path));
-            let aliases = match absolute {
-                Ok(absolute) if absolute != canonical => vec![absolute],
-                _ => Vec::new(),
-            };
-            if roots.iter().any(|root| root.path == canonical) {
+            let absolute = std::path::absolute(given)
+                .map(|path| normalize(&path))
+                .unwrap_or_else(|_| canonical.clone());
+            if let Some(known) = roots.iter_mut().find(|root| root.path == canonical) {
+                if !known.names().any(|name| name == absolute) {
+                    known.aliases.push(absolute);
+                }
                 continue;
             }
-            roots.push(Arc::new(Root {
+            let dir = Dir::open_ambient_dir(&canonical, ambient_authority()).map_err(unreadable)?;
+            let aliases = if absolute == canonical {
+                Vec::new()
+            } else {
+                vec![absolute.clone()]
+            };
+            roots.push(Root {
                 path: canonical,
+                shown: absolute,
                 aliases,
                 dir,
-            }));
+            });
         }
-        Ok(Roots(roots))
+        Ok(Roots(roots.into_iter().map(Arc::new).collect()))
     }
 
-    /// The roots' canonical names, joined for a message.
+    /// The roots' names as shown, joined for a message.
     pub fn describe(&self) -> String {
         let names: Vec<String> = self
             .0
             .iter()
-            .map(|root| format!("`{}`", root.path.display()))
+            .map(|root| format!("`{}`", root.shown.display()))
             .collect();
         if names.is_empty() {
             "none".to_owned()
@@ -142,6 +156,7 @@ fn open_inside(root: &Root, wanted: &Path) -> Option<Root> {
     };
     Some(Root {
         path: wanted.to_owned(),
+        shown: wanted.to_owned(),
         aliases: Vec::new(),
         dir,
     })

@@ -336,7 +336,7 @@ impl ErrorBody {
 
 #[derive(Debug, Serialize, JsonSchema)]
 struct AllowedOutput {
-    /// The allowed directories, canonical absolute paths.
+    /// The allowed directories: absolute paths, each as first given.
     directories: Vec<String>,
 }
 
@@ -474,7 +474,7 @@ impl Files {
         let directories: Vec<String> = roots
             .0
             .iter()
-            .map(|root| root.path.display().to_string())
+            .map(|root| root.shown.display().to_string())
             .collect();
         reply(Ok(AllowedOutput { directories }), |output| {
             format!("Allowed directories:\n{}", output.directories.join("\n"))

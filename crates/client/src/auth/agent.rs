@@ -40,11 +40,9 @@ pub struct HeadlessAgent {
 
 impl HeadlessAgent {
     pub fn new(timeout: Duration) -> Result<Self, AuthError> {
-        crate::http::install_tls_provider();
-        let http = reqwest::Client::builder()
+        let http = crate::http::client_builder(timeout)
             .redirect(reqwest::redirect::Policy::none())
             .timeout(timeout)
-            .user_agent(concat!("nexo/", env!("CARGO_PKG_VERSION")))
             .build()?;
         Ok(Self {
             http,

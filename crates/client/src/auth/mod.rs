@@ -152,7 +152,7 @@ fn refusal(error: &HttpError) -> Option<Refusal> {
         )),
         // rmcp reports a 401 without `WWW-Authenticate` as an unexpected response.
         StreamableHttpError::UnexpectedServerResponse(message)
-            if message.starts_with("HTTP 401") =>
+            if crate::http::status_in_message(message) == Some(401) =>
         {
             Some(Refusal::Unauthorized(None))
         }
@@ -465,5 +465,8 @@ mod tests {
         assert!(matches!(refusal(&bare), Some(Refusal::Unauthorized(None))));
         let other: HttpError = StreamableHttpError::UnexpectedServerResponse("HTTP 500".into());
         assert!(refusal(&other).is_none());
+        let longer: HttpError =
+            StreamableHttpError::UnexpectedServerResponse("HTTP 4010 Unknown: {}".into());
+        assert!(refusal(&longer).is_none(), "4010 is no 401");
     }
 }

@@ -1,5 +1,5 @@
-//! The files handler driven through rmcp in-process, over a
-//! `tokio::io::duplex` pair, on real directories made for each test: the
+//! The files handler driven through rmcp in-process, over the shared test
+//! kit's `tokio::io::duplex` pipe, on real directories made for each test: the
 //! ordinary paths of every tool ([`tools`]) and MCP roots ([`roots`]). The
 //! attack corpus runs against the built binary, in the CLI's end-to-end
 //! tests.
@@ -15,12 +15,9 @@ mod tools;
 
 use std::path::{Path, PathBuf};
 
-use nexo_files::{Files, FilesOptions};
-use rmcp::{
-    ClientHandler, RoleClient, ServiceExt,
-    model::{CallToolRequestParams, CallToolResult, Tool},
-    service::RunningService,
-};
+use nexo_files::FilesOptions;
+use nexo_testkit::only_text;
+use rmcp::model::{CallToolResult, Tool};
 use serde_json::Value;
 
 /// A project like seed 004's: Java sources, configuration, documentation,
@@ -81,51 +78,6 @@ pub fn options(roots: &[&Path]) -> FilesOptions {
     }
 }
 
-/// A client (`handler`) connected to a [`Files`] built from `options`.
-pub async fn connect_with<C: ClientHandler>(
-    options: FilesOptions,
-    handler: C,
-) -> RunningService<RoleClient, C> {
-    let files = Files::new(options).unwrap();
-    let (server_io, client_io) = tokio::io::duplex(1 << 20);
-    tokio::spawn(async move {
-        if let Ok(server) = files.serve(server_io).await {
-            let _ = server.waiting().await;
-        }
-    });
-    handler.serve(client_io).await.unwrap()
-}
-
-/// A client without roots connected to a [`Files`] built from `options`.
-pub async fn connect(options: FilesOptions) -> RunningService<RoleClient, ()> {
-    connect_with(options, ()).await
-}
-
-pub async fn call<C: ClientHandler>(
-    client: &RunningService<RoleClient, C>,
-    tool: &'static str,
-    arguments: Value,
-) -> CallToolResult {
-    let Value::Object(arguments) = arguments else {
-        panic!("arguments must be an object: {arguments}");
-    };
-    client
-        .call_tool(CallToolRequestParams::new(tool).with_arguments(arguments))
-        .await
-        .unwrap()
-}
-
-/// The one text content of a result.
-pub fn text(result: &CallToolResult) -> &str {
-    match result.content.as_slice() {
-        [only] => only
-            .as_text()
-            .map(|t| t.text.as_str())
-            .expect("text content"),
-        other => panic!("expected one content block: {other:?}"),
-    }
-}
-
 /// The structured content of a successful result, after checking that it
 /// has what the tool's output schema requires of a success.
 pub fn success(tool: &Tool, result: &CallToolResult) -> Value {
@@ -158,6 +110,6 @@ pub fn error_code(result: &CallToolResult) -> String {
         .as_ref()
         .expect("structured content");
     let error = &structured["error"];
-    assert_eq!(error["message"], text(result), "{structured}");
+    assert_eq!(error["message"].as_str(), only_text(result), "{structured}");
     error["code"].as_str().expect("an error code").to_owned()
 }

@@ -10,14 +10,16 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use nexo_files::{Files, FilesOptions};
+use nexo_testkit::{Error, call_tool, only_text, serve_in_process};
 use rmcp::{
-    ClientHandler, RoleClient,
+    ClientHandler, RoleClient, ServiceExt,
     model::{ClientCapabilities, ClientConfig, ErrorData, Implementation, ListRootsResult, Root},
     service::{RequestContext, RunningService},
 };
 use serde_json::json;
 
-use crate::{Project, call, connect_with, error_code, options, text};
+use crate::{Project, error_code, options};
 
 /// A client whose roots the test changes.
 #[derive(Clone, Default)]
@@ -56,18 +58,33 @@ impl ClientHandler for RootsClient {
     }
 }
 
-async fn allowed(client: &RunningService<RoleClient, RootsClient>) -> String {
-    text(&call(client, "list_allowed_directories", json!({})).await).to_owned()
+/// The text of `list_allowed_directories`.
+async fn allowed(client: &RunningService<RoleClient, RootsClient>) -> Result<String, Error> {
+    let result = call_tool(client, "list_allowed_directories", json!({})).await?;
+    Ok(only_text(&result).ok_or("no text")?.to_owned())
+}
+
+/// `handler` connected to a [`Files`] built from `options`.
+async fn connect_roots_client(
+    options: FilesOptions,
+    handler: RootsClient,
+) -> Result<RunningService<RoleClient, RootsClient>, Error> {
+    Ok(handler
+        .serve(serve_in_process(Files::new(options)?))
+        .await?)
 }
 
 /// Waits until the server's directories are `expected` (it asks for the
 /// client's roots on its own after a change notification).
-async fn wait_for(client: &RunningService<RoleClient, RootsClient>, expected: &str) {
+async fn wait_for(
+    client: &RunningService<RoleClient, RootsClient>,
+    expected: &str,
+) -> Result<(), Error> {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let now = allowed(client).await;
+        let now = allowed(client).await?;
         if now == expected {
-            return;
+            return Ok(());
         }
         assert!(
             Instant::now() < deadline,
@@ -78,34 +95,34 @@ async fn wait_for(client: &RunningService<RoleClient, RootsClient>, expected: &s
 }
 
 #[tokio::test]
-async fn client_roots_narrow_the_directories_and_follow_changes() {
+async fn client_roots_narrow_the_directories_and_follow_changes() -> Result<(), Error> {
     let project = Project::create();
     let handler = RootsClient::default();
     handler.set(&[&project.root.join("src")]);
-    let client = connect_with(options(&[&project.root]), handler.clone()).await;
+    let client = connect_roots_client(options(&[&project.root]), handler.clone()).await?;
 
     let src = project.path("src");
     assert_eq!(
-        allowed(&client).await,
+        allowed(&client).await?,
         format!("Allowed directories:\n{src}")
     );
-    let result = call(
+    let result = call_tool(
         &client,
         "read_text_file",
         json!({ "path": project.path("pom.xml") }),
     )
-    .await;
+    .await?;
     assert_eq!(
         error_code(&result),
         "path_outside_roots",
         "pom.xml is outside the client's root"
     );
-    let result = call(
+    let result = call_tool(
         &client,
         "read_text_file",
         json!({ "path": "main/java/App.java" }),
     )
-    .await;
+    .await?;
     assert_eq!(
         result.is_error,
         Some(false),
@@ -119,25 +136,25 @@ async fn client_roots_narrow_the_directories_and_follow_changes() {
         &client,
         &format!("Allowed directories:\n{}", project.root.display()),
     )
-    .await;
+    .await?;
 
     // A disjoint one leaves nothing.
     let elsewhere = tempfile::tempdir().unwrap();
     handler.set(&[elsewhere.path()]);
     client.notify_roots_list_changed().await.unwrap();
-    wait_for(&client, "Allowed directories:\n").await;
-    let result = call(&client, "list_directory", json!({ "path": "." })).await;
+    wait_for(&client, "Allowed directories:\n").await?;
+    let result = call_tool(&client, "list_directory", json!({ "path": "." })).await?;
     assert_eq!(error_code(&result), "path_outside_roots");
     assert!(
-        text(&result).contains("none of the client's roots"),
-        "{}",
-        text(&result)
+        only_text(&result).is_some_and(|text| text.contains("none of the client's roots")),
+        "{result:?}"
     );
-    client.cancel().await.unwrap();
+    client.cancel().await?;
+    Ok(())
 }
 
 #[tokio::test]
-async fn a_client_without_file_roots_leaves_the_command_line_roots() {
+async fn a_client_without_file_roots_leaves_the_command_line_roots() -> Result<(), Error> {
     let project = Project::create();
     let handler = RootsClient::default();
     handler
@@ -145,10 +162,11 @@ async fn a_client_without_file_roots_leaves_the_command_line_roots() {
         .lock()
         .unwrap()
         .push("https://example.com/repo".to_owned());
-    let client = connect_with(options(&[&project.root]), handler).await;
+    let client = connect_roots_client(options(&[&project.root]), handler).await?;
     assert_eq!(
-        allowed(&client).await,
+        allowed(&client).await?,
         format!("Allowed directories:\n{}", project.root.display())
     );
-    client.cancel().await.unwrap();
+    client.cancel().await?;
+    Ok(())
 }
