@@ -71,6 +71,12 @@ impl Failure {
         if let Some(hint) = &self.hint {
             text.push_str(&format!("hint: {hint}\n"));
         }
+        self.report_after(&text)
+    }
+
+    /// Writes `human` (the report for people, already worded) and then the
+    /// JSON line for scripts to stderr, and gives the exit status.
+    pub fn report_after(&self, human: &str) -> ExitCode {
         let mut error = serde_json::json!({ "code": self.code, "message": self.message });
         if !self.causes.is_empty() {
             error["causes"] = serde_json::json!(self.causes);
@@ -78,10 +84,30 @@ impl Failure {
         if let Some(hint) = &self.hint {
             error["hint"] = serde_json::json!(hint);
         }
+        let mut text = human.to_owned();
         text.push_str(&serde_json::json!({ "error": error }).to_string());
         text.push('\n');
         let _ = std::io::stderr().write_all(text.as_bytes());
         ExitCode::from(self.exit as u8)
+    }
+
+    /// Arguments clap could not read. clap's own wording (the problem, the
+    /// usage line, the pointer to `--help`) is kept for people; the exit
+    /// status and JSON line are those of any bad usage, where clap alone
+    /// would exit 2 and write no JSON.
+    pub fn bad_arguments(error: &clap::Error) -> ExitCode {
+        let human = error.render().to_string();
+        let message = human
+            .lines()
+            .find_map(|line| line.strip_prefix("error: "))
+            .unwrap_or("a required argument or subcommand is missing")
+            .to_owned();
+        let failure = Self::usage(message, Some("run the command with `--help`".into()));
+        let mut human = human;
+        if !human.ends_with('\n') {
+            human.push('\n');
+        }
+        failure.report_after(&human)
     }
 }
 

@@ -19,7 +19,16 @@ use crate::args::{Cli, Command};
 use crate::failure::Failure;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) if is_requested_output(&error) => {
+            return match error.print() {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(_) => ExitCode::FAILURE,
+            };
+        }
+        Err(error) => return Failure::bad_arguments(&error),
+    };
     init_logging();
     // Before anything can build an HTTP client: the binary's rustls has no
     // default crypto provider (tests link one in, so they would not notice).
@@ -56,6 +65,15 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => failure.report(),
     }
+}
+
+/// `--help` and `--version`: what was asked for, not an error.
+fn is_requested_output(error: &clap::Error) -> bool {
+    use clap::error::ErrorKind;
+    matches!(
+        error.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
+    )
 }
 
 /// Diagnostics go to stderr only: stdout belongs to the protocol (stdio

@@ -247,6 +247,47 @@ fn missing_stdio_command_exits_4() {
     assert!(failed.stdout.is_empty(), "{failed:#?}");
 }
 
+/// Arguments clap refuses are bad usage like any other: exit 1 and the JSON
+/// line, with clap's own explanation and usage kept for people. `--help`
+/// and `--version` are answers, not errors.
+#[test]
+fn bad_arguments_exit_1_with_the_json_line() {
+    for args in [
+        &[
+            "call",
+            "--url",
+            "http://127.0.0.1:9/mcp",
+            "--timeout",
+            "0",
+            "echo",
+        ][..],
+        &["tools", "--no-such-flag"][..],
+        &["no-such-command"][..],
+        &["serve"][..],
+    ] {
+        let failed = run(args);
+        assert_eq!(failed.code(), 1, "{args:?}: {failed:#?}");
+        assert_eq!(failed.error_line()["error"]["code"], "usage", "{args:?}");
+        assert!(failed.stderr.contains("--help"), "{args:?}: {failed:#?}");
+        assert!(failed.stdout.is_empty(), "{args:?}: {failed:#?}");
+    }
+    let timeout = run(&[
+        "call",
+        "--url",
+        "http://127.0.0.1:9/mcp",
+        "--timeout",
+        "0",
+        "echo",
+    ]);
+    let message = timeout.error_line()["error"]["message"].to_string();
+    assert!(message.contains("--timeout"), "{message}");
+    for args in [&["--help"][..], &["call", "--help"][..], &["--version"][..]] {
+        let answered = run(args);
+        assert_eq!(answered.code(), 0, "{args:?}: {answered:#?}");
+        assert!(!answered.stdout.is_empty(), "{args:?}");
+    }
+}
+
 #[test]
 fn bad_key_value_exits_1() {
     let server = HttpServer::start(&[]);
