@@ -248,14 +248,7 @@ impl Library {
         name: String,
     ) -> Result<Option<Playlist>, StoreError> {
         self.run(move |connection| {
-            let found: Option<(i64, String)> = connection
-                .query_row(
-                    "SELECT id, name FROM playlists WHERE workspace = ?1 AND name_key = ?2",
-                    params![workspace, song::key(&name)],
-                    |row| Ok((row.get(0)?, row.get(1)?)),
-                )
-                .optional()?;
-            let Some((id, name)) = found else {
+            let Some((id, name)) = find_playlist(connection, &workspace, &name)? else {
                 return Ok(None);
             };
             let mut statement = connection.prepare_cached(&format!(
@@ -446,18 +439,19 @@ fn load_rules(tx: &Transaction<'_>) -> Result<Vec<Rule>, StoreError> {
     Ok(rules)
 }
 
-/// The name an existing playlist of `workspace` has under `name`'s key.
-fn existing_name(
-    tx: &Transaction<'_>,
+/// The id and stored name of the playlist of `workspace` called `name`
+/// (compared by [`song::key`]), if there is one.
+fn find_playlist(
+    connection: &Connection,
     workspace: &str,
     name: &str,
-) -> Result<Option<String>, rusqlite::Error> {
-    tx.query_row(
-        "SELECT name FROM playlists WHERE workspace = ?1 AND name_key = ?2",
-        params![workspace, song::key(name)],
-        |row| row.get(0),
-    )
-    .optional()
+) -> Result<Option<(i64, String)>, rusqlite::Error> {
+    connection
+        .prepare_cached("SELECT id, name FROM playlists WHERE workspace = ?1 AND name_key = ?2")?
+        .query_row(params![workspace, song::key(name)], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })
+        .optional()
 }
 
 fn add_song(
@@ -485,7 +479,8 @@ fn add_song(
     let rules = load_rules(tx)?;
     let mut candidates = Vec::new();
     for name in rules::propose(&rules, song, artist_songs) {
-        candidates.push(existing_name(tx, workspace, &name)?.unwrap_or(name));
+        let existing = find_playlist(tx, workspace, &name)?.map(|(_, stored)| stored);
+        candidates.push(existing.unwrap_or(name));
     }
     let ask_duplicate = duplicate_of.is_some() && !decision.confirm_duplicate;
     let choose = decision.playlist.is_none() && candidates.len() > 1;
@@ -557,11 +552,8 @@ fn put_in_playlist(
          ON CONFLICT (workspace, name_key) DO NOTHING",
         params![workspace, name, song::key(name), now],
     )?;
-    let (playlist_id, stored_name): (i64, String) = tx.query_row(
-        "SELECT id, name FROM playlists WHERE workspace = ?1 AND name_key = ?2",
-        params![workspace, song::key(name)],
-        |row| Ok((row.get(0)?, row.get(1)?)),
-    )?;
+    let (playlist_id, stored_name) =
+        find_playlist(tx, workspace, name)?.ok_or(rusqlite::Error::QueryReturnedNoRows)?;
     tx.execute(
         "INSERT INTO playlist_songs (playlist_id, song_id, position)
          VALUES (?1, ?2, (SELECT COALESCE(MAX(position), 0) + 1 FROM playlist_songs
