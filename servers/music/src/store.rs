@@ -163,8 +163,7 @@ impl Library {
         connection
             .pragma_update(None, "foreign_keys", "ON")
             .map_err(opened)?;
-        migrate(&mut connection, path)?;
-        let state_key = state_key(&mut connection)?;
+        let state_key = prepare(&mut connection, path)?;
         Ok(Self {
             shared: Arc::new(Shared {
                 connection: Mutex::new(connection),
@@ -308,37 +307,47 @@ impl Library {
     }
 }
 
-/// Applies every migration the database lacks, each in its own
-/// `BEGIN IMMEDIATE` transaction that re-reads the version first.
-fn migrate(connection: &mut Connection, path: &Path) -> Result<(), StoreError> {
-    loop {
-        let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let version: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
-        let latest = migrations::latest();
-        if version > latest {
-            return Err(StoreError::SchemaTooNew {
-                path: path.to_owned(),
-                found: version,
-                known: latest,
-            });
-        }
-        let Some(migration) = usize::try_from(version)
-            .ok()
-            .and_then(|index| MIGRATIONS.get(index))
-        else {
-            return Ok(());
-        };
-        tx.execute_batch(migration)?;
-        tx.pragma_update(None, "user_version", version + 1)?;
-        tx.commit()?;
-        tracing::info!(version = version + 1, "music library schema migrated");
+/// Brings the schema up to date and reads the `requestState` key, making
+/// it the first time, in one `BEGIN IMMEDIATE` transaction: start-up takes
+/// the write lock once, and two processes opening a new database at once
+/// migrate it once.
+fn prepare(connection: &mut Connection, path: &Path) -> Result<Vec<u8>, StoreError> {
+    let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    migrate(&tx, path)?;
+    let key = state_key(&tx)?;
+    tx.commit()?;
+    Ok(key)
+}
+
+/// Applies every migration the database lacks and bumps its version.
+fn migrate(tx: &Transaction<'_>, path: &Path) -> Result<(), StoreError> {
+    let version: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    let latest = migrations::latest();
+    if version > latest {
+        return Err(StoreError::SchemaTooNew {
+            path: path.to_owned(),
+            found: version,
+            known: latest,
+        });
     }
+    let pending = usize::try_from(version)
+        .ok()
+        .and_then(|done| MIGRATIONS.get(done..))
+        .unwrap_or_default();
+    if pending.is_empty() {
+        return Ok(());
+    }
+    for migration in pending {
+        tx.execute_batch(migration)?;
+    }
+    tx.pragma_update(None, "user_version", latest)?;
+    tracing::info!(from = version, to = latest, "music library schema migrated");
+    Ok(())
 }
 
 /// The `requestState` key, made (from the system's randomness) the first
 /// time the database is opened.
-fn state_key(connection: &mut Connection) -> Result<Vec<u8>, StoreError> {
-    let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+fn state_key(tx: &Transaction<'_>) -> Result<Vec<u8>, StoreError> {
     let existing: Option<Vec<u8>> = tx
         .query_row(
             "SELECT key FROM request_state_key WHERE id = 1",
@@ -355,7 +364,6 @@ fn state_key(connection: &mut Connection) -> Result<Vec<u8>, StoreError> {
         "INSERT OR REPLACE INTO request_state_key (id, key) VALUES (1, ?1)",
         params![key],
     )?;
-    tx.commit()?;
     Ok(key)
 }
 
@@ -566,6 +574,8 @@ fn put_in_playlist(
 #[cfg(test)]
 #[expect(clippy::unwrap_used, reason = "tests fail loudly on a missing value")]
 mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
     use super::*;
 
     #[test]
@@ -599,6 +609,40 @@ mod tests {
             .unwrap();
         assert_eq!(title, "Old");
         assert_eq!(library.state_key().len(), STATE_KEY_LENGTH);
+    }
+
+    #[test]
+    fn opening_a_new_or_current_database_is_one_transaction() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("once.sqlite3");
+        for database in ["new", "current"] {
+            let mut connection = Connection::open(&path).unwrap();
+            let transactions = Arc::new(AtomicUsize::new(0));
+            let committed = Arc::clone(&transactions);
+            connection
+                .commit_hook(Some(move || {
+                    committed.fetch_add(1, Ordering::SeqCst);
+                    false
+                }))
+                .unwrap();
+            let rolled_back = Arc::clone(&transactions);
+            connection
+                .rollback_hook(Some(move || {
+                    rolled_back.fetch_add(1, Ordering::SeqCst);
+                }))
+                .unwrap();
+            prepare(&mut connection, &path).unwrap();
+            assert_eq!(
+                transactions.load(Ordering::SeqCst),
+                1,
+                "the {database} database: migrations and key under one write lock"
+            );
+        }
+        let connection = Connection::open(&path).unwrap();
+        let version: i64 = connection
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(version, migrations::latest());
     }
 
     #[test]
