@@ -100,7 +100,7 @@ pub enum AddOutcome {
 pub struct Added {
     pub song: StoredSong,
     pub playlist: Option<String>,
-    /// The playlists the rules proposed.
+    /// The playlists it could go in ([`Questions::candidates`]).
     pub candidates: Vec<String>,
     /// The song it repeats, when the caller confirmed adding it anyway.
     pub duplicate_of: Option<StoredSong>,
@@ -111,7 +111,9 @@ pub struct Added {
 pub struct Questions {
     /// The song it seems to repeat, when that must be confirmed.
     pub duplicate_of: Option<StoredSong>,
-    /// The playlists proposed; a choice is needed when [`Questions::choose`].
+    /// The playlists it could go in: of those the rules propose, the ones
+    /// that already exist, or every one when none exists yet. A choice is
+    /// needed when [`Questions::choose`].
     pub candidates: Vec<String>,
     /// More than one candidate, and no playlist given.
     pub choose: bool,
@@ -485,11 +487,15 @@ fn add_song(
         |row| count(row, 0),
     )?;
     let rules = load_rules(tx)?;
-    let mut candidates = Vec::new();
+    let mut existing = Vec::new();
+    let mut new = Vec::new();
     for name in rules::propose(&rules, song, artist_songs) {
-        let existing = find_playlist(tx, workspace, &name)?.map(|(_, stored)| stored);
-        candidates.push(existing.unwrap_or(name));
+        match find_playlist(tx, workspace, &name)? {
+            Some((_, stored)) => existing.push(stored),
+            None => new.push(name),
+        }
     }
+    let candidates = if existing.is_empty() { new } else { existing };
     let ask_duplicate = duplicate_of.is_some() && !decision.confirm_duplicate;
     let choose = decision.playlist.is_none() && candidates.len() > 1;
     if ask_duplicate || choose {

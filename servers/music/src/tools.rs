@@ -165,7 +165,8 @@ pub struct AddSongOutput {
     /// The playlist it went into, if any (status `added`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub playlist: Option<String>,
-    /// The playlists the rules proposed.
+    /// The playlists it could go in: of those its metadata proposes, the
+    /// ones that exist, or every one when none exists yet.
     pub candidates: Vec<String>,
     /// The song this one seems to repeat.
     #[serde(skip_serializing_if = "Option::is_none")]
