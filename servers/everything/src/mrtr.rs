@@ -334,15 +334,16 @@ impl<'a> Round<'a> {
         Ok(InputRequiredResult::new(Some(requests), Some(sealed)))
     }
 
-    /// Asks `asks` in round 1 until every one is answered, then `finish`es.
-    fn single(
+    /// Asks `asks` in round 1 until every one is answered, then `finish`es:
+    /// a tool's result or a prompt's.
+    fn single<R: From<InputRequiredResult>>(
         &self,
         asks: &[(&str, Ask)],
-        finish: impl FnOnce(Vec<Answer>) -> String,
-    ) -> Result<CallToolResponse, McpError> {
+        finish: impl FnOnce(Vec<Answer>) -> R,
+    ) -> Result<R, McpError> {
         self.require(asks)?;
         match self.answers(asks) {
-            Some(answers) => Ok(text(finish(answers))),
+            Some(answers) => Ok(finish(answers)),
             None => Ok(self.ask(asks, &first_round())?.into()),
         }
     }
@@ -388,11 +389,11 @@ pub async fn call(
                     max_tokens: 20,
                 },
             )];
-            round.single(&asks, |_| "Success".to_owned())
+            round.single(&asks, |_| text("Success".to_owned()))
         }
         "test_input_required_result_elicitation" => round
             .single(&[("user_name", NAME)], |answers| {
-                format!("Hello, {}!", answers[0].text())
+                text(format!("Hello, {}!", answers[0].text()))
             }),
         "test_input_required_result_sampling" => {
             let asks = [(
@@ -403,12 +404,12 @@ pub async fn call(
                 },
             )];
             round.single(&asks, |answers| {
-                format!("Sampling result: {}", answers[0].text())
+                text(format!("Sampling result: {}", answers[0].text()))
             })
         }
         "test_input_required_result_list_roots" => round
             .single(&[("roots_request", Ask::Roots)], |answers| {
-                format!("Found {} root(s)", answers[0].text())
+                text(format!("Found {} root(s)", answers[0].text()))
             }),
         "test_input_required_result_request_state"
         | "test_input_required_result_tampered_state" => {
@@ -435,12 +436,12 @@ pub async fn call(
                 ("client_roots", Ask::Roots),
             ];
             round.single(&asks, |answers| {
-                format!(
+                text(format!(
                     "Name: {}; Greeting: {}; Roots: {}",
                     answers[0].text(),
                     answers[1].text(),
                     answers[2].text()
-                )
+                ))
             })
         }
         "test_input_required_result_multi_round" => multi_round(&round),
@@ -473,7 +474,7 @@ pub async fn call(
             }
             round.single(&asks, |_| {
                 let keys: Vec<&str> = asks.iter().map(|(key, _)| *key).collect();
-                format!("capabilities-ok: received {}", keys.join(","))
+                text(format!("capabilities-ok: received {}", keys.join(",")))
             })
         }
         _ => {
@@ -495,52 +496,48 @@ pub async fn call(
                 },
             )];
             round.single(&asks, |answers| {
-                format!("Streaming complete: {}", answers[0].text())
+                text(format!("Streaming complete: {}", answers[0].text()))
             })
         }
     }
 }
 
 /// `test_input_required_result_multi_round`: the name in round 1, the
-/// colour in round 2, carrying the name in the sealed state.
+/// colour in round 2, carrying the name in the sealed state. A round that
+/// comes back unanswered is asked again.
 fn multi_round(round: &Round<'_>) -> Result<CallToolResponse, McpError> {
-    let color = Ask::Form {
-        message: "What is your favorite color?",
-        field: "color",
-        kind: "string",
+    let name_step = [("step1", NAME)];
+    let color_step = [(
+        "step2",
+        Ask::Form {
+            message: "What is your favorite color?",
+            field: "color",
+            kind: "string",
+        },
+    )];
+    round.require(&name_step)?;
+    let carried = round.state.as_ref().and_then(|state| state.name.clone());
+    let name = match (round.round(), carried) {
+        (2, Some(name)) => Some(name),
+        (1, _) => round.answers(&name_step).map(|answers| answers[0].text()),
+        _ => None,
     };
-    round.require(&[("step1", NAME)])?;
-    let name = round.state.as_ref().and_then(|state| state.name.clone());
-    match (round.round(), name) {
-        (2, Some(name)) => match round.answer("step2", color) {
-            Some(color) => Ok(text(format!(
-                "Multi-round complete for {name} who likes {}",
-                color.text()
-            ))),
-            None => Ok(round
-                .ask(
-                    &[("step2", color)],
-                    &State {
-                        round: 2,
-                        name: Some(name),
-                    },
-                )?
-                .into()),
-        },
-        (1, _) => match round.answer("step1", NAME) {
-            Some(name) => Ok(round
-                .ask(
-                    &[("step2", color)],
-                    &State {
-                        round: 2,
-                        name: Some(name.text()),
-                    },
-                )?
-                .into()),
-            None => Ok(round.ask(&[("step1", NAME)], &first_round())?.into()),
-        },
-        _ => Ok(round.ask(&[("step1", NAME)], &first_round())?.into()),
+    let Some(name) = name else {
+        return Ok(round.ask(&name_step, &first_round())?.into());
+    };
+    if round.round() == 2
+        && let Some(answers) = round.answers(&color_step)
+    {
+        return Ok(text(format!(
+            "Multi-round complete for {name} who likes {}",
+            answers[0].text()
+        )));
     }
+    let second = State {
+        round: 2,
+        name: Some(name),
+    };
+    Ok(round.ask(&color_step, &second)?.into())
 }
 
 /// `prompts/get` of [`PROMPT`]: asks what context to use, then renders.
@@ -564,13 +561,11 @@ pub fn get_prompt(
             kind: "string",
         },
     )];
-    round.require(&asks)?;
-    match round.answers(&asks) {
-        Some(answers) => Ok(GetPromptResult::new(vec![PromptMessage::new_text(
+    round.single(&asks, |answers| {
+        GetPromptResult::new(vec![PromptMessage::new_text(
             Role::User,
             format!("Prompt with context: {}", answers[0].text()),
         )])
-        .into()),
-        None => Ok(round.ask(&asks, &first_round())?.into()),
-    }
+        .into()
+    })
 }

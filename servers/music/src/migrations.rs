@@ -1,9 +1,9 @@
 //! The versioned schema: migration `n` (from 1) brings a database from
-//! `PRAGMA user_version` `n - 1` to `n`, inside one `BEGIN IMMEDIATE`
-//! transaction with the version bump, so that two processes opening a new
-//! database at once migrate it once, and a crash leaves it at a version it
-//! fully reached. Migrations are never edited once released; a change is a
-//! new one at the end.
+//! `PRAGMA user_version` `n - 1` to `n`. The store runs the missing ones
+//! with the version bump inside the one `BEGIN IMMEDIATE` transaction that
+//! opens the library, so that two processes opening a new database at once
+//! migrate it once, and a crash leaves it at the version it had. Migrations
+//! are never edited once released; a change is a new one at the end.
 
 /// Every migration, in order; the schema version is its length.
 pub const MIGRATIONS: &[&str] = &[SCHEMA, SEED_RULES];

@@ -100,7 +100,7 @@ pub enum AddOutcome {
 pub struct Added {
     pub song: StoredSong,
     pub playlist: Option<String>,
-    /// The playlists the rules proposed.
+    /// The playlists it could go in ([`Questions::candidates`]).
     pub candidates: Vec<String>,
     /// The song it repeats, when the caller confirmed adding it anyway.
     pub duplicate_of: Option<StoredSong>,
@@ -111,7 +111,9 @@ pub struct Added {
 pub struct Questions {
     /// The song it seems to repeat, when that must be confirmed.
     pub duplicate_of: Option<StoredSong>,
-    /// The playlists proposed; a choice is needed when [`Questions::choose`].
+    /// The playlists it could go in: of those the rules propose, the ones
+    /// that already exist, or every one when none exists yet. A choice is
+    /// needed when [`Questions::choose`].
     pub candidates: Vec<String>,
     /// More than one candidate, and no playlist given.
     pub choose: bool,
@@ -163,8 +165,7 @@ impl Library {
         connection
             .pragma_update(None, "foreign_keys", "ON")
             .map_err(opened)?;
-        migrate(&mut connection, path)?;
-        let state_key = state_key(&mut connection)?;
+        let state_key = prepare(&mut connection, path)?;
         Ok(Self {
             shared: Arc::new(Shared {
                 connection: Mutex::new(connection),
@@ -248,14 +249,7 @@ impl Library {
         name: String,
     ) -> Result<Option<Playlist>, StoreError> {
         self.run(move |connection| {
-            let found: Option<(i64, String)> = connection
-                .query_row(
-                    "SELECT id, name FROM playlists WHERE workspace = ?1 AND name_key = ?2",
-                    params![workspace, song::key(&name)],
-                    |row| Ok((row.get(0)?, row.get(1)?)),
-                )
-                .optional()?;
-            let Some((id, name)) = found else {
+            let Some((id, name)) = find_playlist(connection, &workspace, &name)? else {
                 return Ok(None);
             };
             let mut statement = connection.prepare_cached(&format!(
@@ -315,37 +309,47 @@ impl Library {
     }
 }
 
-/// Applies every migration the database lacks, each in its own
-/// `BEGIN IMMEDIATE` transaction that re-reads the version first.
-fn migrate(connection: &mut Connection, path: &Path) -> Result<(), StoreError> {
-    loop {
-        let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let version: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
-        let latest = migrations::latest();
-        if version > latest {
-            return Err(StoreError::SchemaTooNew {
-                path: path.to_owned(),
-                found: version,
-                known: latest,
-            });
-        }
-        let Some(migration) = usize::try_from(version)
-            .ok()
-            .and_then(|index| MIGRATIONS.get(index))
-        else {
-            return Ok(());
-        };
-        tx.execute_batch(migration)?;
-        tx.pragma_update(None, "user_version", version + 1)?;
-        tx.commit()?;
-        tracing::info!(version = version + 1, "music library schema migrated");
+/// Brings the schema up to date and reads the `requestState` key, making
+/// it the first time, in one `BEGIN IMMEDIATE` transaction: start-up takes
+/// the write lock once, and two processes opening a new database at once
+/// migrate it once.
+fn prepare(connection: &mut Connection, path: &Path) -> Result<Vec<u8>, StoreError> {
+    let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    migrate(&tx, path)?;
+    let key = state_key(&tx)?;
+    tx.commit()?;
+    Ok(key)
+}
+
+/// Applies every migration the database lacks and bumps its version.
+fn migrate(tx: &Transaction<'_>, path: &Path) -> Result<(), StoreError> {
+    let version: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    let latest = migrations::latest();
+    if version > latest {
+        return Err(StoreError::SchemaTooNew {
+            path: path.to_owned(),
+            found: version,
+            known: latest,
+        });
     }
+    let pending = usize::try_from(version)
+        .ok()
+        .and_then(|done| MIGRATIONS.get(done..))
+        .unwrap_or_default();
+    if pending.is_empty() {
+        return Ok(());
+    }
+    for migration in pending {
+        tx.execute_batch(migration)?;
+    }
+    tx.pragma_update(None, "user_version", latest)?;
+    tracing::info!(from = version, to = latest, "music library schema migrated");
+    Ok(())
 }
 
 /// The `requestState` key, made (from the system's randomness) the first
 /// time the database is opened.
-fn state_key(connection: &mut Connection) -> Result<Vec<u8>, StoreError> {
-    let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+fn state_key(tx: &Transaction<'_>) -> Result<Vec<u8>, StoreError> {
     let existing: Option<Vec<u8>> = tx
         .query_row(
             "SELECT key FROM request_state_key WHERE id = 1",
@@ -362,7 +366,6 @@ fn state_key(connection: &mut Connection) -> Result<Vec<u8>, StoreError> {
         "INSERT OR REPLACE INTO request_state_key (id, key) VALUES (1, ?1)",
         params![key],
     )?;
-    tx.commit()?;
     Ok(key)
 }
 
@@ -446,18 +449,19 @@ fn load_rules(tx: &Transaction<'_>) -> Result<Vec<Rule>, StoreError> {
     Ok(rules)
 }
 
-/// The name an existing playlist of `workspace` has under `name`'s key.
-fn existing_name(
-    tx: &Transaction<'_>,
+/// The id and stored name of the playlist of `workspace` called `name`
+/// (compared by [`song::key`]), if there is one.
+fn find_playlist(
+    connection: &Connection,
     workspace: &str,
     name: &str,
-) -> Result<Option<String>, rusqlite::Error> {
-    tx.query_row(
-        "SELECT name FROM playlists WHERE workspace = ?1 AND name_key = ?2",
-        params![workspace, song::key(name)],
-        |row| row.get(0),
-    )
-    .optional()
+) -> Result<Option<(i64, String)>, rusqlite::Error> {
+    connection
+        .prepare_cached("SELECT id, name FROM playlists WHERE workspace = ?1 AND name_key = ?2")?
+        .query_row(params![workspace, song::key(name)], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })
+        .optional()
 }
 
 fn add_song(
@@ -483,10 +487,15 @@ fn add_song(
         |row| count(row, 0),
     )?;
     let rules = load_rules(tx)?;
-    let mut candidates = Vec::new();
+    let mut existing = Vec::new();
+    let mut new = Vec::new();
     for name in rules::propose(&rules, song, artist_songs) {
-        candidates.push(existing_name(tx, workspace, &name)?.unwrap_or(name));
+        match find_playlist(tx, workspace, &name)? {
+            Some((_, stored)) => existing.push(stored),
+            None => new.push(name),
+        }
     }
+    let candidates = if existing.is_empty() { new } else { existing };
     let ask_duplicate = duplicate_of.is_some() && !decision.confirm_duplicate;
     let choose = decision.playlist.is_none() && candidates.len() > 1;
     if ask_duplicate || choose {
@@ -557,11 +566,8 @@ fn put_in_playlist(
          ON CONFLICT (workspace, name_key) DO NOTHING",
         params![workspace, name, song::key(name), now],
     )?;
-    let (playlist_id, stored_name): (i64, String) = tx.query_row(
-        "SELECT id, name FROM playlists WHERE workspace = ?1 AND name_key = ?2",
-        params![workspace, song::key(name)],
-        |row| Ok((row.get(0)?, row.get(1)?)),
-    )?;
+    let (playlist_id, stored_name) =
+        find_playlist(tx, workspace, name)?.ok_or(rusqlite::Error::QueryReturnedNoRows)?;
     tx.execute(
         "INSERT INTO playlist_songs (playlist_id, song_id, position)
          VALUES (?1, ?2, (SELECT COALESCE(MAX(position), 0) + 1 FROM playlist_songs
@@ -574,6 +580,8 @@ fn put_in_playlist(
 #[cfg(test)]
 #[expect(clippy::unwrap_used, reason = "tests fail loudly on a missing value")]
 mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
     use super::*;
 
     #[test]
@@ -607,6 +615,40 @@ mod tests {
             .unwrap();
         assert_eq!(title, "Old");
         assert_eq!(library.state_key().len(), STATE_KEY_LENGTH);
+    }
+
+    #[test]
+    fn opening_a_new_or_current_database_is_one_transaction() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("once.sqlite3");
+        for database in ["new", "current"] {
+            let mut connection = Connection::open(&path).unwrap();
+            let transactions = Arc::new(AtomicUsize::new(0));
+            let committed = Arc::clone(&transactions);
+            connection
+                .commit_hook(Some(move || {
+                    committed.fetch_add(1, Ordering::SeqCst);
+                    false
+                }))
+                .unwrap();
+            let rolled_back = Arc::clone(&transactions);
+            connection
+                .rollback_hook(Some(move || {
+                    rolled_back.fetch_add(1, Ordering::SeqCst);
+                }))
+                .unwrap();
+            prepare(&mut connection, &path).unwrap();
+            assert_eq!(
+                transactions.load(Ordering::SeqCst),
+                1,
+                "the {database} database: migrations and key under one write lock"
+            );
+        }
+        let connection = Connection::open(&path).unwrap();
+        let version: i64 = connection
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(version, migrations::latest());
     }
 
     #[test]

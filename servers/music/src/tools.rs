@@ -165,7 +165,8 @@ pub struct AddSongOutput {
     /// The playlist it went into, if any (status `added`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub playlist: Option<String>,
-    /// The playlists the rules proposed.
+    /// The playlists it could go in: of those its metadata proposes, the
+    /// ones that exist, or every one when none exists yet.
     pub candidates: Vec<String>,
     /// The song this one seems to repeat.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -741,7 +742,7 @@ impl Music {
             confirm: true,
             playlist: false,
         };
-        let by_argument = match Channel::of(&context) {
+        match Channel::of(&context) {
             Channel::InputRequired => {
                 let result = self.sealer().ask("clear_library", subject, &form, asked)?;
                 return Ok(result.into());
@@ -753,12 +754,13 @@ impl Music {
                 Ok(refusal) => return Ok(clear_refused(&workspace, &refusal, counts)),
                 Err(error) => {
                     tracing::info!(%error, "elicitation failed; asking for arguments instead");
-                    true
                 }
             },
-            Channel::Arguments => true,
-        };
-        if by_argument && args.confirm == Some(true) {
+            Channel::Arguments => {}
+        }
+        // Only a client that cannot be asked, or whose question failed, gets here:
+        // for it, `confirm: true` is the answer.
+        if args.confirm == Some(true) {
             return Ok(self.clear(&workspace).await);
         }
         let message = format!(

@@ -134,6 +134,12 @@ async fn multi_round_carries_the_name_in_its_state() -> Result<(), Error> {
     let tool = "test_input_required_result_multi_round";
     let first = call(&mut wire, tool, json!({})).await?;
     let state = first.result()?["requestState"].clone();
+    let unanswered = call(&mut wire, tool, json!({ "requestState": state })).await?;
+    let unanswered = unanswered.result()?;
+    assert!(
+        unanswered["inputRequests"].get("step1").is_some(),
+        "round 1 without an answer is asked again: {unanswered}"
+    );
     let second = call(
         &mut wire,
         tool,
@@ -143,12 +149,23 @@ async fn multi_round_carries_the_name_in_its_state() -> Result<(), Error> {
     let second = second.result()?;
     assert_eq!(second["resultType"], "input_required");
     assert!(second["inputRequests"].get("step2").is_some());
+    let again = call(
+        &mut wire,
+        tool,
+        json!({ "requestState": second["requestState"] }),
+    )
+    .await?;
+    let again = again.result()?;
+    assert!(
+        again["inputRequests"].get("step2").is_some(),
+        "round 2 without an answer is asked again: {again}"
+    );
     let third = call(
         &mut wire,
         tool,
         json!({
             "inputResponses": { "step2": accept(json!({ "color": "green" })) },
-            "requestState": second["requestState"]
+            "requestState": again["requestState"]
         }),
     )
     .await?;

@@ -62,6 +62,18 @@ async fn elicitation_chooses_the_playlist() {
 async fn one_form_confirms_a_duplicate_and_chooses_its_playlist() {
     let db = TempDb::create();
     preload(&db).await;
+    let plain = connect(db.music(), Scripted::plain(), Era::Session).await;
+    let hotel = json!({
+        "title": "Hotel California",
+        "artist": "Eagles",
+        "genre": "rock",
+        "year": 1976,
+        "playlist": "1970s"
+    });
+    assert_eq!(
+        structured(&call(&plain, "add_song", hotel).await)["status"],
+        "added"
+    );
     let handler = Scripted::answering(Answer::Accept(
         json!({ "confirm": true, "playlist": "1970s" }),
     ));
@@ -83,7 +95,27 @@ async fn one_form_confirms_a_duplicate_and_chooses_its_playlist() {
             .unwrap()
             .contains("Add it anyway?")
     );
-    assert_eq!(counts(&db).await, (2, 2));
+    assert_eq!(counts(&db).await, (3, 2));
+}
+
+#[tokio::test]
+async fn a_duplicate_fitting_one_existing_playlist_asks_only_to_confirm() {
+    let db = TempDb::create();
+    preload(&db).await;
+    let handler = Scripted::answering(Answer::Accept(json!({ "confirm": true })));
+    let client = connect(db.music(), handler.clone(), Era::Session).await;
+    let result = call(&client, "add_song", bohemian()).await;
+    let output = structured(&result);
+    assert_eq!(output["status"], "added");
+    assert_eq!(
+        output["playlist"], "Rock",
+        "the one existing playlist it fits"
+    );
+    assert_eq!(output["candidates"], json!(["Rock"]));
+    let forms = handler.forms();
+    assert_eq!(forms.len(), 1);
+    assert_eq!(forms[0]["requestedSchema"]["required"], json!(["confirm"]));
+    assert_eq!(counts(&db).await, (2, 1));
 }
 
 #[tokio::test]

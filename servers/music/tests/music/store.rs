@@ -137,6 +137,57 @@ async fn a_choice_or_a_duplicate_writes_nothing_until_answered() {
     );
 }
 
+/// A library where Bohemian Rhapsody (rock, 1975) is in `Rock` and, when
+/// `with_decade`, Dancing Queen (pop, 1976) is in `1970s`.
+async fn library_with_rock(db: &TempDb, with_decade: bool) -> Library {
+    let library = Library::open(&db.path()).unwrap();
+    let into = |playlist: &str| Decision {
+        playlist: Some(playlist.to_owned()),
+        ..Decision::default()
+    };
+    let rhapsody = song("Bohemian Rhapsody", "Queen", Some("rock"), Some(1975));
+    added(&library, "default", rhapsody, into("Rock")).await;
+    if with_decade {
+        let dancing = song("Dancing Queen", "ABBA", Some("pop"), Some(1976));
+        added(&library, "default", dancing, into("1970s")).await;
+    }
+    library
+}
+
+#[tokio::test]
+async fn a_song_fitting_one_existing_playlist_goes_there_without_a_question() {
+    let db = TempDb::create();
+    let library = library_with_rock(&db, false).await;
+    let hotel = song("Hotel California", "Eagles", Some("rock"), Some(1976));
+    assert_eq!(
+        added(&library, "default", hotel, Decision::default())
+            .await
+            .as_deref(),
+        Some("Rock"),
+        "1970s is proposed too, but only Rock exists"
+    );
+    let names: Vec<String> = library
+        .playlists("default".into())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    assert_eq!(names, ["Rock"], "no 1970s playlist was made");
+}
+
+#[tokio::test]
+async fn a_song_fitting_two_existing_playlists_asks_which() {
+    let db = TempDb::create();
+    let library = library_with_rock(&db, true).await;
+    let hotel = song("Hotel California", "Eagles", Some("rock"), Some(1976));
+    let questions = asked(&library, "default", hotel, Decision::default()).await;
+    assert!(questions.choose && questions.duplicate_of.is_none());
+    assert_eq!(questions.candidates, ["Rock", "1970s"]);
+    let counts = library.counts("default".into()).await.unwrap();
+    assert_eq!((counts.songs, counts.playlists), (2, 2), "nothing written");
+}
+
 #[tokio::test]
 async fn one_candidate_is_chosen_without_asking_and_artists_earn_a_playlist() {
     let db = TempDb::create();
