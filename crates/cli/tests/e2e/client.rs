@@ -252,15 +252,16 @@ fn missing_stdio_command_exits_4() {
 /// and `--version` are answers, not errors.
 #[test]
 fn bad_arguments_exit_1_with_the_json_line() {
+    let zero_timeout = [
+        "call",
+        "--url",
+        "http://127.0.0.1:9/mcp",
+        "--timeout",
+        "0",
+        "echo",
+    ];
     for args in [
-        &[
-            "call",
-            "--url",
-            "http://127.0.0.1:9/mcp",
-            "--timeout",
-            "0",
-            "echo",
-        ][..],
+        &zero_timeout[..],
         &["tools", "--no-such-flag"][..],
         &["no-such-command"][..],
         &["serve"][..],
@@ -271,14 +272,7 @@ fn bad_arguments_exit_1_with_the_json_line() {
         assert!(failed.stderr.contains("--help"), "{args:?}: {failed:#?}");
         assert!(failed.stdout.is_empty(), "{args:?}: {failed:#?}");
     }
-    let timeout = run(&[
-        "call",
-        "--url",
-        "http://127.0.0.1:9/mcp",
-        "--timeout",
-        "0",
-        "echo",
-    ]);
+    let timeout = run(&zero_timeout);
     let message = timeout.error_line()["error"]["message"].to_string();
     assert!(message.contains("--timeout"), "{message}");
     for args in [&["--help"][..], &["call", "--help"][..], &["--version"][..]] {
