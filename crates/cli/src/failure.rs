@@ -96,18 +96,16 @@ impl Failure {
     /// status and JSON line are those of any bad usage, where clap alone
     /// would exit 2 and write no JSON.
     pub fn bad_arguments(error: &clap::Error) -> ExitCode {
-        let human = error.render().to_string();
+        let mut human = error.render().to_string();
         let message = human
             .lines()
             .find_map(|line| line.strip_prefix("error: "))
             .unwrap_or("a required argument or subcommand is missing")
             .to_owned();
-        let failure = Self::usage(message, Some("run the command with `--help`".into()));
-        let mut human = human;
         if !human.ends_with('\n') {
             human.push('\n');
         }
-        failure.report_after(&human)
+        Self::usage(message, Some("run the command with `--help`".into())).report_after(&human)
     }
 }
 

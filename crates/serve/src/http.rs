@@ -27,6 +27,7 @@ use futures::future::BoxFuture;
 use http_body_util::{BodyExt, Limited};
 use rmcp::ServerHandler;
 use rmcp::model::Tool;
+use rmcp::transport::common::http_header::HEADER_SESSION_ID;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
@@ -39,8 +40,6 @@ use crate::policy::{self, HostPolicy, OriginPolicy};
 
 /// Where the MCP endpoint is mounted.
 pub const MCP_PATH: &str = "/mcp";
-/// The header that carries a 2025-era session's id.
-const SESSION_ID_HEADER: &str = "mcp-session-id";
 /// How often an idle SSE stream gets a keep-alive comment.
 pub(crate) const SSE_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(15);
 
@@ -360,7 +359,7 @@ where
     // session. A message in a session is otherwise read once, by rmcp, and a
     // malformed one is explained after rmcp has refused it.
     let needs_envelope =
-        state.logger.is_some() || !accepts.sse || !parts.headers.contains_key(SESSION_ID_HEADER);
+        state.logger.is_some() || !accepts.sse || !parts.headers.contains_key(HEADER_SESSION_ID);
     let mut request_id = None;
     let mut pending = None;
     let mut forwarded = body.clone();
