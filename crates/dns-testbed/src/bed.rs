@@ -1,7 +1,8 @@
 //! Running the bed: one port free on every address of the [`Plan`], a
 //! hickory-server on each serving address (UDP and TCP, wrapped to count
 //! the questions), a bound but unread socket on each silent one, all on a
-//! thread with its own tokio runtime until the [`Bed`] is dropped.
+//! thread with its own tokio runtime until the [`Bed`] is dropped; and, when
+//! asked for, a validating resolver ([`crate::validator`]).
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -11,14 +12,16 @@ use std::time::Duration;
 
 use hickory_server::Server;
 use hickory_server::net::runtime::Time;
-use hickory_server::proto::rr::LowerName;
+use hickory_server::proto::op::{Edns, Header, HeaderCounts, Metadata};
+use hickory_server::proto::rr::{LowerName, Record, RecordType};
 use hickory_server::server::{Request, RequestHandler, ResponseHandler, ResponseInfo};
-use hickory_server::zone_handler::Catalog;
+use hickory_server::zone_handler::{Catalog, MessageResponseBuilder};
 use tokio::net::{TcpListener, UdpSocket};
 use tokio::sync::oneshot;
 
-use crate::build::{Plan, Role, Zones, plan};
+use crate::build::{Delegation, Plan, Role, Zones, plan};
 use crate::spec::Zone;
+use crate::validator::Validator;
 
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
 
@@ -26,6 +29,12 @@ pub type Error = Box<dyn std::error::Error + Send + Sync>;
 pub const RESOLVER: Ipv4Addr = Ipv4Addr::new(127, 53, 0, 1);
 /// A second resolver, which sees some zones differently.
 pub const RESOLVER2: Ipv4Addr = Ipv4Addr::new(127, 53, 0, 2);
+/// A validating resolver (BIND's `named`), in a bed started with
+/// [`Bed::validating`]: it recurses from the bed's root, with the root's
+/// key as its trust anchor, and answers SERVFAIL for data it judges bogus.
+/// It is on 127.0.0.1 because `named` listens only on addresses an
+/// interface carries, and the other 127.x addresses are not assigned.
+pub const VALIDATOR: Ipv4Addr = Ipv4Addr::LOCALHOST;
 /// An address where nothing listens.
 pub const NOBODY: Ipv4Addr = Ipv4Addr::new(127, 53, 0, 99);
 
@@ -35,6 +44,7 @@ const PORT_TRIES: usize = 50;
 /// Running servers; dropped, they stop.
 pub struct Bed {
     port: u16,
+    validating: bool,
     queries: Arc<AtomicU64>,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
@@ -44,13 +54,23 @@ impl Bed {
     /// Starts servers for the root, `test.` and `zones`, and returns once
     /// every one listens.
     pub fn start(zones: Vec<Zone>) -> Result<Self, Error> {
-        Self::start_delayed(zones, Duration::ZERO)
+        Self::start_with(zones, Duration::ZERO, false)
+    }
+
+    /// Like [`Bed::start`], with a validating resolver at [`VALIDATOR`]
+    /// (BIND's `named`, which must be installed).
+    pub fn validating(zones: Vec<Zone>) -> Result<Self, Error> {
+        Self::start_with(zones, Duration::ZERO, true)
     }
 
     /// Like [`Bed::start`], every server holding each answer back for
     /// `delay`: a network whose round trip is `delay`, so that a benchmark
     /// can tell how many round trips one after another a call costs.
     pub fn start_delayed(zones: Vec<Zone>, delay: Duration) -> Result<Self, Error> {
+        Self::start_with(zones, delay, false)
+    }
+
+    fn start_with(zones: Vec<Zone>, delay: Duration, validating: bool) -> Result<Self, Error> {
         let queries = Arc::new(AtomicU64::new(0));
         let counter = Arc::clone(&queries);
         let (ready, started) = std::sync::mpsc::channel::<Result<u16, String>>();
@@ -69,7 +89,7 @@ impl Bed {
                     }
                 };
                 runtime.block_on(async move {
-                    match run(&zones, counter, delay).await {
+                    match run(&zones, counter, delay, validating).await {
                         Ok(running) => {
                             let _ = ready.send(Ok(running.port));
                             let _ = stopped.await;
@@ -86,6 +106,7 @@ impl Bed {
             .map_err(|_| "the test bed's thread ended before it started")??;
         Ok(Self {
             port,
+            validating,
             queries,
             stop: Some(stop),
             thread: Some(thread),
@@ -112,6 +133,12 @@ impl Bed {
         self.at(RESOLVER)
     }
 
+    /// The validating resolver's address, in a bed started with
+    /// [`Bed::validating`].
+    pub fn validator(&self) -> Option<SocketAddr> {
+        self.validating.then(|| self.at(VALIDATOR))
+    }
+
     /// How many questions the servers have received so far (over UDP and
     /// TCP; silent and dead servers count none).
     pub fn queries(&self) -> u64 {
@@ -130,12 +157,74 @@ impl Drop for Bed {
     }
 }
 
-/// A catalog that counts the questions it answers, and answers each after
-/// `delay`.
+/// A catalog that counts the questions it answers, answers each after
+/// `delay`, and gives the referrals of its zone cuts itself.
 struct Counted {
     catalog: Catalog,
+    /// The zones the catalog holds.
+    held: Vec<LowerName>,
+    referrals: Vec<Delegation>,
     queries: Arc<AtomicU64>,
     delay: Duration,
+}
+
+impl Counted {
+    /// The deepest zone cut a question falls at or below, unless it asks
+    /// for the DS at the cut (which the parent answers) or a zone the
+    /// server holds lies below the cut and holds the name.
+    fn referral(&self, request: &Request) -> Option<&Delegation> {
+        let query = request.queries.queries().first()?;
+        let name = query.name();
+        self.referrals
+            .iter()
+            .filter(|delegation| delegation.cut.zone_of(name))
+            .filter(|delegation| !(query.query_type() == RecordType::DS && delegation.cut == *name))
+            .filter(|delegation| {
+                !self
+                    .held
+                    .iter()
+                    .any(|zone| zone.zone_of(name) && delegation.cut.zone_of(zone))
+            })
+            .max_by_key(|delegation| delegation.cut.num_labels())
+    }
+}
+
+/// Sends `delegation` as a referral: no AA flag, the NS set (and with the
+/// DO bit the DS set or the proof there is none) in the authority section,
+/// the glue in the additional one.
+async fn refer<R: ResponseHandler>(
+    request: &Request,
+    delegation: &Delegation,
+    mut response_handle: R,
+) -> ResponseInfo {
+    let mut metadata = Metadata::response_from_request(&request.metadata);
+    metadata.authoritative = false;
+    let dnssec_ok = request
+        .edns
+        .as_ref()
+        .is_some_and(|edns| edns.flags().dnssec_ok);
+    let edns = request.edns.as_ref().map(|asked| {
+        let mut edns = Edns::new();
+        edns.set_dnssec_ok(dnssec_ok);
+        edns.set_max_payload(asked.max_payload().max(512));
+        edns
+    });
+    let proof: &[Record] = if dnssec_ok { &delegation.proof } else { &[] };
+    let response = MessageResponseBuilder::new(&request.queries, edns.as_ref()).build(
+        metadata,
+        std::iter::empty(),
+        delegation.ns.iter().chain(proof),
+        std::iter::empty(),
+        delegation.glue.iter(),
+    );
+    match response_handle.send_response(response).await {
+        Ok(info) => info,
+        // The asker is gone or the socket failed: nothing more to do.
+        Err(_) => ResponseInfo::from(Header {
+            metadata,
+            counts: HeaderCounts::default(),
+        }),
+    }
 }
 
 #[async_trait::async_trait]
@@ -149,6 +238,9 @@ impl RequestHandler for Counted {
         if !self.delay.is_zero() {
             tokio::time::sleep(self.delay).await;
         }
+        if let Some(delegation) = self.referral(request) {
+            return refer(request, delegation, response_handle).await;
+        }
         self.catalog
             .handle_request::<R, T>(request, response_handle)
             .await
@@ -160,6 +252,7 @@ struct Running {
     port: u16,
     _servers: Vec<Server<Counted>>,
     _silent: Vec<(UdpSocket, TcpListener)>,
+    _validator: Option<Validator>,
 }
 
 fn catalog_of(zones: &Zones) -> Catalog {
@@ -178,37 +271,53 @@ async fn bind(ip: Ipv4Addr, port: u16) -> std::io::Result<(UdpSocket, TcpListene
     ))
 }
 
-/// Binds every address of the plan on one port, trying ports until one is
-/// free everywhere.
-async fn bind_all(plan: &Plan) -> Result<(u16, Vec<(UdpSocket, TcpListener)>), Error> {
+/// Binds every address of the plan, and `reserved` (kept free for a
+/// process of its own, which binds it once these sockets are dropped), on
+/// one port, trying ports until one is free everywhere.
+async fn bind_all(
+    plan: &Plan,
+    reserved: &[Ipv4Addr],
+) -> Result<(u16, Vec<(UdpSocket, TcpListener)>), Error> {
     for _ in 0..PORT_TRIES {
         let probe = std::net::UdpSocket::bind((RESOLVER, 0))?;
         let port = probe.local_addr()?.port();
         drop(probe);
         let mut sockets = Vec::new();
-        for ip in plan.roles.keys() {
+        for ip in plan.roles.keys().chain(reserved) {
             match bind(*ip, port).await {
                 Ok(pair) => sockets.push(pair),
                 Err(_) => break,
             }
         }
-        if sockets.len() == plan.roles.len() {
+        if sockets.len() == plan.roles.len() + reserved.len() {
+            sockets.truncate(plan.roles.len());
             return Ok((port, sockets));
         }
     }
     Err("no port is free on every address of the test bed".into())
 }
 
-async fn run(zones: &[Zone], queries: Arc<AtomicU64>, delay: Duration) -> Result<Running, Error> {
+async fn run(
+    zones: &[Zone],
+    queries: Arc<AtomicU64>,
+    delay: Duration,
+    validating: bool,
+) -> Result<Running, Error> {
     let plan = plan(zones)?;
-    let (port, sockets) = bind_all(&plan).await?;
+    let reserved: &[Ipv4Addr] = if validating { &[VALIDATOR] } else { &[] };
+    let (port, sockets) = bind_all(&plan, reserved).await?;
     let mut servers = Vec::new();
     let mut silent = Vec::new();
-    for (role, (udp, tcp)) in plan.roles.values().zip(sockets) {
+    for ((ip, role), (udp, tcp)) in plan.roles.iter().zip(sockets) {
         match role {
             Role::Serve(zones) => {
                 let mut server = Server::new(Counted {
                     catalog: catalog_of(zones),
+                    held: zones
+                        .iter()
+                        .map(|(origin, _)| LowerName::new(origin))
+                        .collect(),
+                    referrals: plan.referrals.get(ip).cloned().unwrap_or_default(),
                     queries: Arc::clone(&queries),
                     delay,
                 });
@@ -219,9 +328,21 @@ async fn run(zones: &[Zone], queries: Arc<AtomicU64>, delay: Duration) -> Result
             Role::Silent => silent.push((udp, tcp)),
         }
     }
+    let validator = if validating {
+        let anchor = plan.trust_anchor.clone();
+        let address = SocketAddr::new(IpAddr::V4(VALIDATOR), port);
+        let hints = crate::build::ROOT.map(|ip| SocketAddr::new(IpAddr::V4(ip), port));
+        Some(
+            tokio::task::spawn_blocking(move || Validator::start(address, &hints, &anchor))
+                .await??,
+        )
+    } else {
+        None
+    };
     Ok(Running {
         port,
         _servers: servers,
         _silent: silent,
+        _validator: validator,
     })
 }

@@ -1,18 +1,21 @@
 //! From [`Zone`] descriptions to zone handlers and the role of every
 //! address ([`Plan`]): the root and `test.` zones with their delegations
 //! and DS records, each child zone as each of its servers serves it, the
-//! resolvers' views, and the signatures (Ed25519 keys made here, RRSIGs
-//! over the SOA and DNSKEY RRsets, broken on purpose where a [`Signing`]
-//! says so).
+//! resolvers' views, and the signatures. The root and `test.` are signed,
+//! so that a validating resolver with the root's key as its trust anchor
+//! can follow the chain; a signed zone gets Ed25519 keys made here, an NSEC
+//! chain, and RRSIGs over every RRset it is authoritative for, broken on
+//! purpose where its [`Signing`] says so.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use hickory_server::dnssec::NxProofKind;
 use hickory_server::net::runtime::TokioRuntimeProvider;
 use hickory_server::proto::dnssec::crypto::Ed25519SigningKey;
-use hickory_server::proto::dnssec::rdata::{DNSKEY, DNSSECRData, DS, RRSIG};
+use hickory_server::proto::dnssec::rdata::{DNSKEY, DNSSECRData, DS, NSEC, RRSIG};
 use hickory_server::proto::dnssec::{
     Algorithm, DigestType, DnssecSigner, PublicKey, PublicKeyBuf, SigningKey,
 };
@@ -41,24 +44,50 @@ pub enum Role {
     Silent,
 }
 
+/// A zone cut in a parent zone: what the parent's servers answer for any
+/// name at or below it (but the DS at the cut), a referral. hickory-server
+/// answers some of these questions itself, wrongly for a validating
+/// resolver (an NS question at the cut as an authoritative answer, an SOA
+/// question below it with the parent's NS set added and the AA flag set),
+/// so the bed's parent servers answer them from this instead.
+#[derive(Clone)]
+pub struct Delegation {
+    pub cut: LowerName,
+    /// The NS set, unsigned: the parent is not authoritative for it.
+    pub ns: Vec<Record>,
+    /// The DS set and its RRSIGs, or the NSEC record and RRSIG that prove
+    /// there is none (sent to askers that set the DO bit).
+    pub proof: Vec<Record>,
+    /// The addresses of name servers below the cut.
+    pub glue: Vec<Record>,
+}
+
 /// Every address the bed listens on, and what it does there.
 pub struct Plan {
     pub roles: BTreeMap<Ipv4Addr, Role>,
+    /// The referrals each parent server gives, by address.
+    pub referrals: BTreeMap<Ipv4Addr, Vec<Delegation>>,
+    /// The DS of the root's key: a validating resolver's trust anchor.
+    pub trust_anchor: DS,
 }
 
 fn name(text: &str) -> Result<Name, Error> {
     Ok(Name::from_ascii(text)?)
 }
 
-/// A zone handler from zone-file text.
-fn handler(origin: &Name, text: &str) -> Result<InMemoryZoneHandler<TokioRuntimeProvider>, Error> {
+type Handler = InMemoryZoneHandler<TokioRuntimeProvider>;
+
+/// A zone handler from zone-file text; a signed zone's handler answers
+/// questions for names and types it lacks with the NSEC records that prove
+/// it (which [`secure`] adds).
+fn handler(origin: &Name, text: &str, signed: bool) -> Result<Handler, Error> {
     let (origin, records) = Parser::new(text, None, Some(origin.clone())).parse()?;
     Ok(InMemoryZoneHandler::new(
         origin,
         records,
         ZoneType::Primary,
         AxfrPolicy::Deny,
-        None,
+        signed.then_some(NxProofKind::Nsec),
     )?)
 }
 
@@ -147,10 +176,11 @@ fn ds_records(origin: &Name, keys: &Keys) -> Result<Vec<Record>, Error> {
     Ok(records)
 }
 
-/// Publishes the DNSKEYs and signs the SOA and DNSKEY RRsets with every
-/// key, as the zone's [`SigDefect`] allows.
+/// Publishes the DNSKEYs and signs the zone with every key (see
+/// [`secure`]), then breaks the signatures as the zone's [`SigDefect`]
+/// says.
 fn sign(
-    handler: &mut InMemoryZoneHandler<TokioRuntimeProvider>,
+    handler: &mut Handler,
     origin: &Name,
     keys: &Keys,
     serial: u32,
@@ -169,40 +199,161 @@ fn sign(
         handler.upsert_mut(record, serial);
     }
     let inception = now + time::Duration::seconds(keys.signing.window.inception);
-    let mut types = vec![RecordType::DNSKEY];
-    if defect != Some(SigDefect::SoaUnsigned) {
-        types.push(RecordType::SOA);
+    secure(handler, origin, &keys.signers, inception, serial)?;
+    match defect {
+        Some(SigDefect::SoaUnsigned) => rework_rrsigs(handler, origin, RecordType::SOA, |_| None),
+        Some(SigDefect::SoaSignatureCorrupt) => {
+            rework_rrsigs(handler, origin, RecordType::SOA, |rrsig| {
+                let mut bytes = rrsig.sig().to_vec();
+                if let Some(byte) = bytes.first_mut() {
+                    *byte ^= 1;
+                }
+                Some(RRSIG::from_sig(rrsig.input().clone(), bytes))
+            })
+        }
+        Some(SigDefect::DnskeyNotSignedByDsKey) => {
+            let named = keys
+                .dnskeys
+                .first()
+                .ok_or("a signed zone needs at least one key")?
+                .calculate_key_tag()?;
+            rework_rrsigs(handler, origin, RecordType::DNSKEY, |rrsig| {
+                (rrsig.input().key_tag != named).then(|| rrsig.clone())
+            })
+        }
+        Some(SigDefect::KeysUnpublished) | None => Ok(()),
     }
-    for rtype in types {
-        let key = RrKey::new(LowerName::new(origin), rtype);
-        let records = handler.records_get_mut();
-        let Some(rrset) = records.get_mut(&key) else {
-            return Err(format!("no {rtype} to sign").into());
-        };
+}
+
+/// Adds the zone's NSEC chain (RFC 4034 section 4) and signs, with every
+/// one of `signers`, every RRset the zone is authoritative for: not the NS
+/// set of a delegation, nor the glue below it (RFC 4035 section 2.2).
+fn secure(
+    handler: &mut Handler,
+    origin: &Name,
+    signers: &[DnssecSigner],
+    inception: OffsetDateTime,
+    serial: u32,
+) -> Result<(), Error> {
+    let apex = LowerName::new(origin);
+    let owned: Vec<RrKey> = handler.records_get_mut().keys().cloned().collect();
+    let cuts: BTreeSet<LowerName> = owned
+        .iter()
+        .filter(|key| key.record_type == RecordType::NS && key.name != apex)
+        .map(|key| key.name.clone())
+        .collect();
+    let below_cut = |name: &LowerName| cuts.iter().any(|cut| cut.zone_of(name) && cut != name);
+    // Owners in canonical order (the order of the handler's map), each
+    // with the types it holds.
+    let mut owners: Vec<(LowerName, BTreeSet<RecordType>)> = Vec::new();
+    for key in owned.iter().filter(|key| !below_cut(&key.name)) {
+        match owners.last_mut() {
+            Some((owner, types)) if *owner == key.name => {
+                types.insert(key.record_type);
+            }
+            _ => owners.push((key.name.clone(), BTreeSet::from([key.record_type]))),
+        }
+    }
+    for (index, (owner, types)) in owners.iter().enumerate() {
+        let next = owners
+            .get(index + 1)
+            .map_or_else(|| origin.clone(), |(next, _)| Name::from(next.clone()));
+        let nsec = NSEC::new_cover_self(next, types.iter().copied());
+        let record = Record::from_rdata(
+            Name::from(owner.clone()),
+            3600,
+            RData::DNSSEC(DNSSECRData::NSEC(nsec)),
+        );
+        handler.upsert_mut(record, serial);
+    }
+    for (key, rrset) in handler.records_get_mut().iter_mut() {
+        let delegation = cuts.contains(&key.name) && key.record_type == RecordType::NS;
+        if delegation || below_cut(&key.name) {
+            continue;
+        }
+        let rrset = Arc::make_mut(rrset);
         let mut signatures = Vec::new();
-        for signer in &keys.signers {
+        for signer in signers {
             let rrsig = RRSIG::from_rrset(rrset, DNSClass::IN, inception, signer)?;
-            let rrsig =
-                if rtype == RecordType::SOA && defect == Some(SigDefect::SoaSignatureCorrupt) {
-                    let mut bytes = rrsig.sig().to_vec();
-                    if let Some(byte) = bytes.first_mut() {
-                        *byte ^= 1;
-                    }
-                    RRSIG::from_sig(rrsig.input().clone(), bytes)
-                } else {
-                    rrsig
-                };
             signatures.push(Record::from_rdata(
-                origin.clone(),
+                rrset.name().clone(),
                 rrset.ttl(),
                 RData::DNSSEC(DNSSECRData::RRSIG(rrsig)),
             ));
         }
-        let rrset = Arc::make_mut(rrset);
-        for signature in signatures {
-            rrset.insert_rrsig(signature);
-        }
+        rrset.set_rrsigs(signatures);
     }
+    Ok(())
+}
+
+/// The zone cuts of a parent zone, with what a referral to each carries.
+fn delegations(handler: &mut Handler, origin: &Name) -> Vec<Delegation> {
+    let apex = LowerName::new(origin);
+    let records = handler.records_get_mut();
+    let cuts: Vec<LowerName> = records
+        .keys()
+        .filter(|key| key.record_type == RecordType::NS && key.name != apex)
+        .map(|key| key.name.clone())
+        .collect();
+    let rrset = |name: &LowerName, rtype: RecordType, signed: bool| -> Vec<Record> {
+        records
+            .get(&RrKey::new(name.clone(), rtype))
+            .map(|rrset| rrset.records(signed).cloned().collect())
+            .unwrap_or_default()
+    };
+    cuts.iter()
+        .map(|cut| {
+            let ds = rrset(cut, RecordType::DS, true);
+            let proof = if ds.is_empty() {
+                rrset(cut, RecordType::NSEC, true)
+            } else {
+                ds
+            };
+            let glue = records
+                .iter()
+                .filter(|(key, _)| cut.zone_of(&key.name) && key.name != *cut)
+                .filter(|(key, _)| matches!(key.record_type, RecordType::A | RecordType::AAAA))
+                .flat_map(|(_, rrset)| rrset.records_without_rrsigs().cloned())
+                .collect();
+            Delegation {
+                cut: cut.clone(),
+                ns: rrset(cut, RecordType::NS, false),
+                proof,
+                glue,
+            }
+        })
+        .collect()
+}
+
+/// Replaces each RRSIG over the `rtype` RRset at the apex with what
+/// `change` makes of it (none: removed).
+fn rework_rrsigs(
+    handler: &mut Handler,
+    origin: &Name,
+    rtype: RecordType,
+    change: impl Fn(&RRSIG) -> Option<RRSIG>,
+) -> Result<(), Error> {
+    let key = RrKey::new(LowerName::new(origin), rtype);
+    let rrset = handler
+        .records_get_mut()
+        .get_mut(&key)
+        .ok_or_else(|| format!("no {rtype} to re-sign"))?;
+    let rrset = Arc::make_mut(rrset);
+    let reworked = rrset
+        .rrsigs()
+        .iter()
+        .filter_map(|record| match &record.data {
+            RData::DNSSEC(DNSSECRData::RRSIG(rrsig)) => change(rrsig).map(|rrsig| {
+                Record::from_rdata(
+                    record.name.clone(),
+                    record.ttl,
+                    RData::DNSSEC(DNSSECRData::RRSIG(rrsig)),
+                )
+            }),
+            _ => None,
+        })
+        .collect();
+    rrset.set_rrsigs(reworked);
     Ok(())
 }
 
@@ -217,7 +368,7 @@ fn child_copy(
     now: OffsetDateTime,
 ) -> Result<Arc<dyn ZoneHandler>, Error> {
     let text = format!("{}{records}", head(zone, serial));
-    let mut copy = handler(origin, &text)?;
+    let mut copy = handler(origin, &text, keys.is_some())?;
     if let Some(keys) = keys {
         sign(&mut copy, origin, keys, serial, now)?;
     }
@@ -254,7 +405,22 @@ pub fn plan(zones: &[Zone]) -> Result<Plan, Error> {
         "ns1.test. 3600 IN A {}\nns2.test. 3600 IN A {}\na.root.test. 3600 IN A {}\nb.root.test. 3600 IN A {}\n",
         TLD[0], TLD[1], ROOT[0], ROOT[1]
     );
-    let root_zone: Arc<dyn ZoneHandler> = Arc::new(handler(&root, &format!("{ROOT_ZONE}{glue}"))?);
+    let root_keys = keys(&root, &Signing::good())?;
+    let tld_keys = keys(&tld, &Signing::good())?;
+    let mut root_zone = handler(&root, &format!("{ROOT_ZONE}{glue}"), true)?;
+    for record in ds_records(&tld, &tld_keys)? {
+        root_zone.upsert_mut(record, 1);
+    }
+    sign(&mut root_zone, &root, &root_keys, 1, now)?;
+    let root_referrals = delegations(&mut root_zone, &root);
+    let root_zone: Arc<dyn ZoneHandler> = Arc::new(root_zone);
+    let trust_anchor = match ds_records(&root, &root_keys)?
+        .first()
+        .map(|record| &record.data)
+    {
+        Some(RData::DNSSEC(DNSSECRData::DS(ds))) => ds.clone(),
+        _ => return Err("the root's key gave no DS".into()),
+    };
 
     let mut tld_text = format!("{TLD_ZONE}{glue}");
     let mut truth: Zones = Vec::new();
@@ -327,10 +493,12 @@ pub fn plan(zones: &[Zone]) -> Result<Plan, Error> {
     if let Some(ip) = nobody.iter().find(|ip| roles.contains_key(ip)) {
         return Err(format!("{ip} must stay dead for one zone but listens for another").into());
     }
-    let mut tld_zone = handler(&tld, &tld_text)?;
+    let mut tld_zone = handler(&tld, &tld_text, true)?;
     for record in ds {
         tld_zone.upsert_mut(record, 1);
     }
+    sign(&mut tld_zone, &tld, &tld_keys, 1, now)?;
+    let tld_referrals = delegations(&mut tld_zone, &tld);
     let tld_zone: Arc<dyn ZoneHandler> = Arc::new(tld_zone);
     for zones in [&mut truth, &mut second] {
         zones.push((root.clone(), Arc::clone(&root_zone)));
@@ -344,5 +512,16 @@ pub fn plan(zones: &[Zone]) -> Result<Plan, Error> {
     }
     roles.insert(RESOLVER, Role::Serve(truth));
     roles.insert(RESOLVER2, Role::Serve(second));
-    Ok(Plan { roles })
+    let mut referrals = BTreeMap::new();
+    for ip in ROOT {
+        referrals.insert(ip, root_referrals.clone());
+    }
+    for ip in TLD {
+        referrals.insert(ip, tld_referrals.clone());
+    }
+    Ok(Plan {
+        roles,
+        referrals,
+        trust_anchor,
+    })
 }

@@ -15,7 +15,10 @@
 //!
 //! A [`Bed`] runs its servers on a thread of its own with its own tokio
 //! runtime, so synchronous tests, async tests and a benchmark use it the
-//! same way; dropping it stops them. [`zones::standard`] is the catalogue of
+//! same way; dropping it stops them. [`Bed::validating`] adds a real
+//! validating resolver at [`VALIDATOR`]: BIND's `named` (Debian's `bind9`,
+//! which `scripts/test` installs), recursing from the bed's signed root
+//! with the root's key as its trust anchor. [`zones::standard`] is the catalogue of
 //! healthy and broken zones the tests and the benchmark share. It counts
 //! the questions its servers receive ([`Bed::queries`]).
 //!
@@ -25,7 +28,8 @@
 mod bed;
 mod build;
 mod spec;
+mod validator;
 pub mod zones;
 
-pub use bed::{Bed, Error, NOBODY, RESOLVER, RESOLVER2};
+pub use bed::{Bed, Error, NOBODY, RESOLVER, RESOLVER2, VALIDATOR};
 pub use spec::{DsKind, Ns, Serves, SigDefect, Signing, Window, Zone};

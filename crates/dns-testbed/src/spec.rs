@@ -84,10 +84,15 @@ pub enum SigDefect {
     SoaUnsigned,
     /// The SOA's signatures have a flipped bit.
     SoaSignatureCorrupt,
+    /// The DNSKEY set is signed only by keys the DS does not name (the
+    /// first key, which the DS names, signs everything else): the chain
+    /// of trust breaks between the DS and the zone's keys.
+    DnskeyNotSignedByDsKey,
 }
 
 /// How a zone is signed: Ed25519 keys (the first a key-signing key, flags
-/// 257, the rest 256), each signing the SOA and DNSKEY RRsets.
+/// 257, the rest 256), each signing every RRset of the zone, with an NSEC
+/// chain for the names and types it does not hold.
 #[derive(Debug, Clone)]
 pub struct Signing {
     pub keys: usize,

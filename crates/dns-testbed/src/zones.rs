@@ -329,6 +329,12 @@ fn dnssec_zones() -> Vec<Zone> {
         signed("unsignedsoa", good().defect(SigDefect::SoaUnsigned)),
         signed("dsonly", good().defect(SigDefect::KeysUnpublished)),
         signed("wrongds", good().ds(vec![DsKind::OtherKey])),
+        // Two keys; the DS names the first, which signs everything but the
+        // DNSKEY set, signed by the second alone.
+        signed(
+            "zskonly",
+            good().keys(2).defect(SigDefect::DnskeyNotSignedByDsKey),
+        ),
         signed("island", good().ds(Vec::new())),
         signed("sha1ds", good().ds(vec![DsKind::Sha1])),
         signed("gostds", good().ds(vec![DsKind::Sha256, DsKind::Gost])),

@@ -1,0 +1,162 @@
+//! The bed's validating resolver: BIND's `named` as a child process,
+//! recursing from the bed's root servers (its root hints) on the bed's port
+//! (BIND's `port` option sets the port it asks other servers on as well as
+//! the one it listens on), with the DS of the bed's root key as its only
+//! trust anchor. It answers what a public validating resolver would: data
+//! it can prove, SERVFAIL for data it judges bogus, and the data itself
+//! when the question sets CD (checking disabled).
+//!
+//! `named` keeps its files in a temporary directory and writes its log
+//! there (`named.log`, quoted in the error when it fails to start); the
+//! process is killed and reaped when the [`Validator`] is dropped.
+
+use std::fmt::Write as _;
+use std::net::{SocketAddr, UdpSocket};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use hickory_server::proto::dnssec::rdata::DS;
+use hickory_server::proto::op::{Message, Query};
+use hickory_server::proto::rr::{Name, RecordType};
+
+use crate::bed::Error;
+
+/// Where Debian puts `named` when it is not on the PATH.
+const NAMED_SBIN: &str = "/usr/sbin/named";
+/// How long `named` may take to answer its first question.
+const START_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// A running `named`; dropped, it is killed.
+pub struct Validator {
+    child: Child,
+    dir: tempfile::TempDir,
+}
+
+impl Validator {
+    /// Starts `named` on `address`, with the root servers at `hints` and
+    /// `anchor` as its trust anchor, and returns once it answers.
+    pub fn start(address: SocketAddr, hints: &[SocketAddr], anchor: &DS) -> Result<Self, Error> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path();
+        std::fs::write(path.join("root.hint"), root_hints(hints))?;
+        std::fs::write(path.join("named.conf"), config(path, address, anchor))?;
+        let log = std::fs::File::create(path.join("named.log"))?;
+        let child = Command::new(named())
+            .args(["-g", "-4", "-n", "1", "-c"])
+            .arg(path.join("named.conf"))
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()
+            .map_err(|error| {
+                format!(
+                    "cannot start BIND's `named` for the validating resolver ({error}): \
+                     install Debian's bind9 (scripts/test does)"
+                )
+            })?;
+        let mut validator = Self { child, dir };
+        validator.wait_until_answering(address)?;
+        Ok(validator)
+    }
+
+    fn wait_until_answering(&mut self, address: SocketAddr) -> Result<(), Error> {
+        let started = Instant::now();
+        while started.elapsed() < START_TIMEOUT {
+            if let Some(status) = self.child.try_wait()? {
+                return Err(format!("`named` exited with {status}:\n{}", self.log()).into());
+            }
+            if answers(address) {
+                return Ok(());
+            }
+        }
+        Err(format!(
+            "`named` did not answer within {} s:\n{}",
+            START_TIMEOUT.as_secs(),
+            self.log()
+        )
+        .into())
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("named.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Validator {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `named` from the PATH, else where Debian installs it.
+fn named() -> &'static str {
+    let on_path = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("named").is_file()));
+    if on_path { "named" } else { NAMED_SBIN }
+}
+
+/// Whether a server answers a question for the root's SOA at `address`
+/// within a tenth of a second.
+fn answers(address: SocketAddr) -> bool {
+    let mut message = Message::query();
+    message.metadata.recursion_desired = true;
+    message.add_query(Query::query(Name::root(), RecordType::SOA));
+    let Ok(bytes) = message.to_vec() else {
+        return false;
+    };
+    let Ok(socket) = UdpSocket::bind(("127.0.0.1", 0)) else {
+        return false;
+    };
+    let mut buffer = [0_u8; 4096];
+    socket
+        .set_read_timeout(Some(Duration::from_millis(100)))
+        .is_ok()
+        && socket.send_to(&bytes, address).is_ok()
+        && socket.recv(&mut buffer).is_ok()
+}
+
+fn root_hints(hints: &[SocketAddr]) -> String {
+    let mut text = String::new();
+    for (index, hint) in hints.iter().enumerate() {
+        let host = format!("{}.root.test.", char::from(b'a' + (index % 26) as u8));
+        let _ = writeln!(text, ". 3600 IN NS {host}");
+        let _ = writeln!(text, "{host} 3600 IN A {}", hint.ip());
+    }
+    text
+}
+
+fn config(dir: &std::path::Path, address: SocketAddr, anchor: &DS) -> String {
+    let digest: String = anchor
+        .digest()
+        .iter()
+        .map(|byte| format!("{byte:02X}"))
+        .collect();
+    format!(
+        r#"options {{
+    directory "{dir}";
+    pid-file none;
+    session-keyfile "{dir}/session.key";
+    listen-on port {port} {{ {ip}; }};
+    listen-on-v6 {{ none; }};
+    port {port};
+    recursion yes;
+    allow-query {{ any; }};
+    allow-recursion {{ any; }};
+    allow-query-cache {{ any; }};
+    dnssec-validation yes;
+    servfail-ttl 0;
+    notify no;
+}};
+controls {{ }};
+trust-anchors {{ . static-ds {tag} {algorithm} {digest_type} "{digest}"; }};
+zone "." {{ type hint; file "root.hint"; }};
+"#,
+        dir = dir.display(),
+        ip = address.ip(),
+        port = address.port(),
+        tag = anchor.key_tag(),
+        algorithm = u8::from(anchor.algorithm()),
+        digest_type = u8::from(anchor.digest_type()),
+    )
+}
