@@ -11,15 +11,16 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use hickory_server::Server;
+use hickory_server::net::NetError;
 use hickory_server::net::runtime::Time;
-use hickory_server::proto::op::{Edns, Header, HeaderCounts, Metadata};
+use hickory_server::proto::op::{Edns, Header, HeaderCounts, Metadata, ResponseCode};
 use hickory_server::proto::rr::{LowerName, Record, RecordType};
 use hickory_server::server::{Request, RequestHandler, ResponseHandler, ResponseInfo};
 use hickory_server::zone_handler::{Catalog, MessageResponseBuilder};
 use tokio::net::{TcpListener, UdpSocket};
 use tokio::sync::oneshot;
 
-use crate::build::{Delegation, Plan, Role, Zones, plan};
+use crate::build::{Delegation, Denial, Plan, Role, Zones, plan};
 use crate::spec::Zone;
 use crate::validator::Validator;
 
@@ -158,12 +159,14 @@ impl Drop for Bed {
 }
 
 /// A catalog that counts the questions it answers, answers each after
-/// `delay`, and gives the referrals of its zone cuts itself.
+/// `delay`, and gives the referrals of its zone cuts and the signed denials
+/// of names its zones lack itself (see [`Delegation`] and [`Denial`]).
 struct Counted {
     catalog: Catalog,
     /// The zones the catalog holds.
     held: Vec<LowerName>,
     referrals: Vec<Delegation>,
+    denials: Vec<Denial>,
     queries: Arc<AtomicU64>,
     delay: Duration,
 }
@@ -189,6 +192,70 @@ impl Counted {
     }
 }
 
+impl Counted {
+    /// The authority section of an NXDOMAIN answer, for a question with
+    /// the DO bit about a name a signed zone of this server lacks.
+    fn denial(&self, request: &Request) -> Option<Vec<Record>> {
+        if !dnssec_ok(request) {
+            return None;
+        }
+        let name = request.queries.queries().first()?.name();
+        self.denials
+            .iter()
+            .filter(|denial| denial.origin.zone_of(name))
+            .max_by_key(|denial| denial.origin.num_labels())?
+            .nxdomain(name)
+    }
+}
+
+fn dnssec_ok(request: &Request) -> bool {
+    request
+        .edns
+        .as_ref()
+        .is_some_and(|edns| edns.flags().dnssec_ok)
+}
+
+/// The EDNS of an answer to `request`, if it has one.
+fn answer_edns(request: &Request) -> Option<Edns> {
+    request.edns.as_ref().map(|asked| {
+        let mut edns = Edns::new();
+        edns.set_dnssec_ok(dnssec_ok(request));
+        edns.set_max_payload(asked.max_payload().max(512));
+        edns
+    })
+}
+
+/// Sends an authoritative NXDOMAIN with `authorities`.
+async fn deny<R: ResponseHandler>(
+    request: &Request,
+    authorities: &[Record],
+    mut response_handle: R,
+) -> ResponseInfo {
+    let mut metadata = Metadata::response_from_request(&request.metadata);
+    metadata.authoritative = true;
+    metadata.response_code = ResponseCode::NXDomain;
+    let edns = answer_edns(request);
+    let response = MessageResponseBuilder::new(&request.queries, edns.as_ref()).build(
+        metadata,
+        std::iter::empty(),
+        authorities.iter(),
+        std::iter::empty(),
+        std::iter::empty(),
+    );
+    send(response_handle.send_response(response).await, metadata)
+}
+
+/// What became of a response sent: its info, or, when the asker is gone
+/// or the socket failed, the metadata it had.
+fn send(sent: Result<ResponseInfo, NetError>, metadata: Metadata) -> ResponseInfo {
+    sent.unwrap_or_else(|_| {
+        ResponseInfo::from(Header {
+            metadata,
+            counts: HeaderCounts::default(),
+        })
+    })
+}
+
 /// Sends `delegation` as a referral: no AA flag, the NS set (and with the
 /// DO bit the DS set or the proof there is none) in the authority section,
 /// the glue in the additional one.
@@ -199,17 +266,12 @@ async fn refer<R: ResponseHandler>(
 ) -> ResponseInfo {
     let mut metadata = Metadata::response_from_request(&request.metadata);
     metadata.authoritative = false;
-    let dnssec_ok = request
-        .edns
-        .as_ref()
-        .is_some_and(|edns| edns.flags().dnssec_ok);
-    let edns = request.edns.as_ref().map(|asked| {
-        let mut edns = Edns::new();
-        edns.set_dnssec_ok(dnssec_ok);
-        edns.set_max_payload(asked.max_payload().max(512));
-        edns
-    });
-    let proof: &[Record] = if dnssec_ok { &delegation.proof } else { &[] };
+    let edns = answer_edns(request);
+    let proof: &[Record] = if dnssec_ok(request) {
+        &delegation.proof
+    } else {
+        &[]
+    };
     let response = MessageResponseBuilder::new(&request.queries, edns.as_ref()).build(
         metadata,
         std::iter::empty(),
@@ -217,14 +279,7 @@ async fn refer<R: ResponseHandler>(
         std::iter::empty(),
         delegation.glue.iter(),
     );
-    match response_handle.send_response(response).await {
-        Ok(info) => info,
-        // The asker is gone or the socket failed: nothing more to do.
-        Err(_) => ResponseInfo::from(Header {
-            metadata,
-            counts: HeaderCounts::default(),
-        }),
-    }
+    send(response_handle.send_response(response).await, metadata)
 }
 
 #[async_trait::async_trait]
@@ -240,6 +295,9 @@ impl RequestHandler for Counted {
         }
         if let Some(delegation) = self.referral(request) {
             return refer(request, delegation, response_handle).await;
+        }
+        if let Some(authorities) = self.denial(request) {
+            return deny(request, &authorities, response_handle).await;
         }
         self.catalog
             .handle_request::<R, T>(request, response_handle)
@@ -318,6 +376,7 @@ async fn run(
                         .map(|(origin, _)| LowerName::new(origin))
                         .collect(),
                     referrals: plan.referrals.get(ip).cloned().unwrap_or_default(),
+                    denials: plan.denials.get(ip).cloned().unwrap_or_default(),
                     queries: Arc::clone(&queries),
                     delay,
                 });

@@ -62,11 +62,87 @@ pub struct Delegation {
     pub glue: Vec<Record>,
 }
 
+/// What the servers of a signed zone need to deny a name that does not
+/// exist: hickory-server proves the absence of a wildcard at the name's
+/// parent rather than at its closest encloser (RFC 4035 section 3.1.3.2),
+/// which a validator rejects for a name two labels below the nearest
+/// existing one (`_smtp._tls.<zone>`), so the bed's servers build these
+/// NXDOMAIN answers themselves.
+#[derive(Clone)]
+pub struct Denial {
+    pub origin: LowerName,
+    /// Every owner name of the zone (a name with descendants exists too:
+    /// an empty non-terminal).
+    owners: BTreeSet<LowerName>,
+    /// Each NSEC record with its RRSIGs, in canonical order of owner.
+    nsecs: Vec<(LowerName, Vec<Record>)>,
+    /// The SOA with its RRSIGs.
+    soa: Vec<Record>,
+}
+
+impl Denial {
+    fn of(handler: &mut Handler, origin: &Name) -> Self {
+        let records = handler.records_get_mut();
+        let apex = LowerName::new(origin);
+        let owners = records.keys().map(|key| key.name.clone()).collect();
+        let nsecs = records
+            .iter()
+            .filter(|(key, _)| key.record_type == RecordType::NSEC)
+            .map(|(key, rrset)| (key.name.clone(), rrset.records(true).cloned().collect()))
+            .collect();
+        let soa = records
+            .get(&RrKey::new(apex.clone(), RecordType::SOA))
+            .map(|rrset| rrset.records(true).cloned().collect())
+            .unwrap_or_default();
+        Self {
+            origin: apex,
+            owners,
+            nsecs,
+            soa,
+        }
+    }
+
+    fn exists(&self, name: &LowerName) -> bool {
+        self.owners.iter().any(|owner| name.zone_of(owner))
+    }
+
+    /// The NSEC whose owner is the last at or before `name`.
+    fn covering(&self, name: &LowerName) -> Option<&(LowerName, Vec<Record>)> {
+        self.nsecs.iter().rev().find(|(owner, _)| owner <= name)
+    }
+
+    /// The authority section of an NXDOMAIN answer for `name`: the SOA,
+    /// the NSEC that covers the name and the one that covers the wildcard
+    /// at its closest encloser, with their RRSIGs; `None` when the name
+    /// exists or is outside the zone.
+    pub fn nxdomain(&self, name: &LowerName) -> Option<Vec<Record>> {
+        if !self.origin.zone_of(name) || self.exists(name) {
+            return None;
+        }
+        let mut encloser = name.base_name();
+        while !self.exists(&encloser) && encloser != self.origin {
+            encloser = encloser.base_name();
+        }
+        let wildcard = LowerName::new(&Name::from(encloser).prepend_label("*").ok()?);
+        let mut records = self.soa.clone();
+        let near = self.covering(name)?;
+        records.extend(near.1.iter().cloned());
+        if let Some(far) = self.covering(&wildcard)
+            && far.0 != near.0
+        {
+            records.extend(far.1.iter().cloned());
+        }
+        Some(records)
+    }
+}
+
 /// Every address the bed listens on, and what it does there.
 pub struct Plan {
     pub roles: BTreeMap<Ipv4Addr, Role>,
     /// The referrals each parent server gives, by address.
     pub referrals: BTreeMap<Ipv4Addr, Vec<Delegation>>,
+    /// The denials of the signed zones each server holds, by address.
+    pub denials: BTreeMap<Ipv4Addr, Vec<Denial>>,
     /// The DS of the root's key: a validating resolver's trust anchor.
     pub trust_anchor: DS,
 }
@@ -358,7 +434,7 @@ fn rework_rrsigs(
 }
 
 /// One copy of a child zone: its head at `serial`, then `records`, signed
-/// when the zone is.
+/// when the zone is (with what its servers need to deny names).
 fn child_copy(
     zone: &Zone,
     origin: &Name,
@@ -366,13 +442,15 @@ fn child_copy(
     serial: u32,
     records: &str,
     now: OffsetDateTime,
-) -> Result<Arc<dyn ZoneHandler>, Error> {
+) -> Result<(Arc<dyn ZoneHandler>, Option<Denial>), Error> {
     let text = format!("{}{records}", head(zone, serial));
     let mut copy = handler(origin, &text, keys.is_some())?;
+    let mut denial = None;
     if let Some(keys) = keys {
         sign(&mut copy, origin, keys, serial, now)?;
+        denial = Some(Denial::of(&mut copy, origin));
     }
-    Ok(Arc::new(copy))
+    Ok((Arc::new(copy), denial))
 }
 
 fn serve(roles: &mut BTreeMap<Ipv4Addr, Role>, ip: Ipv4Addr) -> Result<&mut Zones, Error> {
@@ -413,6 +491,7 @@ pub fn plan(zones: &[Zone]) -> Result<Plan, Error> {
     }
     sign(&mut root_zone, &root, &root_keys, 1, now)?;
     let root_referrals = delegations(&mut root_zone, &root);
+    let root_denial = Denial::of(&mut root_zone, &root);
     let root_zone: Arc<dyn ZoneHandler> = Arc::new(root_zone);
     let trust_anchor = match ds_records(&root, &root_keys)?
         .first()
@@ -428,6 +507,7 @@ pub fn plan(zones: &[Zone]) -> Result<Plan, Error> {
     let mut roles: BTreeMap<Ipv4Addr, Role> = BTreeMap::new();
     let mut nobody = Vec::new();
     let mut ds = Vec::new();
+    let mut denials: BTreeMap<Ipv4Addr, Vec<Denial>> = BTreeMap::new();
     for zone in zones {
         let origin = name(&format!("{}.test.", zone.label))?;
         for ns in zone.servers.iter().filter(|ns| ns.delegated) {
@@ -458,11 +538,11 @@ pub fn plan(zones: &[Zone]) -> Result<Plan, Error> {
             .max()
             .unwrap_or(1);
         let view = zone.resolver_view.as_deref().unwrap_or(&zone.records);
-        let resolved = child_copy(zone, &origin, keys.as_ref(), newest, view, now)?;
+        let (resolved, _) = child_copy(zone, &origin, keys.as_ref(), newest, view, now)?;
         // The second resolver shares the first's copy unless it has a view
         // of its own.
         let resolved2 = match zone.resolver2_view.as_deref() {
-            Some(view2) => child_copy(zone, &origin, keys.as_ref(), newest, view2, now)?,
+            Some(view2) => child_copy(zone, &origin, keys.as_ref(), newest, view2, now)?.0,
             None => Arc::clone(&resolved),
         };
         truth.push((origin.clone(), resolved));
@@ -472,8 +552,10 @@ pub fn plan(zones: &[Zone]) -> Result<Plan, Error> {
             match &ns.serves {
                 Serves::Zone { serial, records } => {
                     let records = records.as_deref().unwrap_or(&zone.records);
-                    let copy = child_copy(zone, &origin, keys.as_ref(), *serial, records, now)?;
+                    let (copy, denial) =
+                        child_copy(zone, &origin, keys.as_ref(), *serial, records, now)?;
                     serve(&mut roles, ip)?.push((origin.clone(), copy));
+                    denials.entry(ip).or_default().extend(denial);
                 }
                 Serves::Refuses => {
                     serve(&mut roles, ip)?;
@@ -499,6 +581,7 @@ pub fn plan(zones: &[Zone]) -> Result<Plan, Error> {
     }
     sign(&mut tld_zone, &tld, &tld_keys, 1, now)?;
     let tld_referrals = delegations(&mut tld_zone, &tld);
+    let tld_denial = Denial::of(&mut tld_zone, &tld);
     let tld_zone: Arc<dyn ZoneHandler> = Arc::new(tld_zone);
     for zones in [&mut truth, &mut second] {
         zones.push((root.clone(), Arc::clone(&root_zone)));
@@ -515,13 +598,16 @@ pub fn plan(zones: &[Zone]) -> Result<Plan, Error> {
     let mut referrals = BTreeMap::new();
     for ip in ROOT {
         referrals.insert(ip, root_referrals.clone());
+        denials.entry(ip).or_default().push(root_denial.clone());
     }
     for ip in TLD {
         referrals.insert(ip, tld_referrals.clone());
+        denials.entry(ip).or_default().push(tld_denial.clone());
     }
     Ok(Plan {
         roles,
         referrals,
+        denials,
         trust_anchor,
     })
 }

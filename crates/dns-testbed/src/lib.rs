@@ -32,4 +32,5 @@ mod validator;
 pub mod zones;
 
 pub use bed::{Bed, Error, NOBODY, RESOLVER, RESOLVER2, VALIDATOR};
+pub use build::ROOT as ROOT_SERVERS;
 pub use spec::{DsKind, Ns, Serves, SigDefect, Signing, Window, Zone};

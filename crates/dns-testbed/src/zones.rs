@@ -329,6 +329,8 @@ fn dnssec_zones() -> Vec<Zone> {
         signed("unsignedsoa", good().defect(SigDefect::SoaUnsigned)),
         signed("dsonly", good().defect(SigDefect::KeysUnpublished)),
         signed("wrongds", good().ds(vec![DsKind::OtherKey])),
+        // A DS for the key and one for a key withdrawn since.
+        signed("staleds", good().ds(vec![DsKind::Sha256, DsKind::OtherKey])),
         // Two keys; the DS names the first, which signs everything but the
         // DNSKEY set, signed by the second alone.
         signed(

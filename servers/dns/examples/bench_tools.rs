@@ -114,6 +114,9 @@ async fn client(bed: &Bed) -> Result<Client, Error> {
         resolver: Some(bed.resolver()),
         auth_port: bed.port(),
         log: None,
+        roots: nexo_dns_testbed::ROOT_SERVERS
+            .map(std::net::IpAddr::V4)
+            .to_vec(),
         ..DnsOptions::default()
     })?;
     connect(dns).await

@@ -1,11 +1,19 @@
-//! `estado_dnssec`: a zone's DNSSEC chain at its last link. The DS set is
-//! asked of the parent zone's own servers; the DNSKEY set and the signed
-//! SOA of the zone's servers, with EDNS0 and the DO bit (TCP when the UDP
-//! answer is truncated). The RRSIG over the SOA is verified with
-//! hickory-proto's DNSSEC code against the zone's keys, its validity window
-//! checked against the clock, and the algorithms against RFC 8624.
+//! `estado_dnssec`: a zone's DNSSEC chain at its last link, checked as a
+//! validating resolver checks it. The zone is found from the resolver's NS
+//! answers, or, when the resolver gives none (a validating resolver answers
+//! SERVFAIL for a bogus zone), by walking down from the parent's servers.
+//! The DS set is asked of the parent zone's own servers; the DNSKEY set
+//! and the signed SOA of the zone's servers, with EDNS0 and the DO bit
+//! (TCP when the UDP answer is truncated). Every DS is matched against the
+//! keys (key tag, algorithm, digest); the RRSIGs over the DNSKEY set and
+//! the SOA are verified with hickory-proto's DNSSEC code and their
+//! validity windows checked against the clock (an expired signature still
+//! verifies, and is still invalid); the chain holds when a key a DS names
+//! signs the DNSKEY set and a key of that set signs the SOA, validly.
+//! Algorithms are checked against RFC 8624.
 
 use std::collections::BTreeSet;
+use std::net::IpAddr;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use hickory_proto::dnssec::rdata::{DNSKEY, DNSSECRData, DS, RRSIG};
@@ -42,7 +50,7 @@ pub struct RegistroDs {
     pub coincide: bool,
 }
 
-/// One RRSIG over the SOA.
+/// One RRSIG over the SOA or the DNSKEY set.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Firma {
     pub key_tag: u16,
@@ -52,6 +60,8 @@ pub struct Firma {
     pub expira: u32,
     /// The signature verifies against the DNSKEY it names.
     pub verifica: bool,
+    /// Now is within its validity window.
+    pub vigente: bool,
 }
 
 /// The result of `estado_dnssec`.
@@ -65,10 +75,17 @@ pub struct Dnssec {
     pub dnskey_algoritmos: Vec<String>,
     pub dnskeys: Vec<Clave>,
     pub firmas_soa: Vec<Firma>,
+    /// The RRSIGs over the DNSKEY set.
+    pub firmas_dnskey: Vec<Firma>,
     /// true: an RRSIG over the SOA verifies and is within its validity
     /// window; false: the zone is signed (or its parent has a DS for it)
     /// but none does; null: the zone is unsigned or could not be reached.
     pub soa_firmada_valida: Option<bool>,
+    /// true: the chain of trust holds from the parent's DS through the
+    /// DNSKEY set to the SOA (what a validating resolver checks); false: it
+    /// breaks (`detalles` says where); null: the parent has no DS for the
+    /// zone, or the zone could not be reached.
+    pub cadena_valida: Option<bool>,
     pub detalles: Vec<String>,
     pub hallazgos: Vec<Hallazgo>,
 }
@@ -113,6 +130,12 @@ fn digest_finding(digest: DigestType, key_tag: u16) -> Option<Hallazgo> {
     }
 }
 
+/// Whether validators compute the digest of `ds` (SHA-1, SHA-256, SHA-384):
+/// a DS of another digest type is ignored, never a mismatch.
+fn digest_checkable(ds: &DS) -> bool {
+    matches!(u8::from(ds.digest_type()), 1 | 2 | 4)
+}
+
 fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -120,11 +143,18 @@ fn now() -> u64 {
         .unwrap_or_default()
 }
 
-/// Verifies `signature` over the `soa` RRset of `zone` with the key it
+/// A signature time (seconds since the epoch) as an RFC 3339 date.
+fn date(seconds: u32) -> String {
+    jiff::Timestamp::from_second(i64::from(seconds))
+        .map(|time| time.to_string())
+        .unwrap_or_else(|_| seconds.to_string())
+}
+
+/// Verifies `signature` over an `rrset` of `zone` with the key it
 /// names. Key tags are 16-bit hashes and may collide, so every key with the
 /// tag and algorithm is tried (RFC 4035 5.3.1); the error says why none
 /// verifies.
-fn verify(zone: &Name, signature: &RRSIG, soa: &[Record], keys: &[DNSKEY]) -> Result<(), String> {
+fn verify(zone: &Name, signature: &RRSIG, rrset: &[Record], keys: &[DNSKEY]) -> Result<(), String> {
     let input = signature.input();
     let named = keys.iter().filter(|key| {
         key.calculate_key_tag().ok() == Some(input.key_tag)
@@ -132,7 +162,7 @@ fn verify(zone: &Name, signature: &RRSIG, soa: &[Record], keys: &[DNSKEY]) -> Re
     });
     let mut failures = Vec::new();
     for key in named {
-        match key.verify_rrsig(zone, DNSClass::IN, signature, soa.iter()) {
+        match key.verify_rrsig(zone, DNSClass::IN, signature, rrset.iter()) {
             Ok(()) => return Ok(()),
             Err(error) => failures.push(error.to_string()),
         }
@@ -152,10 +182,174 @@ fn verify(zone: &Name, signature: &RRSIG, soa: &[Record], keys: &[DNSKEY]) -> Re
     }
 }
 
+/// Where the zone is and who serves it.
+struct Located {
+    zone: Name,
+    /// The zone's server addresses.
+    servers: Vec<IpAddr>,
+    /// The parent's server addresses, when the walk came through them.
+    parent_servers: Option<Vec<IpAddr>>,
+}
+
+/// The zone that holds `name`: from the resolver, else walked down to. A
+/// finding and `None` when the domain does not exist or cannot be found.
+async fn locate(net: &Net, name: &Name, result: &mut Dnssec) -> Option<Located> {
+    let failed = match net.zone_ns(name).await {
+        Ok(Some(found)) if found.nxdomain => {
+            result
+                .hallazgos
+                .push(Tipo::DominioInexistente.hallazgo(format!(
+                    "the resolver {} answers NXDOMAIN for {}",
+                    net.resolver,
+                    show(name)
+                )));
+            return None;
+        }
+        Ok(Some(found)) => {
+            return Some(Located {
+                servers: net.server_addresses(found.hosts).await,
+                zone: found.zone,
+                parent_servers: None,
+            });
+        }
+        Ok(None) => {
+            return Some(Located {
+                zone: name.clone(),
+                servers: Vec::new(),
+                parent_servers: None,
+            });
+        }
+        Err(failed) => failed,
+    };
+    let (verdict, cut) = tokio::join!(net.judge(&failed), net.cut(name));
+    let after = match &cut {
+        Ok(_) => {
+            "the zone and its keys were found by walking down from its parent's servers".to_owned()
+        }
+        Err(error) => format!("walking down from the parent zone's servers failed too: {error}"),
+    };
+    result
+        .hallazgos
+        .push(verdict.finding(net, &failed.name, failed.rtype, &after));
+    match cut {
+        Ok(cut) if cut.nxdomain => {
+            result
+                .hallazgos
+                .push(Tipo::DominioInexistente.hallazgo(format!(
+                    "the servers of {} answer NXDOMAIN for {}",
+                    show(&cut.zone),
+                    show(name)
+                )));
+            None
+        }
+        Ok(cut) => Some(Located {
+            servers: cut.addresses(),
+            zone: cut.zone,
+            parent_servers: cut.parent.map(|(_, servers)| servers),
+        }),
+        Err(error) => {
+            result
+                .detalles
+                .push(format!("the zone was not found: {error}"));
+            None
+        }
+    }
+}
+
+/// The RRSIGs over `rtype` in `answer`.
+fn signatures(answer: &Answer, zone: &Name, rtype: RecordType) -> Vec<RRSIG> {
+    answer
+        .rdata(zone, RecordType::RRSIG)
+        .filter_map(|data| match data {
+            RData::DNSSEC(DNSSECRData::RRSIG(sig)) if sig.input().type_covered == rtype => {
+                Some(sig.clone())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Checks each of `signatures` over the `rrset` of `zone` (`what` names it
+/// in messages): verified against `keys`, its window against `now`. The
+/// findings and details go into `result`; the signatures come back checked.
+fn check_signatures(
+    what: &str,
+    zone: &Name,
+    signatures: &[RRSIG],
+    rrset: &[Record],
+    keys: &[DNSKEY],
+    now: u64,
+    result: &mut Dnssec,
+) -> Vec<Firma> {
+    let mut checked = Vec::new();
+    for signature in signatures {
+        let input = signature.input();
+        let tag = input.key_tag;
+        let verifies = match verify(zone, signature, rrset, keys) {
+            Ok(()) => true,
+            Err(why) => {
+                result.detalles.push(format!("{what}: {why}"));
+                false
+            }
+        };
+        let (inception, expiration) = (input.sig_inception.get(), input.sig_expiration.get());
+        let expired = u64::from(expiration) < now;
+        let future = u64::from(inception) > now;
+        if !verifies {
+            result.hallazgos.push(Tipo::RrsigInvalida.hallazgo(format!(
+                "the RRSIG over {what} of {} by key {tag} does not verify",
+                show(zone)
+            )));
+        }
+        if expired {
+            result.hallazgos.push(Tipo::RrsigExpirada.hallazgo(format!(
+                "the RRSIG over {what} of {} by key {tag} expired on {} ({} s ago)",
+                show(zone),
+                date(expiration),
+                now - u64::from(expiration)
+            )));
+        } else if future {
+            result.hallazgos.push(Tipo::RrsigFutura.hallazgo(format!(
+                "the RRSIG over {what} of {} by key {tag} is valid only from {} (in {} s)",
+                show(zone),
+                date(inception),
+                u64::from(inception) - now
+            )));
+        } else if u64::from(expiration) < now + EXPIRY_WARNING_SECS {
+            result
+                .hallazgos
+                .push(Tipo::RrsigExpiraPronto.hallazgo(format!(
+                    "the RRSIG over {what} of {} by key {tag} expires on {} (in {} s)",
+                    show(zone),
+                    date(expiration),
+                    u64::from(expiration) - now
+                )));
+        }
+        let state = match (verifies, expired, future) {
+            (false, _, _) => "does not verify",
+            (true, true, _) => "verifies but has expired",
+            (true, _, true) => "verifies but is not valid yet",
+            (true, false, false) => "verifies",
+        };
+        result.detalles.push(format!(
+            "{what} signed by key {tag} ({}), valid from {} to {}: {state}",
+            algorithm_name(input.algorithm),
+            date(inception),
+            date(expiration)
+        ));
+        checked.push(Firma {
+            key_tag: tag,
+            algoritmo: algorithm_name(input.algorithm),
+            inicio: inception,
+            expira: expiration,
+            verifica: verifies,
+            vigente: !expired && !future,
+        });
+    }
+    checked
+}
+
 pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
-    // The zone and its NS; then the zone's keys and signed SOA from its
-    // servers while the parent's servers are found and asked for the DS.
-    let found = net.zone_ns(name).await;
     let mut result = Dnssec {
         dominio: show(name),
         zona: show(name),
@@ -164,26 +358,21 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
         dnskey_algoritmos: Vec::new(),
         dnskeys: Vec::new(),
         firmas_soa: Vec::new(),
+        firmas_dnskey: Vec::new(),
         soa_firmada_valida: None,
+        cadena_valida: None,
         detalles: Vec::new(),
         hallazgos: Vec::new(),
     };
-    let (zone, hosts) = match found {
-        Ok(Some(found)) => found,
-        Ok(None) => (name.clone(), BTreeSet::new()),
-        Err(error) => {
-            result
-                .detalles
-                .push(format!("the resolver did not answer: {error}"));
-            result
-                .hallazgos
-                .push(Tipo::ResolutorSinRespuesta.hallazgo(format!(
-                    "the resolver {} did not answer the NS question for {}: {error}",
-                    net.resolver,
-                    show(name)
-                )));
-            return result;
-        }
+    // The zone and its servers; then the zone's keys and signed SOA from
+    // its servers while the parent's servers are asked for the DS.
+    let Some(Located {
+        zone,
+        servers,
+        parent_servers,
+    }) = locate(net, name, &mut result).await
+    else {
+        return result;
     };
     result.zona = show(&zone);
     if &zone != name {
@@ -193,8 +382,13 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
     }
     let good = Answer::is_authoritative_answer;
     let parent_ds = async {
-        let Some((_, parent_servers)) = net.parent_servers(&zone).await else {
-            return (Vec::new(), None);
+        let parent_servers = match parent_servers {
+            Some(known) => known,
+            None => net
+                .parent_servers(&zone)
+                .await
+                .map(|(_, servers)| servers)
+                .unwrap_or_default(),
         };
         let answer = net
             .first_good(&parent_servers, &zone, RecordType::DS, true, good)
@@ -202,7 +396,6 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
         (parent_servers, answer)
     };
     let zone_side = async {
-        let servers = net.server_addresses(hosts).await;
         tokio::join!(
             net.first_good(&servers, &zone, RecordType::DNSKEY, true, good),
             net.first_good(&servers, &zone, RecordType::SOA, true, good),
@@ -283,10 +476,13 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
     }
     result.dnskey_algoritmos = algorithms.into_iter().collect();
 
+    // Each DS against the keys: the keys a DS names start the chain.
+    let parent_name = show(&zone.base_name());
+    let mut named_keys: Vec<DNSKEY> = Vec::new();
     for ds in &ds_set {
-        let coincide = keys
+        let matched = keys
             .iter()
-            .any(|key| ds.covers(&zone, key).unwrap_or(false));
+            .find(|key| ds.covers(&zone, key).unwrap_or(false));
         if let Some(found) = digest_finding(ds.digest_type(), ds.key_tag()) {
             result.hallazgos.push(found);
         }
@@ -301,11 +497,36 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
         {
             result.hallazgos.push(found);
         }
+        let digest = format!("{:?}", ds.digest_type());
+        result.detalles.push(match matched {
+            None if !digest_checkable(ds) => format!(
+                "DS {} ({}, digest type {}) at {parent_name}: a digest type validators do not \
+                 implement, so they ignore it",
+                ds.key_tag(),
+                algorithm_name(ds.algorithm()),
+                u8::from(ds.digest_type())
+            ),
+            Some(key) => format!(
+                "DS {} ({}, {digest}) at {parent_name}: matches the DNSKEY {} (flags {})",
+                ds.key_tag(),
+                algorithm_name(ds.algorithm()),
+                ds.key_tag(),
+                key.flags()
+            ),
+            None => format!(
+                "DS {} ({}, {digest}) at {parent_name}: matches no DNSKEY of the zone",
+                ds.key_tag(),
+                algorithm_name(ds.algorithm())
+            ),
+        });
+        if let Some(key) = matched {
+            named_keys.push(key.clone());
+        }
         result.ds.push(RegistroDs {
             key_tag: ds.key_tag(),
             algoritmo: algorithm_name(ds.algorithm()),
-            digest: format!("{:?}", ds.digest_type()),
-            coincide,
+            digest,
+            coincide: matched.is_some(),
         });
     }
 
@@ -336,13 +557,76 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
             }
         }
         (false, false) => {
-            if !result.ds.iter().any(|ds| ds.coincide) {
+            if named_keys.is_empty() {
                 result.hallazgos.push(Tipo::DsNoCoincide.hallazgo(format!(
                     "no DS of {} at the parent matches a DNSKEY of the zone",
                     show(&zone)
                 )));
+            } else {
+                for ds in result
+                    .ds
+                    .iter()
+                    .zip(&ds_set)
+                    .filter(|(shown, ds)| !shown.coincide && digest_checkable(ds))
+                    .map(|(shown, _)| shown)
+                {
+                    result.hallazgos.push(Tipo::DsHuerfano.hallazgo(format!(
+                        "the DS {} ({}) of {} at the parent matches no DNSKEY of the zone; \
+                         another DS does",
+                        ds.key_tag,
+                        ds.algoritmo,
+                        show(&zone)
+                    )));
+                }
             }
         }
+    }
+
+    // The DNSKEY set's signatures: a key a DS names must sign it.
+    let now = now();
+    let dnskey_rrset: Vec<Record> = dnskey_answer
+        .records(&zone, RecordType::DNSKEY)
+        .cloned()
+        .collect();
+    let dnskey_signatures = signatures(&dnskey_answer, &zone, RecordType::DNSKEY);
+    result.firmas_dnskey = check_signatures(
+        "the DNSKEY set",
+        &zone,
+        &dnskey_signatures,
+        &dnskey_rrset,
+        &keys,
+        now,
+        &mut result,
+    );
+    let named_tags: BTreeSet<(u16, u8)> = named_keys
+        .iter()
+        .filter_map(|key| {
+            let tag = key.calculate_key_tag().ok()?;
+            Some((tag, u8::from(key.public_key().algorithm())))
+        })
+        .collect();
+    let by_named_key = |firma: &&Firma| {
+        dnskey_signatures.iter().any(|signature| {
+            let input = signature.input();
+            input.key_tag == firma.key_tag
+                && named_tags.contains(&(input.key_tag, u8::from(input.algorithm)))
+        })
+    };
+    let keys_trusted = result
+        .firmas_dnskey
+        .iter()
+        .filter(by_named_key)
+        .any(|firma| firma.verifica && firma.vigente);
+    if !named_keys.is_empty() && !result.firmas_dnskey.iter().any(|f| by_named_key(&f)) {
+        let tags: Vec<String> = named_tags.iter().map(|(tag, _)| tag.to_string()).collect();
+        result
+            .hallazgos
+            .push(Tipo::DnskeySinFirmaDs.hallazgo(format!(
+                "the DNSKEY set of {} is not signed by the key the DS names ({}): the chain of \
+             trust from {parent_name} breaks there",
+                show(&zone),
+                tags.join(", ")
+            )));
     }
 
     // The RRSIG over the SOA.
@@ -356,18 +640,8 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
         .records(&zone, RecordType::SOA)
         .cloned()
         .collect();
-    let signatures: Vec<RRSIG> = soa_answer
-        .rdata(&zone, RecordType::RRSIG)
-        .filter_map(|data| match data {
-            RData::DNSSEC(DNSSECRData::RRSIG(sig))
-                if sig.input().type_covered == RecordType::SOA =>
-            {
-                Some(sig.clone())
-            }
-            _ => None,
-        })
-        .collect();
-    if signatures.is_empty() {
+    let soa_signatures = signatures(&soa_answer, &zone, RecordType::SOA);
+    if soa_signatures.is_empty() {
         // Signed, or said to be by a DS at the parent (an unsigned zone
         // without DS has returned above), yet nothing signs the SOA.
         if keys.is_empty() {
@@ -382,71 +656,40 @@ pub async fn estado_dnssec(net: &Net, name: &Name) -> Dnssec {
             )));
         }
         result.soa_firmada_valida = Some(false);
+        result.cadena_valida = (!ds_set.is_empty()).then_some(false);
         return result;
     }
-    let now = now();
-    let mut any_valid = false;
-    for signature in &signatures {
-        let input = signature.input();
-        let verifies = match verify(&zone, signature, &soa, &keys) {
-            Ok(()) => true,
-            Err(why) => {
-                result.detalles.push(why);
-                false
-            }
-        };
-        let (inception, expiration) = (input.sig_inception.get(), input.sig_expiration.get());
-        let expired = u64::from(expiration) < now;
-        let future = u64::from(inception) > now;
-        if !verifies {
-            result.hallazgos.push(Tipo::RrsigInvalida.hallazgo(format!(
-                "the RRSIG over the SOA of {} by key {} does not verify",
-                show(&zone),
-                input.key_tag
-            )));
-        }
-        if expired {
-            result.hallazgos.push(Tipo::RrsigExpirada.hallazgo(format!(
-                "the RRSIG over the SOA of {} by key {} expired {} s ago (at {expiration})",
-                show(&zone),
-                input.key_tag,
-                now - u64::from(expiration)
-            )));
-        } else if future {
-            result.hallazgos.push(Tipo::RrsigFutura.hallazgo(format!(
-                "the RRSIG over the SOA of {} by key {} is valid only from {inception}, in {} s",
-                show(&zone),
-                input.key_tag,
-                u64::from(inception) - now
-            )));
-        } else if u64::from(expiration) < now + EXPIRY_WARNING_SECS {
-            result
-                .hallazgos
-                .push(Tipo::RrsigExpiraPronto.hallazgo(format!(
-                    "the RRSIG over the SOA of {} by key {} expires in {} s",
-                    show(&zone),
-                    input.key_tag,
-                    u64::from(expiration) - now
-                )));
-        }
-        if verifies && !expired && !future {
-            any_valid = true;
-        }
-        result.firmas_soa.push(Firma {
-            key_tag: input.key_tag,
-            algoritmo: algorithm_name(input.algorithm),
-            inicio: inception,
-            expira: expiration,
-            verifica: verifies,
+    result.firmas_soa = check_signatures(
+        "the SOA",
+        &zone,
+        &soa_signatures,
+        &soa,
+        &keys,
+        now,
+        &mut result,
+    );
+    let soa_valid = result
+        .firmas_soa
+        .iter()
+        .any(|firma| firma.verifica && firma.vigente);
+    result.soa_firmada_valida = Some(soa_valid);
+    if !ds_set.is_empty() {
+        let holds = !named_keys.is_empty() && keys_trusted && soa_valid;
+        result.cadena_valida = Some(holds);
+        result.detalles.push(if holds {
+            format!(
+                "chain of trust: a DS at {parent_name} names a key that validly signs the DNSKEY \
+                 set, and a key of that set validly signs the SOA: it holds"
+            )
+        } else if named_keys.is_empty() {
+            "chain of trust: breaks at the DS, which names no key of the zone".to_owned()
+        } else if !keys_trusted {
+            "chain of trust: breaks at the DNSKEY set, which no key a DS names validly signs"
+                .to_owned()
+        } else {
+            "chain of trust: breaks at the SOA, which no key of the set validly signs".to_owned()
         });
     }
-    result.detalles.push(if any_valid {
-        "an RRSIG over the SOA verifies against the DNSKEY set and is within its validity window"
-            .to_owned()
-    } else {
-        "no RRSIG over the SOA both verifies and is within its validity window".to_owned()
-    });
-    result.soa_firmada_valida = Some(any_valid);
     result
 }
 

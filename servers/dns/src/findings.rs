@@ -73,9 +73,12 @@ macro_rules! tipos {
 }
 
 tipos! {
-    DominioInexistente => "dominio_inexistente", "salud_dns", Critica, "The resolver answers NXDOMAIN for the domain.";
-    ResolutorSinRespuesta => "resolutor_sin_respuesta", "salud_dns, correo_politicas, estado_dnssec", Alta, "The recursive resolver did not answer (timeout, refused, SERVFAIL); results are partial.";
-    SinNs => "sin_ns", "salud_dns", Critica, "No NS records could be found for the domain, so no authoritative server can be asked.";
+    DominioInexistente => "dominio_inexistente", "salud_dns, correo_politicas, estado_dnssec", Critica, "The domain does not exist: the resolver answers NXDOMAIN for it (or, when the resolver gives no answer, the zone's own servers do). Nothing else is concluded.";
+    DnssecBogus => "dnssec_bogus", "salud_dns, correo_politicas, estado_dnssec, propagacion", Critica, "A validating resolver answers SERVFAIL, and answers the same question with checking disabled (CD): it judges the domain's DNSSEC data bogus, so the domain is unreachable through every validating resolver. `estado_dnssec` names the cause; the other tools read the data from the authoritative servers.";
+    ResolutorServfail => "resolutor_servfail", "salud_dns, correo_politicas, estado_dnssec", Alta, "The resolver answers SERVFAIL with checking disabled as well: not a DNSSEC failure; it gets no usable answer from the zone's servers (the servers' own findings say why). The data is read from the authoritative servers.";
+    ResolutorRechaza => "resolutor_rechaza", "salud_dns, correo_politicas, estado_dnssec", Alta, "The resolver answers REFUSED (or another error code, such as NOTIMP): it does not resolve for this client. The data is read from the authoritative servers.";
+    ResolutorSinRespuesta => "resolutor_sin_respuesta", "salud_dns, correo_politicas, estado_dnssec", Alta, "The resolver does not answer (timeout, or the connection is refused). The data is read from the authoritative servers, found from the root hints when the resolver names no zone above the domain.";
+    SinNs => "sin_ns", "salud_dns", Critica, "The resolver answers, and gives no NS records for the zone, so no authoritative server can be asked.";
     NsSinDireccion => "ns_sin_direccion", "salud_dns", Alta, "An NS host name has no A or AAAA record, so that server cannot be reached.";
     DelegacionCojaSinRespuesta => "delegacion_coja_sin_respuesta", "salud_dns", Alta, "Lame delegation: a listed name server does not answer (timeout, refused, network error).";
     DelegacionCojaNoAutoritativa => "delegacion_coja_no_autoritativa", "salud_dns", Alta, "Lame delegation: a listed name server answers, but not authoritatively (no AA flag, or REFUSED/SERVFAIL).";
@@ -115,12 +118,14 @@ tipos! {
     DnssecSinRespuesta => "dnssec_sin_respuesta", "estado_dnssec", Alta, "No authoritative server of the zone answered the DNSSEC questions.";
     DsSinDnskey => "ds_sin_dnskey", "estado_dnssec", Critica, "The parent publishes DS records but the zone has no DNSKEY: validating resolvers fail the zone (SERVFAIL).";
     DsNoCoincide => "ds_no_coincide", "estado_dnssec", Critica, "No DS record at the parent matches a DNSKEY of the zone (key tag, algorithm and digest): validation fails.";
+    DsHuerfano => "ds_huerfano", "estado_dnssec", Alta, "A DS record at the parent matches no DNSKEY of the zone while another DS does (a key withdrawn before its DS): validation holds on the other DS alone.";
+    DnskeySinFirmaDs => "dnskey_sin_firma_ds", "estado_dnssec", Critica, "No key that a DS names signs the DNSKEY set: the chain of trust from the parent breaks there, and validating resolvers fail the zone.";
     DnskeySinDs => "dnskey_sin_ds", "estado_dnssec", Media, "The zone is signed but the parent has no DS: an island of security, validated by no one.";
     RrsigAusente => "rrsig_ausente", "estado_dnssec", Alta, "The zone has DNSKEYs but its SOA carries no RRSIG.";
-    RrsigInvalida => "rrsig_invalida", "estado_dnssec", Critica, "The RRSIG over the SOA does not verify against any DNSKEY of the zone.";
-    RrsigExpirada => "rrsig_expirada", "estado_dnssec", Critica, "The RRSIG over the SOA has expired.";
-    RrsigFutura => "rrsig_futura", "estado_dnssec", Alta, "The RRSIG over the SOA is not valid yet (inception in the future).";
-    RrsigExpiraPronto => "rrsig_expira_pronto", "estado_dnssec", Media, "The RRSIG over the SOA expires within 3 days: re-signing may have stopped.";
+    RrsigInvalida => "rrsig_invalida", "estado_dnssec", Critica, "An RRSIG over the SOA or the DNSKEY set does not verify against the key it names.";
+    RrsigExpirada => "rrsig_expirada", "estado_dnssec", Critica, "An RRSIG over the SOA or the DNSKEY set has expired (it may still verify; validating resolvers reject it all the same). The detail gives the date.";
+    RrsigFutura => "rrsig_futura", "estado_dnssec", Alta, "An RRSIG over the SOA or the DNSKEY set is not valid yet (its inception is in the future).";
+    RrsigExpiraPronto => "rrsig_expira_pronto", "estado_dnssec", Media, "An RRSIG over the SOA or the DNSKEY set expires within 3 days: re-signing may have stopped.";
     AlgoritmoProhibido => "algoritmo_prohibido", "estado_dnssec", Alta, "A DNSKEY or DS uses an algorithm RFC 8624 says MUST NOT be used (RSAMD5, DSA, DSA-NSEC3-SHA1, ECC-GOST) or a digest it forbids (GOST).";
     AlgoritmoObsoleto => "algoritmo_obsoleto", "estado_dnssec", Media, "A DNSKEY or DS uses an algorithm or digest RFC 8624 says NOT RECOMMENDED (RSASHA1, RSASHA1-NSEC3-SHA1, SHA-1 digests).";
     TcpNecesario => "tcp_necesario", "estado_dnssec", Info, "A signed answer (DS, DNSKEY, or the SOA with its RRSIGs) was truncated over UDP and had to be fetched over TCP: resolvers behind networks that block DNS over TCP cannot validate the zone.";

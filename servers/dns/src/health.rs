@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::findings::{Hallazgo, Tipo};
 use crate::name::show;
-use crate::net::{NameServer, Net, ns_hosts, rcode_text, soa_owner};
+use crate::net::{Failed, NameServer, Net, ns_hosts, rcode_text, soa_owner};
 use crate::query::{Answer, QueryError};
 
 /// The types `salud_dns` compares, in output order.
@@ -97,25 +97,33 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
         .zip(&recursive)
         .filter(|(rtype, _)| matches!(rtype, RecordType::A | RecordType::AAAA))
         .filter_map(|(_, result)| result.as_ref().ok())
+        .filter(|answer| answer.is_answer())
         .collect();
     let apex_dangling = match unresolved_alias(name, &apex_answers) {
         Some(target) => dangling_target(net, name, &target).await,
         None => None,
     };
-    hallazgos.extend([apex_dangling, www_dangling].into_iter().flatten());
 
+    // What the resolver answered; the questions it gave no answer to, the
+    // zone's own (SOA, NS) first, are reported once and draw nothing.
     let mut recursivo = Sets::new();
-    let mut failures = Vec::new();
     for (rtype, result) in TYPES.iter().zip(&recursive) {
         let set = match result {
-            Ok(answer) => values(answer, name, *rtype),
-            Err(error) => {
-                failures.push(format!("{rtype}: {error}"));
-                BTreeSet::new()
-            }
+            Ok(answer) if answer.is_answer() => values(answer, name, *rtype),
+            _ => BTreeSet::new(),
         };
         recursivo.insert(rtype.to_string(), set);
     }
+    let failed: Vec<Failed> = [3, 2, 0, 1]
+        .into_iter()
+        .filter_map(|index| Some((*TYPES.get(index)?, recursive.get(index)?)))
+        .filter(|(_, result)| !result.as_ref().is_ok_and(Answer::is_answer))
+        .map(|(rtype, result)| Failed {
+            name: name.clone(),
+            rtype,
+            result: result.clone(),
+        })
+        .collect();
     let nxdomain = recursive
         .iter()
         .flatten()
@@ -137,18 +145,103 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
         empty.hallazgos = hallazgos;
         return empty;
     }
-    for answer in recursive.iter().flatten() {
-        if answer.rcode != ResponseCode::NoError {
-            failures.push(rcode_text(answer.rcode));
+
+    // The zone and its servers: from the resolver when it answered the
+    // SOA and NS questions; otherwise walked down from the parent zone's
+    // servers, never concluded from the failure.
+    let zone_answered = failed
+        .iter()
+        .all(|question| !matches!(question.rtype, RecordType::SOA | RecordType::NS));
+    let walked = async {
+        if zone_answered {
+            None
+        } else {
+            Some(net.cut(name).await)
         }
+    };
+    let (verdict, walked) = tokio::join!(
+        async {
+            match failed.first() {
+                Some(first) => Some(net.judge(first).await),
+                None => None,
+            }
+        },
+        walked
+    );
+    let after = match &walked {
+        Some(Ok(cut)) => format!(
+            "the zone's data below comes from its authoritative servers, found by walking down \
+             from the servers of {}",
+            cut.parent
+                .as_ref()
+                .map_or_else(|| "the root".to_owned(), |(parent, _)| show(parent))
+        ),
+        Some(Err(error)) => {
+            format!("walking down from the parent zone's servers failed too: {error}")
+        }
+        None => String::new(),
+    };
+    if let (Some(verdict), Some(first)) = (&verdict, failed.first()) {
+        hallazgos.push(verdict.finding(net, &first.name, first.rtype, &after));
     }
-    if !failures.is_empty() {
-        hallazgos.push(Tipo::ResolutorSinRespuesta.hallazgo(format!(
-            "the resolver {} failed: {}",
-            net.resolver,
-            failures.join("; ")
-        )));
-    }
+    let (zone, hosts, known) = match walked {
+        Some(Err(_)) => {
+            hallazgos.extend([apex_dangling, www_dangling].into_iter().flatten());
+            empty.hallazgos = hallazgos;
+            return empty;
+        }
+        Some(Ok(cut)) if cut.nxdomain => {
+            hallazgos.push(Tipo::DominioInexistente.hallazgo(format!(
+                "the servers of {} answer NXDOMAIN for {}",
+                show(&cut.zone),
+                show(name)
+            )));
+            empty.zona = show(&cut.zone);
+            empty.hallazgos = hallazgos;
+            return empty;
+        }
+        Some(Ok(cut)) => {
+            let parent = cut
+                .parent
+                .as_ref()
+                .map(|(parent, _)| (parent.clone(), cut.delegated.clone()));
+            (
+                cut.zone.clone(),
+                cut.delegated.clone(),
+                Some((cut.servers, parent)),
+            )
+        }
+        None => {
+            // The owner of the SOA the resolver gave, walking up only
+            // when its answer held none.
+            let zone = match recursive.get(3) {
+                Some(Ok(answer)) => match soa_owner(answer) {
+                    Some(owner) => Some(owner),
+                    None => net.enclosing_zone(&name.base_name()).await,
+                },
+                _ => None,
+            }
+            .unwrap_or_else(|| name.clone());
+            let ns_answer = if &zone == name {
+                recursive.get(2).and_then(|r| r.as_ref().ok()).cloned()
+            } else {
+                net.recursive(&zone, RecordType::NS)
+                    .await
+                    .ok()
+                    .filter(Answer::is_answer)
+            };
+            let hosts = ns_answer
+                .as_ref()
+                .map(|answer| ns_hosts(answer, &zone))
+                .unwrap_or_default();
+            (zone, hosts, None)
+        }
+    };
+    empty.zona = show(&zone);
+    let wildcard = match (wildcard, &probe) {
+        (Some(first), Some(probe)) => Some(net.lookup_after(probe, RecordType::A, first).await),
+        _ => None,
+    };
     if let Some(Ok(answer)) = wildcard
         && answer.rcode == ResponseCode::NoError
         && !answer.answers.is_empty()
@@ -160,31 +253,7 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
             said.join(", ")
         )));
     }
-
-    // The zone (the owner of the SOA the resolver gave, walking up only
-    // when its answer held none; a failed question is not asked again) and
-    // its servers.
-    let zone = match recursive.get(3) {
-        Some(Ok(answer)) => match soa_owner(answer) {
-            Some(owner) => Some(owner),
-            None if answer.rcode == ResponseCode::NoError => {
-                net.enclosing_zone(&name.base_name()).await
-            }
-            None => None,
-        },
-        _ => None,
-    }
-    .unwrap_or_else(|| name.clone());
-    empty.zona = show(&zone);
-    let ns_answer = if &zone == name {
-        recursive.get(2).and_then(|r| r.as_ref().ok()).cloned()
-    } else {
-        net.recursive(&zone, RecordType::NS).await.ok()
-    };
-    let hosts = ns_answer
-        .as_ref()
-        .map(|answer| ns_hosts(answer, &zone))
-        .unwrap_or_default();
+    hallazgos.extend([apex_dangling, www_dangling].into_iter().flatten());
     if hosts.is_empty() {
         hallazgos.push(Tipo::SinNs.hallazgo(format!(
             "the resolver gives no NS records for the zone {}",
@@ -194,8 +263,15 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
         return empty;
     }
     // The zone's servers are asked while the parent's delegation is read.
+    let (known_servers, known_parent) = match known {
+        Some((servers, parent)) => (Some(servers), Some(parent)),
+        None => (None, None),
+    };
     let servers_asked = async {
-        let servers = net.name_servers(hosts.iter().cloned()).await;
+        let servers = match known_servers {
+            Some(servers) => servers,
+            None => net.name_servers(hosts.iter().cloned()).await,
+        };
         let asked = join_all(
             servers
                 .iter()
@@ -205,7 +281,13 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
         .await;
         (servers, asked)
     };
-    let ((servers, asked), parent) = tokio::join!(servers_asked, parent_ns(net, &zone));
+    let parent = async {
+        match known_parent {
+            Some(parent) => parent,
+            None => parent_ns(net, &zone).await,
+        }
+    };
+    let ((servers, asked), parent) = tokio::join!(servers_asked, parent);
     check_spread(&servers, &mut hallazgos);
     let servidores: Vec<Servidor> = asked.iter().map(|(servidor, _)| servidor.clone()).collect();
     let good: Vec<&(Servidor, Vec<Option<Answer>>)> = asked
@@ -313,7 +395,7 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
     // Recursive against authoritative: the resolver's answer matches no
     // authoritative server's (when the servers disagree among themselves
     // and the resolver sides with one, the findings above say so).
-    if failures.is_empty() {
+    if failed.is_empty() {
         for rtype in TYPES {
             let key = rtype.to_string();
             let (Some(rec), Some(auth), Some(sets)) = (
@@ -526,7 +608,11 @@ async fn dangling_www(net: &Net, name: &Name) -> Option<Hallazgo> {
     let www = Name::from_ascii("www")
         .and_then(|www| www.append_domain(name))
         .ok()?;
-    let answer = net.recursive(&www, RecordType::CNAME).await.ok()?;
+    let answer = net
+        .lookup(&www, RecordType::CNAME)
+        .await
+        .ok()
+        .filter(Answer::is_answer)?;
     let target = unresolved_alias(&www, &[&answer])?;
     dangling_target(net, &www, &target).await
 }
@@ -535,10 +621,14 @@ async fn dangling_www(net: &Net, name: &Name) -> Option<Hallazgo> {
 /// has no address.
 async fn dangling_target(net: &Net, owner: &Name, target: &Name) -> Option<Hallazgo> {
     let (a, aaaa) = tokio::join!(
-        net.recursive(target, RecordType::A),
-        net.recursive(target, RecordType::AAAA)
+        net.lookup(target, RecordType::A),
+        net.lookup(target, RecordType::AAAA)
     );
-    let (a, aaaa) = (a.ok()?, aaaa.ok()?);
+    // Nothing is concluded from a question left unanswered.
+    let (a, aaaa) = (
+        a.ok().filter(Answer::is_answer)?,
+        aaaa.ok().filter(Answer::is_answer)?,
+    );
     if a.holds_address() || aaaa.holds_address() {
         return None;
     }

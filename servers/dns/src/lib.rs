@@ -22,6 +22,8 @@ mod net;
 mod propagation;
 mod query;
 mod server;
+mod verdict;
+mod walk;
 
 pub use error::{DomainError, ResolverError};
 pub use findings::{Severidad, Tipo};

@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::findings::{Hallazgo, Tipo};
 use crate::name::show;
-use crate::net::{Host, Net, rcode_text};
+use crate::net::{Failed, Host, Net};
 use crate::query::{Answer, QueryError};
 
 /// RFC 7208 4.6.4: at most 10 DNS-querying terms.
@@ -130,92 +130,172 @@ fn sub(label: &str, name: &Name) -> Option<Name> {
         .ok()
 }
 
-/// Whether the resolver answered: NOERROR or NXDOMAIN. A timeout, REFUSED
-/// or SERVFAIL says nothing about the records, and must not be reported as
-/// their absence.
-fn answered(answer: Result<Answer, QueryError>, what: &str) -> Result<Answer, String> {
-    match answer {
-        Ok(answer) if matches!(answer.rcode, ResponseCode::NoError | ResponseCode::NXDomain) => {
-            Ok(answer)
+/// The labels under the domain whose TXT records are read.
+const POLICY_LABELS: [&str; 3] = ["_dmarc", "_mta-sts", "_smtp._tls"];
+
+/// The questions about the domain itself, in the order their failures are
+/// reported: MX and the apex's TXT first, then each of [`POLICY_LABELS`]
+/// (a label that would make the name too long is not asked, and reads as
+/// no record).
+fn questions(name: &Name) -> Vec<(&'static str, Name, RecordType)> {
+    let mut asked = vec![
+        ("", name.clone(), RecordType::MX),
+        ("", name.clone(), RecordType::TXT),
+    ];
+    for label in POLICY_LABELS {
+        if let Some(sub) = sub(label, name) {
+            asked.push((label, sub, RecordType::TXT));
         }
-        Ok(answer) => Err(format!("{what}: {}", rcode_text(answer.rcode))),
-        Err(error) => Err(format!("{what}: {error}")),
     }
+    asked
 }
 
-/// The TXT strings at `name`, or why the resolver gave no answer.
-async fn txt_at(net: &Net, name: Option<Name>) -> Result<Vec<String>, String> {
-    let Some(name) = name else {
-        return Ok(Vec::new());
+/// The TXT strings at `label` under the domain (`""`: the apex), when the
+/// question got an answer: nothing is concluded from a question left
+/// unanswered (a TXT question that timed out is not an `spf_ausente`). A
+/// label not asked holds nothing.
+fn answered_txts(
+    asked: &[(&'static str, Name, RecordType)],
+    results: &[Result<Answer, QueryError>],
+    label: &str,
+) -> Option<Vec<String>> {
+    let Some(((_, owner, _), result)) = asked
+        .iter()
+        .zip(results)
+        .find(|((asked, _, rtype), _)| *asked == label && *rtype == RecordType::TXT)
+    else {
+        return Some(Vec::new());
     };
-    let answer = net.recursive(&name, RecordType::TXT).await;
-    let answer = answered(answer, &format!("TXT {}", show(&name)))?;
-    Ok(txts(&answer, &name))
+    let answer = result.as_ref().ok().filter(|answer| answer.is_answer())?;
+    Some(txts(answer, owner))
 }
 
 pub async fn correo_politicas(net: &Net, name: &Name) -> Correo {
     let mut hallazgos = Vec::new();
-    let (mx_answer, apex_txt, dmarc_txt, sts_txt, rpt_txt) = tokio::join!(
-        net.recursive(name, RecordType::MX),
-        txt_at(net, Some(name.clone())),
-        txt_at(net, sub("_dmarc", name)),
-        txt_at(net, sub("_mta-sts", name)),
-        txt_at(net, sub("_smtp._tls", name)),
-    );
-    // What the resolver did not answer is reported once, and nothing is
-    // concluded from it.
-    let mx_answer = answered(mx_answer, &format!("MX {}", show(name)));
-    let failures: Vec<String> = [
-        mx_answer.as_ref().err(),
-        apex_txt.as_ref().err(),
-        dmarc_txt.as_ref().err(),
-        sts_txt.as_ref().err(),
-        rpt_txt.as_ref().err(),
-    ]
-    .into_iter()
-    .flatten()
-    .cloned()
-    .collect();
-    if !failures.is_empty() {
-        hallazgos.push(Tipo::ResolutorSinRespuesta.hallazgo(format!(
-            "the resolver {} failed: {}",
-            net.resolver,
-            failures.join("; ")
-        )));
+    let asked = questions(name);
+    let first = join_all(
+        asked
+            .iter()
+            .map(|(_, owner, rtype)| net.recursive(owner, *rtype)),
+    )
+    .await;
+    let mut empty = Correo {
+        dominio: show(name),
+        mx: Vec::new(),
+        spf: Spf::default(),
+        dmarc: Dmarc::default(),
+        mta_sts: None,
+        tls_rpt: None,
+        hallazgos: Vec::new(),
+    };
+    let apex_nxdomain = |results: &[Result<Answer, QueryError>]| {
+        results
+            .iter()
+            .take(2)
+            .flatten()
+            .any(|answer| answer.rcode == ResponseCode::NXDomain)
+    };
+    if apex_nxdomain(&first) {
+        empty
+            .hallazgos
+            .push(Tipo::DominioInexistente.hallazgo(format!(
+                "the resolver {} answers NXDOMAIN for {}",
+                net.resolver,
+                show(name)
+            )));
+        return empty;
     }
+    // What the resolver gave no answer to is reported once, and asked of
+    // the domain's own servers instead.
+    let failed: Vec<Failed> = asked
+        .iter()
+        .zip(&first)
+        .filter(|(_, result)| !result.as_ref().is_ok_and(Answer::is_answer))
+        .map(|((_, owner, rtype), result)| Failed {
+            name: owner.clone(),
+            rtype: *rtype,
+            result: result.clone(),
+        })
+        .collect();
+    let (verdict, results) = tokio::join!(
+        async {
+            match failed.first() {
+                Some(question) => Some(net.judge(question).await),
+                None => None,
+            }
+        },
+        join_all(
+            asked
+                .iter()
+                .zip(first)
+                .map(|((_, owner, rtype), result)| net.lookup_after(owner, *rtype, result))
+        )
+    );
+    if let (Some(verdict), Some(question)) = (verdict, failed.first()) {
+        let unanswered: Vec<String> = asked
+            .iter()
+            .zip(&results)
+            .filter(|(_, result)| !result.as_ref().is_ok_and(Answer::is_answer))
+            .map(|((_, owner, rtype), _)| format!("{} {rtype}", show(owner)))
+            .collect();
+        let after = if unanswered.is_empty() {
+            "the policies below come from the domain's authoritative servers".to_owned()
+        } else {
+            format!(
+                "the authoritative servers did not answer either for {}, so nothing is concluded \
+                 about it",
+                unanswered.join(", ")
+            )
+        };
+        hallazgos.push(verdict.finding(net, &question.name, question.rtype, &after));
+    }
+    if apex_nxdomain(&results) {
+        hallazgos.push(Tipo::DominioInexistente.hallazgo(format!(
+            "the servers of the zone answer NXDOMAIN for {}",
+            show(name)
+        )));
+        empty.hallazgos = hallazgos;
+        return empty;
+    }
+    let mx_answer = results
+        .first()
+        .and_then(|result| result.as_ref().ok())
+        .filter(|answer| answer.is_answer())
+        .cloned();
+    let [dmarc, sts, rpt] = POLICY_LABELS;
+    let apex_txt = answered_txts(&asked, &results, "");
+    let dmarc_txt = answered_txts(&asked, &results, dmarc);
+    let sts_txt = answered_txts(&asked, &results, sts);
+    let rpt_txt = answered_txts(&asked, &results, rpt);
     let mut spf_findings = Vec::new();
-    let ((mx, mx_findings), spf) = tokio::join!(check_mx(net, name, mx_answer.ok()), async {
+    let ((mx, mx_findings), spf) = tokio::join!(check_mx(net, name, mx_answer), async {
         match &apex_txt {
-            Ok(apex) => check_spf(net, name, apex, &mut spf_findings).await,
-            Err(_) => Spf::default(),
+            Some(apex) => check_spf(net, name, apex, &mut spf_findings).await,
+            None => Spf::default(),
         }
     });
     hallazgos.extend(mx_findings);
     hallazgos.extend(spf_findings);
     let dmarc = match &dmarc_txt {
-        Ok(texts) => check_dmarc(texts, &mut hallazgos),
-        Err(_) => Dmarc::default(),
+        Some(texts) => check_dmarc(texts, &mut hallazgos),
+        None => Dmarc::default(),
     };
-    let mta_sts = sts_txt
-        .ok()
-        .and_then(|texts| tagged(&texts, "v=stsv1").into_iter().next());
+    let mta_sts = sts_txt.and_then(|texts| tagged(&texts, "v=stsv1").into_iter().next());
     if let Some(record) = &mta_sts {
         hallazgos.push(Tipo::MtaSts.hallazgo(format!("_mta-sts: {record}")));
     }
-    let tls_rpt = rpt_txt
-        .ok()
-        .and_then(|texts| tagged(&texts, "v=tlsrptv1").into_iter().next());
+    let tls_rpt = rpt_txt.and_then(|texts| tagged(&texts, "v=tlsrptv1").into_iter().next());
     if let Some(record) = &tls_rpt {
         hallazgos.push(Tipo::TlsRpt.hallazgo(format!("_smtp._tls: {record}")));
     }
     Correo {
-        dominio: show(name),
         mx,
         spf,
         dmarc,
         mta_sts,
         tls_rpt,
         hallazgos,
+        ..empty
     }
 }
 
@@ -514,12 +594,14 @@ async fn walk_terms(net: &Net, current: &Name, terms: &[Termino], walk: &mut Spf
         let answers = join_all(
             questions
                 .iter()
-                .map(|(_, target, rtype)| net.recursive(target, *rtype)),
+                .map(|(_, target, rtype)| net.lookup(target, *rtype)),
         )
         .await;
         let mut next = Vec::new();
         for ((kind, target, rtype), answer) in questions.into_iter().zip(answers) {
-            let Ok(answer) = answer else { continue };
+            let Some(answer) = answer.ok().filter(Answer::is_answer) else {
+                continue;
+            };
             if is_void(&answer, &target, rtype) {
                 walk.voids += 1;
             }

@@ -23,6 +23,8 @@ use crate::server::parse_address;
 const DEFAULT_RESOLVERS: [&str; 3] = ["1.1.1.1", "8.8.8.8", "9.9.9.9"];
 /// The most resolvers one call may ask.
 const MAX_RESOLVERS: usize = 20;
+/// The value a SERVFAIL answer shows as.
+const SERVFAIL: &str = "rcode:SERVFAIL";
 /// How many TXT records the sample shows.
 const TXT_SAMPLE: usize = 5;
 
@@ -98,6 +100,32 @@ pub async fn propagacion(net: &Net, name: &Name, resolvers: &[SocketAddr]) -> Pr
     let mut respuestas = BTreeMap::new();
     let mut inalcanzables = Vec::new();
     let mut hallazgos = Vec::new();
+    // A resolver that answers SERVFAIL but answers with checking disabled
+    // is a validating resolver that judges the data bogus: said once, with
+    // the disagreement it causes below.
+    let bogus = join_all(
+        resolvers
+            .iter()
+            .zip(&asked)
+            .map(|(resolver, respuesta)| async move {
+                let failing = TYPES.into_iter().find(|rtype| {
+                    respuesta
+                        .registros
+                        .get(&rtype.to_string())
+                        .is_some_and(|values| values.iter().any(|value| value == SERVFAIL))
+                })?;
+                let unchecked = net.unchecked_at(*resolver, name, failing).await.ok()?;
+                unchecked.is_answer().then_some((*resolver, failing))
+            }),
+    )
+    .await;
+    for (resolver, rtype) in bogus.into_iter().flatten() {
+        hallazgos.push(Tipo::DnssecBogus.hallazgo(format!(
+            "the resolver {resolver} answers SERVFAIL for {} {rtype} but answers it with checking \
+             disabled (CD): it judges the DNSSEC data bogus; estado_dnssec tells why",
+            show(name)
+        )));
+    }
     for (resolver, respuesta) in resolvers.iter().zip(asked) {
         if let Some(error) = &respuesta.error {
             inalcanzables.push(resolver.to_string());

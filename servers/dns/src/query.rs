@@ -29,6 +29,9 @@ pub struct Answer {
     pub authoritative: bool,
     pub answers: Vec<Record>,
     pub authorities: Vec<Record>,
+    /// The additional section: the addresses of name servers in a
+    /// referral (glue), among others.
+    pub additionals: Vec<Record>,
     /// The answer came over TCP after a truncated UDP answer.
     pub via_tcp: bool,
 }
@@ -42,7 +45,13 @@ impl Answer {
     /// What a zone's own server gives: the AA flag with NOERROR or
     /// NXDOMAIN. A referral, a refusal or a failure is not.
     pub fn is_authoritative_answer(&self) -> bool {
-        self.authoritative && matches!(self.rcode, ResponseCode::NoError | ResponseCode::NXDomain)
+        self.authoritative && self.is_answer()
+    }
+
+    /// An answer about the name: NOERROR or NXDOMAIN. SERVFAIL, REFUSED
+    /// and the other codes say nothing about the records.
+    pub fn is_answer(&self) -> bool {
+        matches!(self.rcode, ResponseCode::NoError | ResponseCode::NXDomain)
     }
 
     /// The target of the CNAME `owner` has in this answer, if any. A
@@ -82,14 +91,19 @@ pub enum QueryError {
     Io(String),
     #[error("malformed answer: {0}")]
     Malformed(String),
+    #[error("{0} refuses to answer (REFUSED)")]
+    Refused(SocketAddr),
 }
 
 /// How to ask: recursion desired (a resolver) or not (an authoritative
-/// server), and whether to ask for DNSSEC records.
+/// server), whether to ask for DNSSEC records (the DO bit), and whether a
+/// validating resolver should skip validation (the CD bit: it then answers
+/// with the data it would otherwise judge bogus).
 #[derive(Debug, Clone, Copy)]
 pub struct Ask {
     pub recursive: bool,
     pub dnssec: bool,
+    pub checking_disabled: bool,
     pub timeout: Duration,
 }
 
@@ -102,7 +116,7 @@ pub async fn ask(
 ) -> Result<Answer, QueryError> {
     let mut message = Message::query();
     message.metadata.recursion_desired = how.recursive;
-    message.metadata.checking_disabled = how.dnssec;
+    message.metadata.checking_disabled = how.checking_disabled;
     message.add_query(Query::query(name.clone(), rtype));
     let mut edns = Edns::new();
     edns.set_max_payload(EDNS_PAYLOAD);
@@ -132,6 +146,7 @@ pub async fn ask(
         metadata,
         answers,
         authorities,
+        additionals,
         ..
     } = response;
     Ok(Answer {
@@ -139,6 +154,7 @@ pub async fn ask(
         authoritative: metadata.authoritative,
         answers,
         authorities,
+        additionals,
         via_tcp,
     })
 }

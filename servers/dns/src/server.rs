@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::log::CallLog;
-use crate::net::Net;
+use crate::net::{Net, ROOT_HINTS};
 use crate::{dnssec, health, mail, name, propagation};
 
 /// The tool router, built once per process and shared by every handler.
@@ -46,6 +46,10 @@ pub struct DnsOptions {
     pub timeout: Duration,
     /// Where to append one JSON line per call; `None` logs nothing.
     pub log: Option<PathBuf>,
+    /// The root servers a walk down to a zone starts from when the
+    /// resolver names no zone above it (it does not answer at all):
+    /// IANA's root servers, or a test bed's.
+    pub roots: Vec<IpAddr>,
 }
 
 impl Default for DnsOptions {
@@ -55,6 +59,7 @@ impl Default for DnsOptions {
             auth_port: DNS_PORT,
             timeout: Duration::from_secs(3),
             log: None,
+            roots: ROOT_HINTS.map(IpAddr::V4).to_vec(),
         }
     }
 }
@@ -87,11 +92,7 @@ impl Dns {
         };
         Ok(Self {
             tool_router: Arc::clone(&ROUTER),
-            net: Net {
-                resolver,
-                auth_port: options.auth_port,
-                timeout: options.timeout,
-            },
+            net: Net::new(resolver, options.auth_port, options.timeout, options.roots),
             log: CallLog::new(options.log),
         })
     }
@@ -232,7 +233,7 @@ impl Dns {
         Parameters(DominioArgs { dominio }): Parameters<DominioArgs>,
     ) -> CallToolResult {
         self.run("salud_dns", &dominio, |name| async move {
-            reply(&health::salud_dns(&self.net, &name).await)
+            reply(&health::salud_dns(&self.net.for_call(), &name).await)
         })
         .await
     }
@@ -258,7 +259,7 @@ impl Dns {
         Parameters(DominioArgs { dominio }): Parameters<DominioArgs>,
     ) -> CallToolResult {
         self.run("correo_politicas", &dominio, |name| async move {
-            reply(&mail::correo_politicas(&self.net, &name).await)
+            reply(&mail::correo_politicas(&self.net.for_call(), &name).await)
         })
         .await
     }
@@ -284,7 +285,7 @@ impl Dns {
         Parameters(DominioArgs { dominio }): Parameters<DominioArgs>,
     ) -> CallToolResult {
         self.run("estado_dnssec", &dominio, |name| async move {
-            reply(&dnssec::estado_dnssec(&self.net, &name).await)
+            reply(&dnssec::estado_dnssec(&self.net.for_call(), &name).await)
         })
         .await
     }
@@ -313,7 +314,7 @@ impl Dns {
         self.run("propagacion", &dominio, |name| async move {
             match propagation::resolvers(resolutores.as_deref()) {
                 Ok(resolvers) => {
-                    reply(&propagation::propagacion(&self.net, &name, &resolvers).await)
+                    reply(&propagation::propagacion(&self.net.for_call(), &name, &resolvers).await)
                 }
                 Err(error) => failure(&error),
             }

@@ -11,26 +11,34 @@ use std::net::Ipv4Addr;
 
 use futures::StreamExt;
 use nexo_dns::Tipo;
-use nexo_dns_testbed::{NOBODY, RESOLVER, RESOLVER2};
+use nexo_dns_testbed::{NOBODY, RESOLVER, RESOLVER2, VALIDATOR};
 use serde_json::json;
 
 use crate::support::{Error, bed, client, client_of, structured};
 
 /// How a case asks.
 enum Ask {
-    /// This tool, of the bed's resolver.
-    Tool(&'static str),
+    /// This tool, of a handler whose resolver is at this address of the
+    /// bed: [`RESOLVER`] (which does not validate), [`VALIDATOR`] (BIND,
+    /// validating), [`NOBODY`] (nothing listens), [`REFUSER`] (a server
+    /// that refuses every question).
+    Tool(&'static str, Ipv4Addr),
     /// `propagacion` with these resolvers.
     Propagation(&'static [Ipv4Addr]),
-    /// This tool, of a handler whose resolver does not exist.
-    DeadResolver(&'static str),
 }
 
-use Ask::{DeadResolver, Propagation, Tool};
+use Ask::{Propagation, Tool};
 
-const SALUD: Ask = Tool("salud_dns");
-const CORREO: Ask = Tool("correo_politicas");
-const DNSSEC: Ask = Tool("estado_dnssec");
+/// A DNS server of the bed that holds no zone and answers REFUSED: the
+/// third server of `refusing.test`.
+const REFUSER: Ipv4Addr = Ipv4Addr::new(127, 56, 5, 1);
+
+const SALUD: Ask = Tool("salud_dns", RESOLVER);
+const CORREO: Ask = Tool("correo_politicas", RESOLVER);
+const DNSSEC: Ask = Tool("estado_dnssec", RESOLVER);
+const V_SALUD: Ask = Tool("salud_dns", VALIDATOR);
+const V_CORREO: Ask = Tool("correo_politicas", VALIDATOR);
+const V_DNSSEC: Ask = Tool("estado_dnssec", VALIDATOR);
 
 /// The severities, as the README's table gives them: written out here, not
 /// taken from the crate, so that a finding with the wrong one fails.
@@ -60,9 +68,14 @@ const CASES: &[(Ask, &str, &[Finding])] = &[
     // salud_dns
     (SALUD, "nope.test", &[("dominio_inexistente", CRITICA)]),
     (
-        DeadResolver("salud_dns"),
+        Tool("salud_dns", NOBODY),
         "ok.test",
-        &[("resolutor_sin_respuesta", ALTA), ("sin_ns", CRITICA)],
+        &[("resolutor_sin_respuesta", ALTA)],
+    ),
+    (
+        Tool("salud_dns", REFUSER),
+        "ok.test",
+        &[("resolutor_rechaza", ALTA)],
     ),
     (SALUD, "nons.test", &[("sin_ns", CRITICA)]),
     (SALUD, "noaddr.test", &[("ns_sin_direccion", ALTA)]),
@@ -130,10 +143,16 @@ const CASES: &[(Ask, &str, &[Finding])] = &[
     (CORREO, "dmarcnorua.test", &[("dmarc_sin_rua", INFO)]),
     (CORREO, "mtasts.test", &[("mta_sts", INFO)]),
     (CORREO, "tlsrpt.test", &[("tls_rpt", INFO)]),
+    (CORREO, "nope.test", &[("dominio_inexistente", CRITICA)]),
     (
-        DeadResolver("correo_politicas"),
+        Tool("correo_politicas", NOBODY),
         "ok.test",
         &[("resolutor_sin_respuesta", ALTA)],
+    ),
+    (
+        Tool("correo_politicas", REFUSER),
+        "ok.test",
+        &[("resolutor_rechaza", ALTA)],
     ),
     // estado_dnssec
     (DNSSEC, "dead.test", &[("dnssec_sin_respuesta", ALTA)]),
@@ -151,10 +170,21 @@ const CASES: &[(Ask, &str, &[Finding])] = &[
     (DNSSEC, "rsasha1.test", &[("algoritmo_obsoleto", MEDIA)]),
     (DNSSEC, "sha1ds.test", &[("algoritmo_obsoleto", MEDIA)]),
     (DNSSEC, "bigkeys.test", &[("tcp_necesario", INFO)]),
+    (DNSSEC, "nope.test", &[("dominio_inexistente", CRITICA)]),
+    (DNSSEC, "staleds.test", &[("ds_huerfano", ALTA)]),
+    (DNSSEC, "zskonly.test", &[("dnskey_sin_firma_ds", CRITICA)]),
     (
-        DeadResolver("estado_dnssec"),
+        Tool("estado_dnssec", NOBODY),
         "ok.test",
-        &[("resolutor_sin_respuesta", ALTA)],
+        &[
+            ("resolutor_sin_respuesta", ALTA),
+            ("dnssec_no_firmado", INFO),
+        ],
+    ),
+    (
+        Tool("estado_dnssec", REFUSER),
+        "ok.test",
+        &[("resolutor_rechaza", ALTA), ("dnssec_no_firmado", INFO)],
     ),
     // propagacion
     (
@@ -167,13 +197,101 @@ const CASES: &[(Ask, &str, &[Finding])] = &[
         "moved.test",
         &[("respuestas_distintas", MEDIA)],
     ),
+    // Through the validating resolver: the healthy zones as above (an
+    // unsigned zone is insecure, not bogus), a signature that expires
+    // tomorrow still valid.
+    (V_SALUD, "ok.test", &[]),
+    (V_CORREO, "ok.test", &[]),
+    (V_DNSSEC, "ok.test", &[("dnssec_no_firmado", INFO)]),
+    (V_SALUD, "signed.test", &[]),
+    (V_CORREO, "signed.test", &[]),
+    (V_DNSSEC, "signed.test", &[]),
+    (V_SALUD, "island.test", &[]),
+    (V_SALUD, "staleds.test", &[]),
+    (V_DNSSEC, "staleds.test", &[("ds_huerfano", ALTA)]),
+    (V_SALUD, "expiring.test", &[]),
+    (V_CORREO, "expiring.test", &[]),
+    (V_DNSSEC, "expiring.test", &[("rrsig_expira_pronto", MEDIA)]),
+    (V_SALUD, "nope.test", &[("dominio_inexistente", CRITICA)]),
+    (V_CORREO, "nope.test", &[("dominio_inexistente", CRITICA)]),
+    (V_DNSSEC, "nope.test", &[("dominio_inexistente", CRITICA)]),
+    // Broken DNSSEC: the validating resolver answers SERVFAIL. Each tool
+    // names that once, shows the data from the authoritative servers, and
+    // estado_dnssec names the cause.
+    (V_SALUD, "wrongds.test", &[("dnssec_bogus", CRITICA)]),
+    (V_CORREO, "wrongds.test", &[("dnssec_bogus", CRITICA)]),
+    (
+        V_DNSSEC,
+        "wrongds.test",
+        &[("dnssec_bogus", CRITICA), ("ds_no_coincide", CRITICA)],
+    ),
+    (V_SALUD, "expired.test", &[("dnssec_bogus", CRITICA)]),
+    (V_CORREO, "expired.test", &[("dnssec_bogus", CRITICA)]),
+    (
+        V_DNSSEC,
+        "expired.test",
+        &[("dnssec_bogus", CRITICA), ("rrsig_expirada", CRITICA)],
+    ),
+    (V_SALUD, "future.test", &[("dnssec_bogus", CRITICA)]),
+    (V_CORREO, "future.test", &[("dnssec_bogus", CRITICA)]),
+    (
+        V_DNSSEC,
+        "future.test",
+        &[("dnssec_bogus", CRITICA), ("rrsig_futura", ALTA)],
+    ),
+    (V_SALUD, "dsonly.test", &[("dnssec_bogus", CRITICA)]),
+    (V_CORREO, "dsonly.test", &[("dnssec_bogus", CRITICA)]),
+    (
+        V_DNSSEC,
+        "dsonly.test",
+        &[("dnssec_bogus", CRITICA), ("ds_sin_dnskey", CRITICA)],
+    ),
+    (V_SALUD, "zskonly.test", &[("dnssec_bogus", CRITICA)]),
+    (V_CORREO, "zskonly.test", &[("dnssec_bogus", CRITICA)]),
+    (
+        V_DNSSEC,
+        "zskonly.test",
+        &[("dnssec_bogus", CRITICA), ("dnskey_sin_firma_ds", CRITICA)],
+    ),
+    (V_SALUD, "unsignedsoa.test", &[("dnssec_bogus", CRITICA)]),
+    (V_DNSSEC, "unsignedsoa.test", &[("rrsig_ausente", ALTA)]),
+    (V_SALUD, "badsig.test", &[("dnssec_bogus", CRITICA)]),
+    (V_DNSSEC, "badsig.test", &[("rrsig_invalida", CRITICA)]),
+    // Through a non-validating resolver the same zones raise no finding
+    // in salud_dns and correo_politicas: nothing there is broken for it.
+    (SALUD, "wrongds.test", &[]),
+    (CORREO, "expired.test", &[]),
+    // Servers that do not answer: SERVFAIL with CD too.
+    (
+        V_SALUD,
+        "dead.test",
+        &[
+            ("resolutor_servfail", ALTA),
+            ("delegacion_coja_sin_respuesta", ALTA),
+        ],
+    ),
+    (V_CORREO, "dead.test", &[("resolutor_servfail", ALTA)]),
+    (
+        V_DNSSEC,
+        "dead.test",
+        &[("resolutor_servfail", ALTA), ("dnssec_sin_respuesta", ALTA)],
+    ),
+    (
+        Propagation(&[RESOLVER, VALIDATOR]),
+        "wrongds.test",
+        &[("respuestas_distintas", MEDIA), ("dnssec_bogus", CRITICA)],
+    ),
 ];
 
 /// Runs one case: what went wrong, if anything.
 async fn check(ask: &Ask, dominio: &str, expected: &[Finding]) -> Result<Option<String>, Error> {
     let bed = bed()?;
     let (client, tool, arguments) = match ask {
-        Tool(tool) => (client().await?, *tool, json!({ "dominio": dominio })),
+        Tool(tool, resolver) => (
+            client_of(bed.at(*resolver)).await?,
+            *tool,
+            json!({ "dominio": dominio }),
+        ),
         Propagation(resolvers) => {
             let resolvers: Vec<String> =
                 resolvers.iter().map(|ip| bed.at(*ip).to_string()).collect();
@@ -183,11 +301,6 @@ async fn check(ask: &Ask, dominio: &str, expected: &[Finding]) -> Result<Option<
                 json!({ "dominio": dominio, "resolutores": resolvers }),
             )
         }
-        DeadResolver(tool) => (
-            client_of(bed.at(NOBODY)).await?,
-            *tool,
-            json!({ "dominio": dominio }),
-        ),
     };
     let result = structured(&client, tool, arguments).await?;
     let Some(hallazgos) = result["hallazgos"].as_array() else {
@@ -243,7 +356,7 @@ async fn every_zone_shows_exactly_its_findings() -> Result<(), Error> {
 impl Ask {
     fn tool(&self) -> &'static str {
         match self {
-            Tool(tool) | DeadResolver(tool) => tool,
+            Tool(tool, _) => tool,
             Propagation(_) => "propagacion",
         }
     }

@@ -5,12 +5,12 @@
 
 use std::time::Duration;
 
-use nexo_dns::{Dns, DnsOptions};
+use nexo_dns::Dns;
 use nexo_dns_testbed::{Bed, zones};
 use nexo_testkit::{Client, connect};
 use serde_json::json;
 
-use crate::support::{Error, structured};
+use crate::support::{Error, options, structured};
 
 /// The zones the counted calls ask about.
 const ZONES: [&str; 3] = ["ok", "mxcname", "dangling"];
@@ -48,12 +48,11 @@ async fn each_tool_asks_each_question_once_and_none_an_answer_already_holds() ->
             .filter(|zone| ZONES.contains(&zone.label))
             .collect(),
     )?;
-    let client = connect(Dns::new(DnsOptions {
-        resolver: Some(bed.resolver()),
-        auth_port: bed.port(),
-        timeout: Duration::from_secs(2),
-        log: None,
-    })?)
+    let client = connect(Dns::new(options(
+        &bed,
+        bed.resolver(),
+        Duration::from_secs(2),
+    ))?)
     .await?;
     // ok.test: the four types, the wildcard probe and the CNAME of www
     // (6; the apex's would be in the A and AAAA answers); ns1 and ns2

@@ -2,12 +2,12 @@
 //! binary exits), rmcp clients of a [`Dns`] handler that asks it, and small
 //! helpers to call a tool and read its findings.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::LazyLock;
 use std::time::Duration;
 
 use nexo_dns::{Dns, DnsOptions};
-use nexo_dns_testbed::Bed;
+use nexo_dns_testbed::{Bed, ROOT_SERVERS, zones};
 use nexo_testkit::{Client, call_tool, connect};
 use serde_json::Value;
 
@@ -18,9 +18,9 @@ pub use nexo_testkit::Error;
 const TIMEOUT: Duration = Duration::from_secs(2);
 
 static BED: LazyLock<Result<Bed, String>> =
-    LazyLock::new(|| Bed::standard().map_err(|error| error.to_string()));
+    LazyLock::new(|| Bed::validating(zones::standard()).map_err(|error| error.to_string()));
 
-/// The standard bed.
+/// The standard bed, with its validating resolver.
 pub fn bed() -> Result<&'static Bed, Error> {
     BED.as_ref().map_err(|error| error.clone().into())
 }
@@ -33,13 +33,20 @@ pub async fn client_of(resolver: SocketAddr) -> Result<Client, Error> {
 /// A client of a handler asking `resolver`, waiting `timeout` for each
 /// answer.
 pub async fn client_with(resolver: SocketAddr, timeout: Duration) -> Result<Client, Error> {
-    let dns = Dns::new(DnsOptions {
+    let dns = Dns::new(options(bed()?, resolver, timeout))?;
+    connect(dns).await
+}
+
+/// How a handler asks `bed`: `resolver`, the bed's servers' port, the
+/// bed's root servers as root hints, no call log.
+pub fn options(bed: &Bed, resolver: SocketAddr, timeout: Duration) -> DnsOptions {
+    DnsOptions {
         resolver: Some(resolver),
-        auth_port: bed()?.port(),
+        auth_port: bed.port(),
         timeout,
         log: None,
-    })?;
-    connect(dns).await
+        roots: ROOT_SERVERS.map(IpAddr::V4).to_vec(),
+    }
 }
 
 /// A client of a handler that asks the bed's resolver.

@@ -14,7 +14,7 @@ use nexo_dns_testbed::{NOBODY, RESOLVER, RESOLVER2, zones};
 use nexo_testkit::call_tool;
 use serde_json::{Value, json};
 
-use crate::support::{Error, bed, client, client_with, codes, structured};
+use crate::support::{Error, bed, client, client_of, client_with, codes, structured};
 
 #[tokio::test]
 async fn ping_and_bad_domains() -> Result<(), Error> {
@@ -307,21 +307,41 @@ async fn issue_6_a_silent_resolver_is_reported_not_asked_label_after_label() -> 
     let client = client_with(resolver, Duration::from_millis(300)).await?;
     let dominio = json!({ "dominio": "www.ok.test" });
 
+    // Issue 14: nothing is concluded from the silence (no sin_ns), and the
+    // zone's data comes from its servers, found from the root hints.
     let salud = structured(&client, "salud_dns", dominio.clone()).await?;
+    assert_eq!(codes(&salud), ["resolutor_sin_respuesta"], "{salud:#}");
+    assert_eq!(salud["zona"], "ok.test", "{salud:#}");
     assert_eq!(
-        codes(&salud),
-        ["resolutor_sin_respuesta", "sin_ns"],
+        salud["servidores"].as_array().map(Vec::len),
+        Some(2),
         "{salud:#}"
     );
     let dnssec = structured(&client, "estado_dnssec", dominio.clone()).await?;
-    assert_eq!(codes(&dnssec), ["resolutor_sin_respuesta"], "{dnssec:#}");
+    assert_eq!(
+        codes(&dnssec),
+        ["dnssec_no_firmado", "resolutor_sin_respuesta"],
+        "{dnssec:#}"
+    );
+    assert_eq!(dnssec["zona"], "ok.test", "{dnssec:#}");
     assert_eq!(dnssec["soa_firmada_valida"], Value::Null, "{dnssec:#}");
-    // No answer is not an absence: no spf_ausente, dmarc_ausente...
-    let correo = structured(&client, "correo_politicas", dominio).await?;
-    assert_eq!(codes(&correo), ["resolutor_sin_respuesta"], "{correo:#}");
+    // No answer is not an absence: what the findings say of the mail
+    // policies comes from the authoritative servers, the same as through a
+    // resolver that answers.
+    let correo = structured(&client, "correo_politicas", dominio.clone()).await?;
+    let answered = structured(
+        &client_of(bed()?.resolver()).await?,
+        "correo_politicas",
+        dominio,
+    )
+    .await?;
+    let mut expected = codes(&answered);
+    expected.push("resolutor_sin_respuesta".to_owned());
+    expected.sort();
+    assert_eq!(codes(&correo), expected, "{correo:#}");
 
-    // Each tool waited one timeout: it never walked up to ask about
-    // `ok.test.`, `test.` or the root.
+    // Each tool waited one timeout: it never asked the resolver about
+    // `ok.test.`, `test.` or the root, label after label.
     let names = asked.lock().map_err(|_| "poisoned")?.clone();
     assert!(!names.is_empty());
     assert!(
