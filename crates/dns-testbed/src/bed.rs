@@ -36,6 +36,9 @@ pub const RESOLVER2: Ipv4Addr = Ipv4Addr::new(127, 53, 0, 2);
 /// It is on 127.0.0.1 because `named` listens only on addresses an
 /// interface carries, and the other 127.x addresses are not assigned.
 pub const VALIDATOR: Ipv4Addr = Ipv4Addr::LOCALHOST;
+/// The address the validating resolver's own questions leave from: the
+/// bed does not count them ([`Bed::queries`]).
+pub const VALIDATOR_SOURCE: Ipv4Addr = Ipv4Addr::new(127, 53, 0, 5);
 /// An address where nothing listens.
 pub const NOBODY: Ipv4Addr = Ipv4Addr::new(127, 53, 0, 99);
 
@@ -141,7 +144,8 @@ impl Bed {
     }
 
     /// How many questions the servers have received so far (over UDP and
-    /// TCP; silent and dead servers count none).
+    /// TCP; silent and dead servers count none, and neither do the
+    /// validating resolver's own questions).
     pub fn queries(&self) -> u64 {
         self.queries.load(Ordering::Relaxed)
     }
@@ -289,7 +293,9 @@ impl RequestHandler for Counted {
         request: &Request,
         response_handle: R,
     ) -> ResponseInfo {
-        self.queries.fetch_add(1, Ordering::Relaxed);
+        if request.src().ip() != IpAddr::V4(VALIDATOR_SOURCE) {
+            self.queries.fetch_add(1, Ordering::Relaxed);
+        }
         if !self.delay.is_zero() {
             tokio::time::sleep(self.delay).await;
         }

@@ -6,6 +6,9 @@
 //! it can prove, SERVFAIL for data it judges bogus, and the data itself
 //! when the question sets CD (checking disabled).
 //!
+//! Its questions to the bed's servers leave from [`VALIDATOR_SOURCE`], so
+//! that the bed counts only the questions of the code under test.
+//!
 //! `named` keeps its files in a temporary directory and writes its log
 //! there (`named.log`, quoted in the error when it fails to start); the
 //! process is killed and reaped when the [`Validator`] is dropped.
@@ -19,7 +22,7 @@ use hickory_server::proto::dnssec::rdata::DS;
 use hickory_server::proto::op::{Message, Query};
 use hickory_server::proto::rr::{Name, RecordType};
 
-use crate::bed::Error;
+use crate::bed::{Error, VALIDATOR_SOURCE};
 
 /// Where Debian puts `named` when it is not on the PATH.
 const NAMED_SBIN: &str = "/usr/sbin/named";
@@ -139,6 +142,7 @@ fn config(dir: &std::path::Path, address: SocketAddr, anchor: &DS) -> String {
     session-keyfile "{dir}/session.key";
     listen-on port {port} {{ {ip}; }};
     listen-on-v6 {{ none; }};
+    query-source address {source};
     port {port};
     recursion yes;
     allow-query {{ any; }};
@@ -153,6 +157,7 @@ trust-anchors {{ . static-ds {tag} {algorithm} {digest_type} "{digest}"; }};
 zone "." {{ type hint; file "root.hint"; }};
 "#,
         dir = dir.display(),
+        source = VALIDATOR_SOURCE,
         ip = address.ip(),
         port = address.port(),
         tag = anchor.key_tag(),

@@ -4,10 +4,16 @@
 //! delegation whose third server never answers (its cost is the timeout).
 //! A benchmark, not a test: it prints figures and asserts nothing.
 //!
-//! Two passes: on plain loopback (what a call costs in work), then with
+//! Three passes: on plain loopback (what a call costs in work); then with
 //! every DNS server holding each answer back 10 ms, a network whose round
 //! trip is 10 ms: there a call's median divided by one question's is the
-//! number of round trips the call waits for one after another.
+//! number of round trips the call waits for one after another; then on
+//! loopback again, through the bed's validating resolver (BIND), where
+//! broken DNSSEC makes it answer SERVFAIL (`wrongds.test`, `expired.test`)
+//! and dead servers make it answer SERVFAIL with CD too (`dead.test`): the
+//! cost of telling the causes apart and of reading the zone from its own
+//! servers. There the questions are those to the resolver (counted by a
+//! relay in front of it) and to the bed's servers, not the resolver's own.
 //!
 //! ```sh
 //! cargo run --release -p nexo-dns --example bench_tools          # 50 runs
@@ -22,6 +28,9 @@
 //! measured against.
 
 use std::io::Write;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use hickory_proto::op::{Edns, Message, Query};
@@ -52,6 +61,68 @@ fn case(tool: &'static str, zone: &str, slow: bool) -> Case {
         tool,
         arguments: json!({ "dominio": zone }),
         slow,
+    }
+}
+
+/// The cases through the validating resolver: a healthy unsigned and a
+/// healthy signed zone, two with broken DNSSEC, one whose servers are dead.
+fn validating_cases() -> Vec<Case> {
+    let mut cases = Vec::new();
+    for (zone, slow) in [
+        ("ok.test", false),
+        ("signed.test", false),
+        ("wrongds.test", false),
+        ("expired.test", false),
+        ("dead.test", true),
+    ] {
+        for tool in ["salud_dns", "correo_politicas", "estado_dnssec"] {
+            cases.push(case(tool, zone, slow));
+        }
+    }
+    cases
+}
+
+/// A UDP relay in front of a resolver that counts the questions it passes.
+struct Relay {
+    address: SocketAddr,
+    questions: Arc<AtomicU64>,
+}
+
+impl Relay {
+    async fn start(to: SocketAddr) -> Result<Self, Error> {
+        let front = Arc::new(tokio::net::UdpSocket::bind("127.0.0.1:0").await?);
+        let address = front.local_addr()?;
+        let questions = Arc::new(AtomicU64::new(0));
+        let counted = Arc::clone(&questions);
+        tokio::spawn(async move {
+            let mut buffer = vec![0_u8; 65_535];
+            while let Ok((length, asker)) = front.recv_from(&mut buffer).await {
+                counted.fetch_add(1, Ordering::Relaxed);
+                let question = buffer.get(..length).unwrap_or_default().to_vec();
+                let front = Arc::clone(&front);
+                tokio::spawn(async move {
+                    let mut answer = vec![0_u8; 65_535];
+                    let Ok(back) = tokio::net::UdpSocket::bind("127.0.0.1:0").await else {
+                        return;
+                    };
+                    if back.send_to(&question, to).await.is_err() {
+                        return;
+                    }
+                    let waited =
+                        tokio::time::timeout(Duration::from_secs(5), back.recv(&mut answer));
+                    if let Ok(Ok(length)) = waited.await {
+                        let _ = front
+                            .send_to(answer.get(..length).unwrap_or_default(), asker)
+                            .await;
+                    }
+                });
+            }
+        });
+        Ok(Self { address, questions })
+    }
+
+    fn questions(&self) -> u64 {
+        self.questions.load(Ordering::Relaxed)
     }
 }
 
@@ -109,9 +180,9 @@ async fn one_question(bed: &Bed) -> Result<Duration, Error> {
     Ok(started.elapsed())
 }
 
-async fn client(bed: &Bed) -> Result<Client, Error> {
+async fn client(bed: &Bed, resolver: SocketAddr) -> Result<Client, Error> {
     let dns = Dns::new(DnsOptions {
-        resolver: Some(bed.resolver()),
+        resolver: Some(resolver),
         auth_port: bed.port(),
         log: None,
         roots: nexo_dns_testbed::ROOT_SERVERS
@@ -122,10 +193,20 @@ async fn client(bed: &Bed) -> Result<Client, Error> {
     connect(dns).await
 }
 
-/// Times every case on `bed`; when `delayed`, also the round trips a call
-/// waits for.
-async fn table(bed: &Bed, runs: usize, delayed: bool, out: &mut impl Write) -> Result<(), Error> {
-    let client = client(bed).await?;
+/// Times `cases` on `bed`, asking the resolver at `relay` when given (and
+/// counting the questions it passes), else the bed's; when `delayed`, also
+/// the round trips a call waits for.
+async fn table(
+    bed: &Bed,
+    cases: Vec<Case>,
+    relay: Option<&Relay>,
+    runs: usize,
+    delayed: bool,
+    out: &mut impl Write,
+) -> Result<(), Error> {
+    let resolver = relay.map_or_else(|| bed.resolver(), |relay| relay.address);
+    let client = client(bed, resolver).await?;
+    let questions_now = || bed.queries() + relay.map_or(0, Relay::questions);
     writeln!(
         out,
         "{:<18} {:<12} {:>5} {:>10} {:>10} {:>9} {:>11}",
@@ -157,7 +238,7 @@ async fn table(bed: &Bed, runs: usize, delayed: bool, out: &mut impl Write) -> R
         trips(one)
     )?;
 
-    for case in cases(bed) {
+    for case in cases {
         let count = if case.slow { runs.min(SLOW_RUNS) } else { runs };
         let Value::Object(arguments) = case.arguments else {
             return Err("arguments must be an object".into());
@@ -166,7 +247,7 @@ async fn table(bed: &Bed, runs: usize, delayed: bool, out: &mut impl Write) -> R
         let mut questions = Vec::new();
         // The first call warms up and is not counted.
         for run in 0..=count {
-            let before = bed.queries();
+            let before = questions_now();
             let started = Instant::now();
             let result = client
                 .call_tool(CallToolRequestParams::new(case.tool).with_arguments(arguments.clone()))
@@ -177,7 +258,7 @@ async fn table(bed: &Bed, runs: usize, delayed: bool, out: &mut impl Write) -> R
             }
             if run > 0 {
                 times.push(millis(elapsed));
-                questions.push(bed.queries() - before);
+                questions.push(questions_now() - before);
             }
         }
         times.sort_by(f64::total_cmp);
@@ -213,13 +294,28 @@ async fn main() -> Result<(), Error> {
     };
     let mut out = std::io::stdout().lock();
     writeln!(out, "== loopback")?;
-    table(&Bed::standard()?, runs, false, &mut out).await?;
+    let bed = Bed::validating(zones::standard())?;
+    table(&bed, cases(&bed), None, runs, false, &mut out).await?;
     writeln!(
         out,
         "\n== every answer held back {} ms",
         ROUND_TRIP.as_millis()
     )?;
     let delayed = Bed::start_delayed(zones::standard(), ROUND_TRIP)?;
-    table(&delayed, runs, true, &mut out).await?;
+    table(&delayed, cases(&delayed), None, runs, true, &mut out).await?;
+    writeln!(out, "\n== loopback, through the validating resolver")?;
+    let validator = bed
+        .validator()
+        .ok_or("the bed has no validating resolver")?;
+    let relay = Relay::start(validator).await?;
+    table(
+        &bed,
+        validating_cases(),
+        Some(&relay),
+        runs,
+        false,
+        &mut out,
+    )
+    .await?;
     Ok(())
 }
