@@ -26,6 +26,15 @@ const TYPES: [RecordType; 4] = [
     RecordType::SOA,
 ];
 
+/// The order in which the resolver's failures are reported: the zone's own
+/// questions tell most.
+const REPORT_ORDER: [RecordType; 4] = [
+    RecordType::SOA,
+    RecordType::NS,
+    RecordType::A,
+    RecordType::AAAA,
+];
+
 /// TTLs further apart than this factor are unbalanced.
 const TTL_RATIO: u32 = 10;
 
@@ -114,9 +123,9 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
         };
         recursivo.insert(rtype.to_string(), set);
     }
-    let failed: Vec<Failed> = [3, 2, 0, 1]
+    let mut failed: Vec<Failed> = TYPES
         .into_iter()
-        .filter_map(|index| Some((*TYPES.get(index)?, recursive.get(index)?)))
+        .zip(&recursive)
         .filter(|(_, result)| !result.as_ref().is_ok_and(Answer::is_answer))
         .map(|(rtype, result)| Failed {
             name: name.clone(),
@@ -124,6 +133,11 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
             result: result.clone(),
         })
         .collect();
+    failed.sort_by_key(|question| {
+        REPORT_ORDER
+            .iter()
+            .position(|rtype| *rtype == question.rtype)
+    });
     let nxdomain = recursive
         .iter()
         .flatten()

@@ -185,22 +185,36 @@ impl Net {
         if first.as_ref().is_ok_and(Answer::is_answer) {
             return first;
         }
-        let Ok(cut) = self.cut(name).await else {
+        let Ok(known) = self.cut(name).await else {
             return first;
         };
-        match self
-            .first_good(
-                &cut.addresses(),
-                name,
-                rtype,
-                false,
-                Answer::is_authoritative_answer,
-            )
-            .await
-        {
-            Some(answer) => Ok(answer),
-            None => first,
+        if let Some(answer) = self.ask_zone(&known, name, rtype).await {
+            return Ok(answer);
         }
+        // The cut this call knew may lie above a deeper one: walk anew.
+        match self.walk(name).await {
+            Ok(cut) if cut.zone != known.zone => {
+                let answer = self.ask_zone(&cut, name, rtype).await;
+                self.call.cuts.lock().await.push(cut);
+                match answer {
+                    Some(answer) => Ok(answer),
+                    None => first,
+                }
+            }
+            _ => first,
+        }
+    }
+
+    /// The first authoritative answer of the servers of `cut`.
+    async fn ask_zone(&self, cut: &Cut, name: &Name, rtype: RecordType) -> Option<Answer> {
+        self.first_good(
+            &cut.addresses(),
+            name,
+            rtype,
+            false,
+            Answer::is_authoritative_answer,
+        )
+        .await
     }
 
     /// The zone cut above `name`: one this call found already, else a new

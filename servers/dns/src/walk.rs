@@ -84,8 +84,14 @@ impl Net {
             if at.is_empty() {
                 return Err(WalkError::NoAddress(show(&zone)));
             }
+            // A referral, or an answer from a server that holds the name's
+            // zone: a lame server's empty answer without the AA flag is
+            // neither.
+            let useful = |answer: &Answer| {
+                answer.is_authoritative_answer() || delegation_below(answer, &zone, name).is_some()
+            };
             let Some(answer) = self
-                .first_good(&at, name, RecordType::NS, false, Answer::is_answer)
+                .first_good(&at, name, RecordType::NS, false, useful)
                 .await
             else {
                 // Servers a parent delegated to that do not answer: the
