@@ -257,10 +257,24 @@ const CASES: &[(Ask, &str, &[Finding])] = &[
     (V_DNSSEC, "unsignedsoa.test", &[("rrsig_ausente", ALTA)]),
     (V_SALUD, "badsig.test", &[("dnssec_bogus", CRITICA)]),
     (V_DNSSEC, "badsig.test", &[("rrsig_invalida", CRITICA)]),
+    // Only the SOA is broken there, which no mail question asks for.
+    (V_CORREO, "unsignedsoa.test", &[]),
+    (V_CORREO, "badsig.test", &[]),
     // Through a non-validating resolver the same zones raise no finding
-    // in salud_dns and correo_politicas: nothing there is broken for it.
+    // in salud_dns and correo_politicas: nothing there is broken for it
+    // (estado_dnssec's cases are above).
     (SALUD, "wrongds.test", &[]),
+    (CORREO, "wrongds.test", &[]),
+    (SALUD, "expired.test", &[]),
     (CORREO, "expired.test", &[]),
+    (SALUD, "future.test", &[]),
+    (CORREO, "future.test", &[]),
+    (SALUD, "unsignedsoa.test", &[]),
+    (CORREO, "unsignedsoa.test", &[]),
+    (SALUD, "zskonly.test", &[]),
+    (CORREO, "zskonly.test", &[]),
+    (SALUD, "expiring.test", &[]),
+    (CORREO, "expiring.test", &[]),
     // Servers that do not answer: SERVFAIL with CD too.
     (
         V_SALUD,
