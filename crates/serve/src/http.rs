@@ -5,8 +5,9 @@
 //! rmcp's [`StreamableHttpService`] speaks the protocol (sessions for
 //! 2025-era clients, stateless requests and `server/discover` for 2026-07-28
 //! ones). Around it this module puts what a deployed server needs: `Origin`
-//! and `Host` checks (403), CORS, a body limit (413), JSON-RPC errors for
-//! malformed bodies (-32700, -32600) instead of plain-text ones, the
+//! and `Host` checks (403), CORS, a body limit (413, [`crate::body`]),
+//! JSON-RPC errors for malformed bodies (-32700, -32600) instead of
+//! plain-text ones, the
 //! leniency of [`crate::inbound`], a choice between JSON and SSE responses
 //! that follows the client's `Accept`, and the tool-call log tap.
 
@@ -24,7 +25,7 @@ use axum::routing::get;
 use bytes::Bytes;
 use futures::StreamExt;
 use futures::future::BoxFuture;
-use http_body_util::{BodyExt, Limited};
+use http_body_util::BodyExt;
 use rmcp::ServerHandler;
 use rmcp::model::Tool;
 use rmcp::transport::common::http_header::HEADER_SESSION_ID;
@@ -33,6 +34,8 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
+use crate::SSE_KEEP_ALIVE;
+use crate::body::{json_rpc_error, read_body};
 use crate::calllog::{CallLogger, PendingCall};
 use crate::inbound::{self, INVALID_REQUEST, Rejection};
 use crate::legacy_sse::{self, LegacySessions, MESSAGES_PATH, SSE_PATH};
@@ -40,8 +43,6 @@ use crate::policy::{self, HostPolicy, OriginPolicy};
 
 /// Where the MCP endpoint is mounted.
 pub const MCP_PATH: &str = "/mcp";
-/// How often an idle SSE stream gets a keep-alive comment.
-pub(crate) const SSE_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(15);
 
 /// Everything the HTTP front needs besides the server itself.
 #[derive(Debug, Clone)]
@@ -276,15 +277,6 @@ fn forbidden(message: &str) -> Response {
     )
 }
 
-pub(crate) fn json_rpc_error(status: StatusCode, rejection: &Rejection) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        rejection.to_response(),
-    )
-        .into_response()
-}
-
 /// Which response forms the client's `Accept` allows.
 #[derive(Debug, Clone, Copy)]
 struct Accepts {
@@ -427,43 +419,6 @@ where
         Ok(response) => response.map(Body::new),
         Err(never) => match never {},
     }
-}
-
-/// Reads a request body of at most `limit` bytes; a longer one (declared or
-/// actual) is refused with 413, an unreadable one with 400.
-pub(crate) async fn read_body(
-    headers: &HeaderMap,
-    body: Body,
-    limit: usize,
-) -> Result<Bytes, Response> {
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|length| length.to_str().ok()?.parse::<usize>().ok());
-    if declared.is_some_and(|length| length > limit) {
-        return Err(too_large(limit));
-    }
-    match Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(error) if error.is::<http_body_util::LengthLimitError>() => Err(too_large(limit)),
-        Err(error) => Err((
-            StatusCode::BAD_REQUEST,
-            format!("Bad Request: cannot read the body: {error}"),
-        )
-            .into_response()),
-    }
-}
-
-fn too_large(limit: usize) -> Response {
-    json_rpc_error(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        &Rejection {
-            code: INVALID_REQUEST,
-            message: format!(
-                "request body exceeds the limit of {limit} bytes; the server's `--max-body` sets it"
-            ),
-            id: None,
-        },
-    )
 }
 
 /// Collects a JSON response to log it, and passes it on unchanged.

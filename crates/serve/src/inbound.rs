@@ -66,7 +66,7 @@ pub struct Rejection {
 
 impl Rejection {
     /// The JSON-RPC error response for this rejection (`"id": null` when the
-    /// id could not be read, as JSON-RPC 2.0 requires).
+    /// id could not be found, as JSON-RPC 2.0 requires).
     pub fn to_response(&self) -> Vec<u8> {
         let id = self.id.as_deref().map_or("null", RawValue::get);
         let message = serde_json::Value::String(self.message.clone());

@@ -26,8 +26,9 @@ use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::SSE_KEEP_ALIVE;
+use crate::body::{json_rpc_error, read_body};
 use crate::calllog::{CallLogger, CallTap};
-use crate::http::{SSE_KEEP_ALIVE, json_rpc_error, read_body};
 use crate::inbound;
 
 /// Where a legacy client opens its stream.
