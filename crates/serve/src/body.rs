@@ -43,7 +43,10 @@ pub async fn read_body(
     if declared.is_some_and(|length| length > limit) {
         return Err(refuse(headers, body, IdScanner::new(), 0, limit).await);
     }
-    let mut chunks: Vec<Bytes> = Vec::new();
+    // Most bodies arrive in one chunk, returned as it is; `rest` allocates
+    // only for a second one.
+    let mut first: Option<Bytes> = None;
+    let mut rest: Vec<Bytes> = Vec::new();
     let mut length = 0;
     while let Some(frame) = body.frame().await {
         let data = match frame {
@@ -62,18 +65,25 @@ pub async fn read_body(
         length += data.len();
         if length > limit {
             let mut scanner = IdScanner::new();
-            for chunk in chunks.iter().chain([&data]) {
+            for chunk in first.iter().chain(&rest).chain([&data]) {
                 scanner.feed(chunk);
             }
             return Err(refuse(headers, body, scanner, length, limit).await);
         }
-        chunks.push(data);
+        match first {
+            None => first = Some(data),
+            Some(_) => rest.push(data),
+        }
     }
-    Ok(match chunks.len() {
-        0 => Bytes::new(),
-        1 => chunks.swap_remove(0),
-        _ => Bytes::from(chunks.concat()),
-    })
+    let first = first.unwrap_or_default();
+    if rest.is_empty() {
+        return Ok(first);
+    }
+    let mut joined = Vec::with_capacity(length);
+    for chunk in std::iter::once(&first).chain(&rest) {
+        joined.extend_from_slice(chunk);
+    }
+    Ok(Bytes::from(joined))
 }
 
 /// The 413 for a body over `limit`, of which `read` bytes were read (and
