@@ -16,6 +16,7 @@ mod http;
 mod id_scan;
 mod inbound;
 mod legacy_sse;
+mod outbox;
 mod policy;
 mod stdio;
 

@@ -3,7 +3,8 @@
 //! rmcp has its own, but it drops unparsable lines silently and refuses an
 //! `initialize` without `clientInfo`; this one answers -32700/-32600/-32602
 //! as JSON-RPC asks, applies the leniency of [`crate::inbound`], bounds the
-//! length of a line, and taps tool calls for the `--log` file. Reads and
+//! length of a line, and taps tool calls for the `--log` file
+//! ([`crate::outbox`]). Reads and
 //! writes go through rmcp's non-blocking pipe handles
 //! ([`rmcp::transport::io::stdio_pipes`]) when stdin and stdout are pipes.
 //! Nothing but protocol messages is ever written to the writer.
@@ -15,9 +16,10 @@ use serde_json::value::RawValue;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::mpsc;
 
-use crate::calllog::{CallLogger, CallTap};
+use crate::calllog::CallLogger;
 use crate::id_scan::IdScanner;
 use crate::inbound::{self, INVALID_REQUEST, Rejection};
+use crate::outbox::{Outbox, SendError};
 
 /// How many encoded messages may wait for the writer before `send` waits.
 const WRITE_QUEUE: usize = 1024;
@@ -35,17 +37,7 @@ pub struct LineTransport<R> {
     /// `line` holds a finished line, to be cleared before the next read.
     finished: bool,
     max_line: usize,
-    outgoing: mpsc::Sender<Vec<u8>>,
-    calls: Option<CallTap>,
-}
-
-/// Errors sending on a [`LineTransport`].
-#[derive(Debug, thiserror::Error)]
-pub enum LineTransportError {
-    #[error("cannot encode an outgoing message")]
-    Encode(#[from] serde_json::Error),
-    #[error("the output stream is closed")]
-    Closed,
+    outbox: Outbox,
 }
 
 impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
@@ -65,8 +57,7 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
             too_long: None,
             finished: false,
             max_line,
-            outgoing,
-            calls: logger.map(CallTap::new),
+            outbox: Outbox::new(outgoing, logger),
         };
         (transport, writer_task)
     }
@@ -116,9 +107,7 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
 
     fn reply(&self, rejection: &Rejection) {
         tracing::debug!(code = rejection.code, message = %rejection.message, "rejected a message");
-        // A full queue means the client is not reading; dropping the error
-        // reply then is better than stalling the reader.
-        let _ = self.outgoing.try_send(rejection.to_response());
+        self.outbox.try_send_encoded(rejection.to_response());
     }
 
     /// Turns one line into a message for rmcp, or answers it with an error.
@@ -147,9 +136,7 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
                 return None;
             }
         };
-        if let Some(tap) = &self.calls {
-            tap.request(&message);
-        }
+        self.outbox.received(&message);
         Some(message)
     }
 
@@ -195,23 +182,13 @@ async fn write_lines<W: AsyncWrite + Unpin>(
 }
 
 impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for LineTransport<R> {
-    type Error = LineTransportError;
+    type Error = SendError;
 
     fn send(
         &mut self,
         item: ServerJsonRpcMessage,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let encoded = serde_json::to_vec(&item);
-        if let (Ok(bytes), Some(tap)) = (&encoded, &self.calls) {
-            tap.response(&item, bytes);
-        }
-        let outgoing = self.outgoing.clone();
-        async move {
-            outgoing
-                .send(encoded?)
-                .await
-                .map_err(|_| LineTransportError::Closed)
-        }
+        self.outbox.send(item)
     }
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {

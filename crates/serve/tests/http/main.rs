@@ -12,6 +12,7 @@
     reason = "tests fail loudly, with the value that broke them"
 )]
 
+mod calllog;
 mod health;
 mod limits;
 mod policy;
@@ -20,7 +21,7 @@ use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode};
 use bytes::Bytes;
 use http_body_util::BodyExt;
-use nexo_serve::{HostPolicy, HttpApp, HttpOptions, OriginPolicy, app};
+use nexo_serve::{CallLogger, HostPolicy, HttpApp, HttpOptions, OriginPolicy, app};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -83,12 +84,25 @@ impl ServerHandler for Fixture {
 /// of `max_body` bytes, as if listening on 127.0.0.1.
 pub fn application(origins: &[&str], max_body: usize) -> HttpApp<Fixture> {
     let origins: Vec<String> = origins.iter().map(|origin| (*origin).to_owned()).collect();
+    build(OriginPolicy::new(&origins), max_body, None)
+}
+
+/// The application with the defaults and a tool-call log.
+pub fn application_with(logger: Option<CallLogger>) -> HttpApp<Fixture> {
+    build(
+        OriginPolicy::default(),
+        nexo_serve::DEFAULT_MAX_BODY,
+        logger,
+    )
+}
+
+fn build(origins: OriginPolicy, max_body: usize, logger: Option<CallLogger>) -> HttpApp<Fixture> {
     let options = HttpOptions {
-        origins: OriginPolicy::new(&origins),
+        origins,
         hosts: HostPolicy::new(&[], std::net::Ipv4Addr::LOCALHOST.into()),
         max_body,
         tools: vec![echo_tool()],
-        logger: None,
+        logger,
     };
     app(Fixture, options, CancellationToken::new())
 }
