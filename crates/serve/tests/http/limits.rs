@@ -10,6 +10,7 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::http::Method;
 use serde_json::{Value, json};
+use tower::ServiceExt;
 
 use crate::{application, post, request, send};
 
@@ -122,4 +123,42 @@ async fn issue_15_python_clients_sending_5_mib_read_the_413() {
         assert_eq!(body["error"]["code"], -32600, "{mode}: {body}");
         assert_eq!(body["id"], id, "{mode}: {body}");
     }
+}
+
+/// The legacy `/messages` endpoint reads its bodies the same way: 413 with
+/// the request's id.
+#[tokio::test]
+async fn issue_15_a_legacy_message_over_the_limit_is_413_with_its_id() {
+    use futures::StreamExt;
+
+    let app = application(&[], 1024);
+    let stream = app
+        .clone()
+        .oneshot(request(Method::GET, "/sse", &[], Body::empty()))
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+    let mut events = sse_stream::SseStream::new(stream.into_body());
+    let endpoint = loop {
+        let event = tokio::time::timeout(Duration::from_secs(30), events.next())
+            .await
+            .expect("an endpoint event in time")
+            .expect("the stream is open")
+            .expect("an SSE event");
+        if event.event.as_deref() == Some("endpoint") {
+            break event.data.expect("the endpoint's URL");
+        }
+    };
+    let reply = send(
+        &app,
+        request(
+            Method::POST,
+            &endpoint,
+            &[("Content-Type", "application/json")],
+            Body::from(big_call(4000, &json!("legacy-1"))),
+        ),
+    )
+    .await;
+    assert_eq!(reply.status, 413, "{reply:#?}");
+    assert_eq!(reply.json()["id"], "legacy-1", "{reply:#?}");
 }
