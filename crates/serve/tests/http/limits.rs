@@ -80,14 +80,48 @@ async fn issue_15_a_413_names_the_request_it_refuses() {
     assert_eq!(no_id.json()["id"], Value::Null, "{no_id:#?}");
 }
 
-/// Runs `fixtures/post_oversized.py` against a server with the default
-/// 4 MiB limit listening on 127.0.0.1, and returns its JSON line.
-async fn python_post(mode: &str) -> Value {
+/// The application with the default limit, served on 127.0.0.1; its port.
+async fn listen() -> (u16, tokio::task::JoinHandle<std::io::Result<()>>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let app = application(&[], nexo_serve::DEFAULT_MAX_BODY);
     let service = axum::ServiceExt::<axum::extract::Request>::into_make_service(app);
-    let server = tokio::spawn(axum::serve(listener, service).into_future());
+    (
+        port,
+        tokio::spawn(axum::serve(listener, service).into_future()),
+    )
+}
+
+/// A client that asks for `100 Continue` before sending a body over the
+/// limit has sent nothing yet: it gets the 413 at once, not a `100
+/// Continue` that would make it send what is then thrown away.
+#[tokio::test]
+async fn a_client_awaiting_100_continue_is_refused_without_sending() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let (port, server) = listen().await;
+    let mut client = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+         Accept: application/json\r\nExpect: 100-continue\r\nContent-Length: {}\r\n\r\n",
+        5 * 1024 * 1024
+    );
+    client.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(30), client.read_to_end(&mut answer));
+    read.await.expect("an answer without the body").unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(!answer.contains("100 Continue"), "{answer}");
+    server.abort();
+}
+
+/// Runs `fixtures/post_oversized.py` against a server with the default
+/// 4 MiB limit listening on 127.0.0.1, and returns its JSON line.
+async fn python_post(mode: &str) -> Value {
+    let (port, server) = listen().await;
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/post_oversized.py");
     let child = tokio::process::Command::new("python3")
         .arg(script)
