@@ -1,8 +1,10 @@
-//! Finding the `id` of a message that will not be parsed: one over the size
-//! limit (a stdio line, an HTTP body), or one that is not valid JSON. The
-//! error answer then carries the request's id, so that the client fails at
-//! once instead of waiting for its own timeout; `null` is left for a message
-//! whose id cannot be found, as JSON-RPC 2.0 asks.
+//! Finding the `id` of a message that is refused before it is read as a
+//! JSON-RPC message: one over the size limit (a stdio line, an HTTP body,
+//! [`crate::body`]), or valid JSON that is no message object
+//! ([`crate::inbound`]). The error answer then carries the request's id, so
+//! that the client fails at once instead of waiting for its own timeout;
+//! `null` is left for a message whose id cannot be found, and for a parse
+//! error, as JSON-RPC 2.0 words it.
 //!
 //! [`IdScanner`] is pushed the bytes as they arrive and keeps only a few
 //! counters and the id itself (at most [`MAX_ID_BYTES`]): an oversized
