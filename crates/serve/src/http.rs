@@ -5,8 +5,9 @@
 //! rmcp's [`StreamableHttpService`] speaks the protocol (sessions for
 //! 2025-era clients, stateless requests and `server/discover` for 2026-07-28
 //! ones). Around it this module puts what a deployed server needs: `Origin`
-//! and `Host` checks (403), CORS, a body limit (413), JSON-RPC errors for
-//! malformed bodies (-32700, -32600) instead of plain-text ones, the
+//! and `Host` checks (403), CORS, a body limit (413, [`crate::body`]),
+//! JSON-RPC errors for malformed bodies (-32700, -32600) instead of
+//! plain-text ones, the
 //! leniency of [`crate::inbound`], a choice between JSON and SSE responses
 //! that follows the client's `Accept`, and the tool-call log tap.
 
@@ -22,17 +23,20 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use bytes::Bytes;
-use futures::StreamExt;
 use futures::future::BoxFuture;
-use http_body_util::{BodyExt, Limited};
+use futures::{FutureExt, StreamExt};
+use http_body_util::BodyExt;
 use rmcp::ServerHandler;
 use rmcp::model::Tool;
 use rmcp::transport::common::http_header::HEADER_SESSION_ID;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use sse_stream::SseStream;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
+use crate::SSE_KEEP_ALIVE;
+use crate::body::{json_rpc_error, read_body};
 use crate::calllog::{CallLogger, PendingCall};
 use crate::inbound::{self, INVALID_REQUEST, Rejection};
 use crate::legacy_sse::{self, LegacySessions, MESSAGES_PATH, SSE_PATH};
@@ -40,8 +44,6 @@ use crate::policy::{self, HostPolicy, OriginPolicy};
 
 /// Where the MCP endpoint is mounted.
 pub const MCP_PATH: &str = "/mcp";
-/// How often an idle SSE stream gets a keep-alive comment.
-pub(crate) const SSE_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(15);
 
 /// Everything the HTTP front needs besides the server itself.
 #[derive(Debug, Clone)]
@@ -276,15 +278,6 @@ fn forbidden(message: &str) -> Response {
     )
 }
 
-pub(crate) fn json_rpc_error(status: StatusCode, rejection: &Rejection) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        rejection.to_response(),
-    )
-        .into_response()
-}
-
 /// Which response forms the client's `Accept` allows.
 #[derive(Debug, Clone, Copy)]
 struct Accepts {
@@ -429,43 +422,6 @@ where
     }
 }
 
-/// Reads a request body of at most `limit` bytes; a longer one (declared or
-/// actual) is refused with 413, an unreadable one with 400.
-pub(crate) async fn read_body(
-    headers: &HeaderMap,
-    body: Body,
-    limit: usize,
-) -> Result<Bytes, Response> {
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|length| length.to_str().ok()?.parse::<usize>().ok());
-    if declared.is_some_and(|length| length > limit) {
-        return Err(too_large(limit));
-    }
-    match Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(error) if error.is::<http_body_util::LengthLimitError>() => Err(too_large(limit)),
-        Err(error) => Err((
-            StatusCode::BAD_REQUEST,
-            format!("Bad Request: cannot read the body: {error}"),
-        )
-            .into_response()),
-    }
-}
-
-fn too_large(limit: usize) -> Response {
-    json_rpc_error(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        &Rejection {
-            code: INVALID_REQUEST,
-            message: format!(
-                "request body exceeds the limit of {limit} bytes; the server's `--max-body` sets it"
-            ),
-            id: None,
-        },
-    )
-}
-
 /// Collects a JSON response to log it, and passes it on unchanged.
 async fn tap_json(response: Response, logger: &CallLogger, pending: &PendingCall) -> Response {
     let (parts, body) = response.into_parts();
@@ -482,45 +438,6 @@ async fn tap_json(response: Response, logger: &CallLogger, pending: &PendingCall
     }
 }
 
-/// Splits SSE text into events' joined `data` payloads, keeping any partial
-/// event in `buffer` for the next chunk.
-fn drain_sse_events(buffer: &mut Vec<u8>) -> Vec<Vec<u8>> {
-    let mut events = Vec::new();
-    while let Some(end) = find_event_end(buffer) {
-        let event: Vec<u8> = buffer.drain(..end.0 + end.1).collect();
-        let mut data = Vec::new();
-        for line in event[..end.0].split(|&b| b == b'\n') {
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
-            if let Some(value) = line.strip_prefix(b"data:") {
-                if !data.is_empty() {
-                    data.push(b'\n');
-                }
-                data.extend_from_slice(value.strip_prefix(b" ").unwrap_or(value));
-            }
-        }
-        if !data.is_empty() {
-            events.push(data);
-        }
-    }
-    events
-}
-
-/// Position and length of the first blank-line event terminator.
-fn find_event_end(buffer: &[u8]) -> Option<(usize, usize)> {
-    let lf = buffer
-        .windows(2)
-        .position(|w| w == b"\n\n")
-        .map(|at| (at, 2));
-    let crlf = buffer
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .map(|at| (at, 4));
-    match (lf, crlf) {
-        (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
-        (a, b) => a.or(b),
-    }
-}
-
 /// True when `message` is the response to the request with id `id` (raw JSON).
 fn answers(message: &[u8], id: &str) -> bool {
     #[derive(serde::Deserialize)]
@@ -534,22 +451,37 @@ fn answers(message: &[u8], id: &str) -> bool {
         .is_ok_and(|reply| reply.method.is_none() && reply.id.is_some_and(|raw| raw.get() == id))
 }
 
-/// Passes an SSE response through, logging the tool call when its response
-/// event goes by.
+/// Passes an SSE response through unchanged, logging the tool call when its
+/// response event goes by. A copy of each chunk is fed to an `sse-stream`
+/// parser over a channel, which is drained of the events it can complete
+/// without waiting, so the bytes the client gets are rmcp's own.
 fn tap_sse(response: Response, id: String, logger: CallLogger, pending: PendingCall) -> Response {
     let (parts, body) = response.into_parts();
-    let mut buffer = Vec::new();
-    let mut logged = false;
+    let (copies, chunks) = futures::channel::mpsc::unbounded::<Result<Bytes, Infallible>>();
+    let mut events = Some((copies, SseStream::from_bytes_stream(chunks)));
     let stream = body.into_data_stream().map(move |chunk| {
-        if let (Ok(bytes), false) = (&chunk, logged) {
-            buffer.extend_from_slice(bytes);
-            for event in drain_sse_events(&mut buffer) {
-                if answers(&event, &id) {
-                    logger.finish(&pending, &event);
-                    logged = true;
-                    buffer = Vec::new();
-                    break;
+        if let (Ok(bytes), Some((copies, parser))) = (&chunk, &mut events) {
+            let _ = copies.unbounded_send(Ok(bytes.clone()));
+            let mut finished = false;
+            while let Some(Some(event)) = parser.next().now_or_never() {
+                match event {
+                    Ok(event) => {
+                        if let Some(data) = event.data.filter(|data| answers(data.as_bytes(), &id))
+                        {
+                            logger.finish(&pending, data.as_bytes());
+                            finished = true;
+                            break;
+                        }
+                    }
+                    // Not SSE after all: nothing more can be logged.
+                    Err(_) => {
+                        finished = true;
+                        break;
+                    }
                 }
+            }
+            if finished {
+                events = None;
             }
         }
         chunk
@@ -565,25 +497,20 @@ async fn collapse_sse(
     pending: Option<(CallLogger, PendingCall)>,
 ) -> Response {
     let (mut parts, body) = response.into_parts();
-    let mut stream = body.into_data_stream();
-    let mut buffer = Vec::new();
-    while let Some(chunk) = stream.next().await {
-        let Ok(chunk) = chunk else { break };
-        buffer.extend_from_slice(&chunk);
-        if let Some(event) = drain_sse_events(&mut buffer)
-            .into_iter()
-            .find(|event| answers(event, id))
-        {
-            if let Some((logger, pending)) = &pending {
-                logger.finish(pending, &event);
-            }
-            parts.headers.insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            parts.headers.remove(header::CONTENT_LENGTH);
-            return Response::from_parts(parts, Body::from(event));
+    let mut events = SseStream::new(body);
+    while let Some(Ok(event)) = events.next().await {
+        let Some(data) = event.data.filter(|data| answers(data.as_bytes(), id)) else {
+            continue;
+        };
+        if let Some((logger, pending)) = &pending {
+            logger.finish(pending, data.as_bytes());
         }
+        parts.headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        parts.headers.remove(header::CONTENT_LENGTH);
+        return Response::from_parts(parts, Body::from(data));
     }
     (
         StatusCode::INTERNAL_SERVER_ERROR,
@@ -595,15 +522,6 @@ async fn collapse_sse(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sse_events_are_split_across_chunks() {
-        let mut buffer = b"event: message\ndata: {\"a\":1}\n\n: comment\n\ndata: {\"b\"".to_vec();
-        assert_eq!(drain_sse_events(&mut buffer), vec![b"{\"a\":1}".to_vec()]);
-        buffer.extend_from_slice(b":2}\r\n\r\n");
-        assert_eq!(drain_sse_events(&mut buffer), vec![b"{\"b\":2}".to_vec()]);
-        assert!(buffer.is_empty());
-    }
 
     #[test]
     fn a_response_answers_its_request_only() {

@@ -13,6 +13,8 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::id_scan::IdScanner;
+
 /// JSON-RPC error codes this module answers with.
 pub const PARSE_ERROR: i32 = -32700;
 pub const INVALID_REQUEST: i32 = -32600;
@@ -66,7 +68,7 @@ pub struct Rejection {
 
 impl Rejection {
     /// The JSON-RPC error response for this rejection (`"id": null` when the
-    /// id could not be read, as JSON-RPC 2.0 requires).
+    /// id could not be found, as JSON-RPC 2.0 requires).
     pub fn to_response(&self) -> Vec<u8> {
         let id = self.id.as_deref().map_or("null", RawValue::get);
         let message = serde_json::Value::String(self.message.clone());
@@ -106,10 +108,14 @@ pub fn inspect(bytes: &[u8]) -> Result<Inbound<'_>, Rejection> {
                 id: None,
             }
         } else {
+            // Valid JSON of the wrong shape: its id may still be readable.
+            // (A parse error keeps `null`, as JSON-RPC 2.0 words it.)
+            let mut scanner = IdScanner::new();
+            scanner.feed(bytes);
             Rejection {
                 code: INVALID_REQUEST,
                 message: "invalid request: expected one JSON-RPC 2.0 message object".into(),
-                id: None,
+                id: scanner.finish(),
             }
         }
     })?;
@@ -198,6 +204,22 @@ mod tests {
     fn valid_json_that_is_no_message_is_an_invalid_request() {
         assert_eq!(rejection("[1,2]").code, INVALID_REQUEST);
         assert_eq!(rejection(r#"{"method":7}"#).code, INVALID_REQUEST);
+    }
+
+    /// Issue 15, point 2: an invalid request answers with its id when the id
+    /// can be read, `null` otherwise.
+    #[test]
+    fn issue_15_an_invalid_request_is_answered_with_its_id() {
+        let id = |message: &str| rejection(message).id.map(|raw| raw.get().to_owned());
+        assert_eq!(
+            id(r#"{"jsonrpc":"2.0","id":5,"method":7}"#).as_deref(),
+            Some("5")
+        );
+        assert_eq!(
+            id(r#"{"jsonrpc":"2.0","method":7,"id":"a"}"#).as_deref(),
+            Some(r#""a""#)
+        );
+        assert_eq!(id("[1,2]"), None);
     }
 
     #[test]

@@ -26,9 +26,11 @@ use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::calllog::{CallLogger, CallTap};
-use crate::http::{SSE_KEEP_ALIVE, json_rpc_error, read_body};
+use crate::SSE_KEEP_ALIVE;
+use crate::body::{json_rpc_error, read_body};
+use crate::calllog::CallLogger;
 use crate::inbound;
+use crate::outbox::{Outbox, SendError};
 
 /// Where a legacy client opens its stream.
 pub const SSE_PATH: &str = "/sse";
@@ -120,8 +122,7 @@ where
     let cancel = sessions.shutdown.child_token();
     let transport = SessionTransport {
         incoming,
-        outgoing,
-        calls: sessions.logger.clone().map(CallTap::new),
+        outbox: Outbox::new(outgoing, sessions.logger.clone()),
     };
     let server = sessions.server.clone();
     let running_cancel = cancel.clone();
@@ -153,7 +154,11 @@ where
                 data = from_server.recv() => data?,
                 () = guard.cancel.cancelled() => return None,
             };
-            let event = Event::default().event("message").data(data);
+            // serde_json writes UTF-8 only; anything else is no message.
+            let event = match String::from_utf8(data) {
+                Ok(text) => Event::default().event("message").data(text),
+                Err(_) => Event::default().comment("an undecodable message was dropped"),
+            };
             Some((Ok(event), (guard, from_server, None)))
         },
     );
@@ -225,47 +230,26 @@ fn session_not_found() -> Response {
 }
 
 /// The server's end of one legacy session: messages POSTed by the client
-/// come in on `incoming`; what the server sends goes, encoded, to the stream.
+/// come in on `incoming`; what the server sends goes, encoded, to the
+/// stream through the outbox.
 struct SessionTransport {
     incoming: mpsc::Receiver<ClientJsonRpcMessage>,
-    outgoing: mpsc::Sender<String>,
-    calls: Option<CallTap>,
-}
-
-/// Errors sending on a legacy session.
-#[derive(Debug, thiserror::Error)]
-pub enum SessionError {
-    #[error("cannot encode an outgoing message")]
-    Encode(#[from] serde_json::Error),
-    #[error("the client's stream is closed")]
-    Closed,
+    outbox: Outbox,
 }
 
 impl Transport<RoleServer> for SessionTransport {
-    type Error = SessionError;
+    type Error = SendError;
 
     fn send(
         &mut self,
         item: ServerJsonRpcMessage,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let encoded = serde_json::to_string(&item);
-        if let (Ok(text), Some(tap)) = (&encoded, &self.calls) {
-            tap.response(&item, text.as_bytes());
-        }
-        let outgoing = self.outgoing.clone();
-        async move {
-            outgoing
-                .send(encoded?)
-                .await
-                .map_err(|_| SessionError::Closed)
-        }
+        self.outbox.send(item)
     }
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
         let message = self.incoming.recv().await?;
-        if let Some(tap) = &self.calls {
-            tap.request(&message);
-        }
+        self.outbox.received(&message);
         Some(message)
     }
 

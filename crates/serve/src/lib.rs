@@ -9,11 +9,14 @@
 //! hosting around it. Start with [`serve_stdio`], [`serve_http`], or
 //! [`app`] to test the HTTP application without a socket.
 
+mod body;
 mod calllog;
 mod error;
 mod http;
+mod id_scan;
 mod inbound;
 mod legacy_sse;
+mod outbox;
 mod policy;
 mod stdio;
 
@@ -38,6 +41,9 @@ pub use crate::stdio::LineTransport;
 pub const DEFAULT_MAX_BODY: usize = 4 * 1024 * 1024;
 /// The port used when neither `--http` nor `PORT` names one.
 pub const DEFAULT_PORT: u16 = 8000;
+/// How often an idle SSE stream (Streamable HTTP or legacy) gets a
+/// keep-alive comment.
+const SSE_KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// How long in-flight requests may run after a shutdown signal.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 

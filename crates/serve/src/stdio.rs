@@ -3,7 +3,8 @@
 //! rmcp has its own, but it drops unparsable lines silently and refuses an
 //! `initialize` without `clientInfo`; this one answers -32700/-32600/-32602
 //! as JSON-RPC asks, applies the leniency of [`crate::inbound`], bounds the
-//! length of a line, and taps tool calls for the `--log` file. Reads and
+//! length of a line, and taps tool calls for the `--log` file
+//! ([`crate::outbox`]). Reads and
 //! writes go through rmcp's non-blocking pipe handles
 //! ([`rmcp::transport::io::stdio_pipes`]) when stdin and stdout are pipes.
 //! Nothing but protocol messages is ever written to the writer.
@@ -11,11 +12,14 @@
 use rmcp::RoleServer;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
+use serde_json::value::RawValue;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::mpsc;
 
-use crate::calllog::{CallLogger, CallTap};
+use crate::calllog::CallLogger;
+use crate::id_scan::IdScanner;
 use crate::inbound::{self, INVALID_REQUEST, Rejection};
+use crate::outbox::{Outbox, SendError};
 
 /// How many encoded messages may wait for the writer before `send` waits.
 const WRITE_QUEUE: usize = 1024;
@@ -27,22 +31,13 @@ pub struct LineTransport<R> {
     /// serving loop drops it whenever another event wins its `select!`), so
     /// that bytes already consumed from the reader are never lost.
     line: Vec<u8>,
-    /// The line being read is over `max_line` and is being skipped.
-    too_long: bool,
+    /// The line being read is over `max_line` and is being skipped; its
+    /// request id is looked for as it goes by.
+    too_long: Option<IdScanner>,
     /// `line` holds a finished line, to be cleared before the next read.
     finished: bool,
     max_line: usize,
-    outgoing: mpsc::Sender<Vec<u8>>,
-    calls: Option<CallTap>,
-}
-
-/// Errors sending on a [`LineTransport`].
-#[derive(Debug, thiserror::Error)]
-pub enum LineTransportError {
-    #[error("cannot encode an outgoing message")]
-    Encode(#[from] serde_json::Error),
-    #[error("the output stream is closed")]
-    Closed,
+    outbox: Outbox,
 }
 
 impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
@@ -59,53 +54,52 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
         let transport = Self {
             reader: BufReader::with_capacity(64 * 1024, reader),
             line: Vec::with_capacity(4096),
-            too_long: false,
+            too_long: None,
             finished: false,
             max_line,
-            outgoing,
-            calls: logger.map(CallTap::new),
+            outbox: Outbox::new(outgoing, logger),
         };
         (transport, writer_task)
     }
 
     /// Reads the next line into `self.line`, without its line ending.
     /// `Ok(false)` at the end of input; `Err` when the line was too long (it
-    /// has then been skipped). Cancel-safe: the only await is
-    /// `fill_buf`, and what was consumed before it stays in `self.line`.
+    /// has then been skipped, and only its id kept). Cancel-safe: the only
+    /// await is `fill_buf`, and what was consumed before it stays in
+    /// `self.line` (or in the scanner of an over-long line).
     async fn read_line(&mut self) -> std::io::Result<Result<bool, Rejection>> {
         if self.finished {
             self.line.clear();
-            self.too_long = false;
+            self.too_long = None;
             self.finished = false;
         }
         loop {
             let available = self.reader.fill_buf().await?;
-            if available.is_empty() {
-                self.finished = true;
-                return Ok(if self.too_long {
-                    Err(line_too_long(self.max_line))
-                } else {
-                    Ok(!self.line.is_empty())
-                });
-            }
             let (chunk, found_end) = match available.iter().position(|&b| b == b'\n') {
                 Some(end) => (&available[..end], true),
                 None => (available, false),
             };
+            let at_end = available.is_empty();
             let consumed = chunk.len() + usize::from(found_end);
-            if !self.too_long && self.line.len() + chunk.len() <= self.max_line {
-                self.line.extend_from_slice(chunk);
-            } else {
-                self.too_long = true;
-                self.line.clear();
+            match &mut self.too_long {
+                Some(scanner) => scanner.feed(chunk),
+                None if self.line.len() + chunk.len() <= self.max_line => {
+                    self.line.extend_from_slice(chunk);
+                }
+                None => {
+                    let mut scanner = IdScanner::new();
+                    scanner.feed(&self.line);
+                    scanner.feed(chunk);
+                    self.too_long = Some(scanner);
+                    self.line.clear();
+                }
             }
             self.reader.consume(consumed);
-            if found_end {
+            if found_end || at_end {
                 self.finished = true;
-                return Ok(if self.too_long {
-                    Err(line_too_long(self.max_line))
-                } else {
-                    Ok(true)
+                return Ok(match self.too_long.take() {
+                    Some(scanner) => Err(line_too_long(self.max_line, scanner.finish())),
+                    None => Ok(found_end || !self.line.is_empty()),
                 });
             }
         }
@@ -113,9 +107,7 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
 
     fn reply(&self, rejection: &Rejection) {
         tracing::debug!(code = rejection.code, message = %rejection.message, "rejected a message");
-        // A full queue means the client is not reading; dropping the error
-        // reply then is better than stalling the reader.
-        let _ = self.outgoing.try_send(rejection.to_response());
+        self.outbox.try_send_encoded(rejection.to_response());
     }
 
     /// Turns one line into a message for rmcp, or answers it with an error.
@@ -144,9 +136,7 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
                 return None;
             }
         };
-        if let Some(tap) = &self.calls {
-            tap.request(&message);
-        }
+        self.outbox.received(&message);
         Some(message)
     }
 
@@ -163,11 +153,13 @@ fn mentions_initialize(line: &[u8]) -> bool {
     line.windows(12).any(|window| window == b"\"initialize\"")
 }
 
-fn line_too_long(max_line: usize) -> Rejection {
+/// The answer to a line over the limit, with the request's id when it was
+/// found as the line went by.
+fn line_too_long(max_line: usize, id: Option<Box<RawValue>>) -> Rejection {
     Rejection {
         code: INVALID_REQUEST,
         message: format!("message exceeds the limit of {max_line} bytes"),
-        id: None,
+        id,
     }
 }
 
@@ -190,23 +182,13 @@ async fn write_lines<W: AsyncWrite + Unpin>(
 }
 
 impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for LineTransport<R> {
-    type Error = LineTransportError;
+    type Error = SendError;
 
     fn send(
         &mut self,
         item: ServerJsonRpcMessage,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let encoded = serde_json::to_vec(&item);
-        if let (Ok(bytes), Some(tap)) = (&encoded, &self.calls) {
-            tap.response(&item, bytes);
-        }
-        let outgoing = self.outgoing.clone();
-        async move {
-            outgoing
-                .send(encoded?)
-                .await
-                .map_err(|_| LineTransportError::Closed)
-        }
+        self.outbox.send(item)
     }
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
@@ -285,5 +267,60 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(serde_json::to_value(&message).unwrap()["id"], 2);
+    }
+
+    /// Issue 15, point 2: a `tools/call` over the limit used to be answered
+    /// with `"id": null`, so the client waited for its own timeout. The id
+    /// is found as the line goes by, wherever it stands, and the line is
+    /// never held whole.
+    #[tokio::test]
+    async fn issue_15_an_over_long_line_is_answered_with_its_id() {
+        let (mut client, server) = tokio::io::duplex(64 * 1024);
+        let (replies, writer) = tokio::io::duplex(64 * 1024);
+        let (mut transport, _writer) = LineTransport::new(server, writer, 4096, None);
+        let big = "x".repeat(100_000);
+        let lines = [
+            format!(
+                r#"{{"jsonrpc":"2.0","id":"first","method":"tools/call","params":{{"name":"echo","arguments":{{"text":"{big}"}}}}}}"#
+            ),
+            // As the TypeScript SDK writes it: the id after the params.
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"echo","arguments":{{"id":1,"text":"{big}"}}}},"id":42}}"#
+            ),
+            format!(r#"{{"jsonrpc":"2.0","method":"tools/call","params":"{big}"}}"#),
+        ];
+        let writing = tokio::spawn(async move {
+            for line in lines {
+                client.write_all(line.as_bytes()).await.unwrap();
+                client.write_all(b"\n").await.unwrap();
+            }
+            client
+                .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}\n")
+                .await
+                .unwrap();
+            client
+        });
+        let message = tokio::time::timeout(Duration::from_secs(30), transport.receive())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(serde_json::to_value(&message).unwrap()["id"], 3);
+        let _client = writing.await.unwrap();
+        let mut replies = BufReader::new(replies).lines();
+        let mut ids = Vec::new();
+        for _ in 0..3 {
+            let line = replies.next_line().await.unwrap().unwrap();
+            let reply: serde_json::Value = serde_json::from_str(&line).unwrap();
+            assert_eq!(reply["error"]["code"], INVALID_REQUEST, "{reply}");
+            ids.push(reply["id"].clone());
+        }
+        assert_eq!(
+            ids,
+            [
+                serde_json::json!("first"),
+                42.into(),
+                serde_json::Value::Null
+            ]
+        );
     }
 }

@@ -368,10 +368,7 @@ pub async fn call(
     context: &RequestContext<RoleServer>,
 ) -> Result<CallToolResponse, McpError> {
     if !TOOLS.iter().any(|(tool, _)| *tool == name) {
-        return Err(McpError::invalid_params(
-            format!("no tool is called `{name}`"),
-            Some(json!({ "name": name })),
-        ));
+        return Err(crate::tools::not_found(name));
     }
     let round = Round::open(
         server,

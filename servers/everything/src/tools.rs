@@ -151,6 +151,20 @@ fn tool(name: &'static str, description: &'static str, schema: Value) -> Tool {
     Tool::new(name, description, schema)
 }
 
+/// The error for a tool this server does not have: rmcp's routers' wording
+/// (`tool not found`, which the other bundled servers give), then the name
+/// asked for and the tools there are, in the message and in `data`.
+pub fn not_found(name: &str) -> McpError {
+    let available: Vec<&str> = TOOLS.iter().map(|tool| tool.name.as_ref()).collect();
+    McpError::invalid_params(
+        format!(
+            "tool not found: `{name}`; this server's tools are {}",
+            available.join(", ")
+        ),
+        Some(json!({ "name": name, "available": available })),
+    )
+}
+
 /// Runs the tool `request` names.
 pub async fn call(
     server: &Everything,

@@ -12,11 +12,16 @@
 //! it must still lie under the root, outside version-control metadata, and
 //! a file's real name must have an allowed extension, so that a symbolic
 //! link called `notes.md` cannot serve `.env` or `.git/config`.
+//!
+//! A hard link is the file itself: no resolution beneath a handle, and no
+//! real name, can tell that its other name lies outside every root. So a
+//! regular file with more than one link is refused ([`ReadRules`]) unless
+//! the server was started with `--allow-hard-links`.
 
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
-use cap_std::fs::{Dir, File, FileTypeExt, Metadata, OpenOptions, OpenOptionsExt};
+use cap_std::fs::{Dir, File, FileTypeExt, Metadata, MetadataExt, OpenOptions, OpenOptionsExt};
 use rustix::fs::{Mode, OFlags};
 
 use crate::error::FsError;
@@ -37,6 +42,29 @@ const LIST_FLAGS: OFlags = OFlags::RDONLY
 /// Flags for entering a subdirectory during a walk: a directory, and not
 /// through a symbolic link.
 const WALK_FLAGS: OFlags = OFlags::DIRECTORY.union(OFlags::NOFOLLOW);
+
+/// Which regular files may be read or described, besides lying in a root.
+#[derive(Debug, Clone, Default)]
+pub struct ReadRules {
+    /// The names whose contents are served (`--allow-ext`).
+    pub extensions: AllowedExtensions,
+    /// Serve files with more than one hard link (`--allow-hard-links`).
+    pub hard_links: bool,
+}
+
+impl ReadRules {
+    /// Refuses a regular file with more than one name, unless allowed.
+    fn check_links(&self, target: &Target, metadata: &Metadata) -> Result<(), FsError> {
+        let links = metadata.nlink();
+        if metadata.is_file() && links > 1 && !self.hard_links {
+            return Err(FsError::HardLink {
+                path: target.shown.clone(),
+                links,
+            });
+        }
+        Ok(())
+    }
+}
 
 fn options(flags: OFlags) -> OpenOptions {
     let mut options = OpenOptions::new();
@@ -127,12 +155,14 @@ pub fn open_dir(target: &Target) -> Result<Dir, FsError> {
 }
 
 /// The target's regular file, opened for reading, with its size. Refuses
-/// names and real names outside `allowed`, and every type of file but a
-/// regular one, without opening it for reading where the type is known
-/// beforehand.
-pub fn open_file(target: &Target, allowed: &AllowedExtensions) -> Result<(File, u64), FsError> {
+/// names and real names outside the allowed extensions, files with several
+/// hard links (unless allowed), and every type of file but a regular one,
+/// without opening it for reading where the type is known beforehand.
+pub fn open_file(target: &Target, rules: &ReadRules) -> Result<(File, u64), FsError> {
+    let allowed = &rules.extensions;
     let metadata = stat(target)?;
     refuse_unless_regular(target, &metadata)?;
+    rules.check_links(target, &metadata)?;
     check_extension(target, &target.relative, allowed)?;
     let file = target
         .root
@@ -143,6 +173,7 @@ pub fn open_file(target: &Target, allowed: &AllowedExtensions) -> Result<(File, 
         .metadata()
         .map_err(|error| FsError::from_io(&error, &target.shown))?;
     refuse_unless_regular(target, &metadata)?;
+    rules.check_links(target, &metadata)?;
     if let Some(real) = check_real_name(target, &file)? {
         check_extension(target, &real, allowed)?;
     }
@@ -150,11 +181,15 @@ pub fn open_file(target: &Target, allowed: &AllowedExtensions) -> Result<(File, 
 }
 
 /// The metadata of whatever the target is, taken through a handle that
-/// reads nothing (`O_PATH`): FIFOs, sockets and devices included.
-pub fn metadata(target: &Target) -> Result<Metadata, FsError> {
-    open_path(target)?
+/// reads nothing (`O_PATH`): FIFOs, sockets and devices included. A regular
+/// file with several hard links is refused unless `rules` allow it: its
+/// size and times are already something of a file maybe outside the roots.
+pub fn metadata(target: &Target, rules: &ReadRules) -> Result<Metadata, FsError> {
+    let metadata = open_path(target)?
         .metadata()
-        .map_err(|error| FsError::from_io(&error, &target.shown))
+        .map_err(|error| FsError::from_io(&error, &target.shown))?;
+    rules.check_links(target, &metadata)?;
+    Ok(metadata)
 }
 
 /// A handle that only names the target (`O_PATH`), whose real name has
@@ -210,7 +245,6 @@ fn check_extension(
         Err(FsError::ExtensionNotAllowed {
             path: target.shown.clone(),
             kind: extensions::kind_of(&name),
-            allowed: allowed.describe(),
         })
     }
 }

@@ -30,6 +30,9 @@ pub enum ErrorCode {
     /// A NUL byte in the first 8 KiB: not text.
     BinaryFile,
     ExtensionNotAllowed,
+    /// A regular file with more than one hard link, which may be a file
+    /// outside every root (unless `--allow-hard-links`).
+    HardLink,
     /// A file (or a report) over the per-file size limit.
     TooLarge,
     /// Too many entries, too deep, too many matches or paths.
@@ -46,7 +49,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in the order the README's table lists them.
-    pub const ALL: [ErrorCode; 14] = [
+    pub const ALL: [ErrorCode; 15] = [
         ErrorCode::InvalidPath,
         ErrorCode::PathOutsideRoots,
         ErrorCode::HiddenPath,
@@ -55,6 +58,7 @@ impl ErrorCode {
         ErrorCode::NotARegularFile,
         ErrorCode::BinaryFile,
         ErrorCode::ExtensionNotAllowed,
+        ErrorCode::HardLink,
         ErrorCode::TooLarge,
         ErrorCode::LimitExceeded,
         ErrorCode::Timeout,
@@ -74,6 +78,7 @@ impl ErrorCode {
             ErrorCode::NotARegularFile => "not_a_regular_file",
             ErrorCode::BinaryFile => "binary_file",
             ErrorCode::ExtensionNotAllowed => "extension_not_allowed",
+            ErrorCode::HardLink => "hard_link",
             ErrorCode::TooLarge => "too_large",
             ErrorCode::LimitExceeded => "limit_exceeded",
             ErrorCode::Timeout => "timeout",
@@ -132,14 +137,15 @@ pub enum FsError {
     #[error("`{0}` holds binary data (a NUL byte in its first 8 KiB); only text files are read")]
     Binary(String),
     #[error(
-        "`{path}`: {kind} files are not served; allowed: {allowed} (the server's \
-         `--allow-ext` sets the list)"
+        "`{path}` is not read: {kind} files are not among the server's allowed extensions \
+         (its `--allow-ext` sets them)"
     )]
-    ExtensionNotAllowed {
-        path: String,
-        kind: String,
-        allowed: String,
-    },
+    ExtensionNotAllowed { path: String, kind: String },
+    #[error(
+        "`{path}` is not read: it has {links} hard links, and a hard link can be a file \
+         outside the allowed directories (the server's `--allow-hard-links` serves such files)"
+    )]
+    HardLink { path: String, links: u64 },
     #[error(
         "`{path}` is {size} bytes; the limit is {limit} bytes per file: read part of it with \
          `head` or `tail`"
@@ -227,6 +233,7 @@ impl FsError {
             }
             FsError::Binary(_) => ErrorCode::BinaryFile,
             FsError::ExtensionNotAllowed { .. } => ErrorCode::ExtensionNotAllowed,
+            FsError::HardLink { .. } => ErrorCode::HardLink,
             FsError::TooLarge { .. }
             | FsError::LinesTooLong { .. }
             | FsError::ReportTooLarge { .. } => ErrorCode::TooLarge,

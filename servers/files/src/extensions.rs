@@ -197,19 +197,6 @@ impl AllowedExtensions {
             },
         }
     }
-
-    /// The list for an error message: `.java, .md, ...` then the names.
-    pub fn describe(&self) -> String {
-        match self {
-            AllowedExtensions::Any => "any".to_owned(),
-            AllowedExtensions::Listed { extensions, names } => extensions
-                .iter()
-                .map(|extension| format!(".{extension}"))
-                .chain(names.iter().cloned())
-                .collect::<Vec<_>>()
-                .join(", "),
-        }
-    }
 }
 
 /// What a refused file is, for the error message: `.exe`, or `extensionless`.
@@ -286,10 +273,6 @@ mod tests {
         assert_eq!(allowed.map(|a| a.allows("Cargo.toml")), Some(true));
         assert_eq!(allowed.map(|a| a.allows("README.md")), Some(false));
         assert_eq!(allowed.map(|a| a.allows("Makefile")), Some(false));
-        assert_eq!(
-            allowed.map(AllowedExtensions::describe).as_deref(),
-            Some(".rs, .toml")
-        );
         assert_eq!(
             AllowedExtensions::from_list(&["md", "*"]).ok(),
             Some(AllowedExtensions::Any)

@@ -6,7 +6,7 @@ use cap_std::fs::PermissionsExt;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::access::{self, FileKind};
+use crate::access::{self, FileKind, ReadRules};
 use crate::error::FsError;
 use crate::resolve::Target;
 
@@ -54,8 +54,8 @@ impl FileInfo {
 }
 
 /// Describes the target.
-pub fn file_info(target: &Target) -> Result<FileInfo, FsError> {
-    let metadata = access::metadata(target)?;
+pub fn file_info(target: &Target, rules: &ReadRules) -> Result<FileInfo, FsError> {
+    let metadata = access::metadata(target, rules)?;
     Ok(FileInfo {
         path: target.absolute().display().to_string(),
         kind: FileKind::of(&metadata).wire_name(),

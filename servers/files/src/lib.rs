@@ -12,7 +12,8 @@
 //! directory handle, and every path is opened beneath it ([`access`]), so
 //! the kernel itself refuses `..`, absolute paths and symbolic links that
 //! lead out. Only regular files with an allowed extension ([`extensions`])
-//! are read, never binary ones, always within the [`limits`]. Every refusal
+//! and a single hard link (unless allowed) are read, never binary ones,
+//! always within the [`limits`]. Every refusal
 //! is a tool error with a stable code ([`ErrorCode`]).
 
 mod access;

@@ -32,7 +32,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::access;
+use crate::access::{self, ReadRules};
 use crate::error::{ErrorCode, FsError, OptionsError};
 use crate::extensions::AllowedExtensions;
 use crate::info::{self, FileInfo};
@@ -81,6 +81,10 @@ pub struct FilesOptions {
     pub allow_reports: bool,
     /// Which files may be read (`--allow-ext`).
     pub extensions: AllowedExtensions,
+    /// Serve regular files that have more than one hard link
+    /// (`--allow-hard-links`); refused by default, since such a file may be
+    /// one outside every root.
+    pub allow_hard_links: bool,
     /// Size, count, depth and time limits.
     pub limits: Limits,
 }
@@ -102,7 +106,7 @@ fn router(allow_reports: bool) -> Arc<ToolRouter<Files>> {
 #[derive(Debug)]
 struct Shared {
     roots: Arc<Roots>,
-    extensions: AllowedExtensions,
+    rules: ReadRules,
     limits: Limits,
 }
 
@@ -135,7 +139,10 @@ impl Files {
             tool_router: router(options.allow_reports),
             shared: Arc::new(Shared {
                 roots: Arc::new(roots),
-                extensions: options.extensions,
+                rules: ReadRules {
+                    extensions: options.extensions,
+                    hard_links: options.allow_hard_links,
+                },
                 limits: options.limits,
             }),
             client_roots: tokio::sync::Mutex::new(None),
@@ -219,7 +226,7 @@ impl Files {
         let result = self
             .run(move |deadline| {
                 let target = resolve(&roots, &path)?;
-                let (mut file, size) = access::open_file(&target, &shared.extensions)?;
+                let (mut file, size) = access::open_file(&target, &shared.rules)?;
                 let limit = shared.limits.max_file_bytes;
                 let content = read::read(&mut file, size, part, limit, deadline, &target.shown)?;
                 Ok(ContentOutput {
@@ -598,7 +605,7 @@ impl Files {
                     deadline.check()?;
                     let read = (|| {
                         let target = resolve(&roots, &path)?;
-                        let (mut file, size) = access::open_file(&target, &shared.extensions)?;
+                        let (mut file, size) = access::open_file(&target, &shared.rules)?;
                         if size > budget && size <= limits.max_file_bytes {
                             return Err(FsError::BudgetSpent {
                                 limit: limits.max_file_bytes,
@@ -704,8 +711,9 @@ impl Files {
         Parameters(PathArgs { path }): Parameters<PathArgs>,
     ) -> CallToolResult {
         let roots = self.roots(&peer).await;
+        let shared = Arc::clone(&self.shared);
         let result = self
-            .run(move |_| info::file_info(&resolve(&roots, &path)?))
+            .run(move |_| info::file_info(&resolve(&roots, &path)?, &shared.rules))
             .await;
         reply(result, FileInfo::text)
     }

@@ -60,6 +60,8 @@ pub enum StoreError {
         #[source]
         source: rusqlite::Error,
     },
+    #[error("`{}` is not a SQLite database", path.display())]
+    NotADatabase { path: PathBuf },
     #[error(
         "`{}` is not a music library of this nexo (schema version {found}, known up to {known}); use a newer nexo or another `--db`",
         path.display()
@@ -89,6 +91,11 @@ impl StoreError {
         match self {
             StoreError::CreateDir { .. } | StoreError::Open { .. } => {
                 "check that the file's directory can be written, or give another file with `--db FILE`"
+                    .to_owned()
+            }
+            StoreError::NotADatabase { .. } => {
+                "`--db` names a file that is not a SQLite database, which is left untouched: \
+                 give a new file or an existing music library with `--db FILE`"
                     .to_owned()
             }
             StoreError::SchemaTooNew { .. } => {

@@ -144,9 +144,16 @@ impl Library {
                 source,
             })?;
         }
-        let opened = |source| StoreError::Open {
-            path: path.to_owned(),
-            source,
+        let opened = |source: rusqlite::Error| {
+            if source.sqlite_error_code() == Some(rusqlite::ErrorCode::NotADatabase) {
+                return StoreError::NotADatabase {
+                    path: path.to_owned(),
+                };
+            }
+            StoreError::Open {
+                path: path.to_owned(),
+                source,
+            }
         };
         let mut connection = Connection::open(path).map_err(opened)?;
         connection.busy_timeout(BUSY_TIMEOUT).map_err(opened)?;

@@ -192,3 +192,25 @@ async fn input_required_is_refused_to_a_2025_session() -> Result<(), Error> {
     assert!(refused.error_code().is_some(), "{:?}", refused.response);
     Ok(())
 }
+
+#[tokio::test]
+async fn issue_15_an_unknown_tool_is_not_found_and_the_tools_are_named() -> Result<(), Error> {
+    let mut wire = session(json!({})).await?;
+    let unknown = wire
+        .request("tools/call", call("test_no_such_tool", json!({})))
+        .await?;
+    assert_eq!(unknown.error_code(), Some(-32602), "{:?}", unknown.response);
+    let error = &unknown.response["error"];
+    let message = error["message"].as_str().ok_or("no message")?;
+    assert!(
+        message.starts_with("tool not found: `test_no_such_tool`"),
+        "the wording of rmcp's routers, which the other servers use: {message}"
+    );
+    assert!(message.contains("test_simple_text"), "{message}");
+    let available = error["data"]["available"].as_array().ok_or("no list")?;
+    assert!(
+        available.contains(&json!("test_tool_with_progress")),
+        "{error}"
+    );
+    Ok(())
+}

@@ -10,6 +10,7 @@
     reason = "tests fail loudly, with the value that broke them"
 )]
 
+mod hard_links;
 mod roots;
 mod tools;
 

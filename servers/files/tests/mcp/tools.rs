@@ -568,3 +568,19 @@ async fn limits_give_errors_that_name_them() -> Result<(), Error> {
     client.cancel().await?;
     Ok(())
 }
+
+#[tokio::test]
+async fn issue_15_a_refused_extension_is_said_briefly_with_allow_ext() -> Result<(), Error> {
+    let project = Project::create();
+    let client = connect(Files::new(options(&[&project.root]))?).await?;
+    let result = call_tool(&client, "read_text_file", json!({ "path": ".env" })).await?;
+    assert_eq!(error_code(&result), "extension_not_allowed");
+    let message = only_text(&result).ok_or("no text")?;
+    assert!(message.contains("`--allow-ext`"), "{message}");
+    assert!(
+        message.len() < 200 && !message.contains(".java"),
+        "the whole list of extensions is the README's, not the message's: {message}"
+    );
+    client.cancel().await?;
+    Ok(())
+}

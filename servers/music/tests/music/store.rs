@@ -363,3 +363,24 @@ fn a_missing_directory_is_created() {
         .unwrap();
     assert_eq!(mode, "wal");
 }
+
+#[test]
+fn issue_15_a_file_that_is_not_sqlite_gets_a_hint_that_says_so() {
+    let db = TempDb::create();
+    let text = db.path().with_extension("txt");
+    let content = "these are my notes, not a music library\n".repeat(200);
+    std::fs::write(&text, &content).unwrap();
+    let error = Library::open(&text).unwrap_err();
+    assert!(
+        matches!(error, StoreError::NotADatabase { .. }),
+        "{error:?}"
+    );
+    let hint = error.hint();
+    assert!(hint.contains("SQLite"), "{hint}");
+    assert!(!hint.contains("directory"), "{hint}");
+    assert_eq!(
+        std::fs::read_to_string(&text).unwrap(),
+        content,
+        "the file is left as it was"
+    );
+}
