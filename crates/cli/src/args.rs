@@ -128,6 +128,11 @@ pub struct FilesArgs {
     /// documentation formats.
     #[arg(long = "allow-ext", value_name = "EXT,...", value_delimiter = ',')]
     pub allow_ext: Vec<String>,
+    /// Serve regular files that have more than one hard link. Refused by
+    /// default: a hard link inside a root may lead to a file outside it,
+    /// which confinement by directory cannot see.
+    #[arg(long)]
+    pub allow_hard_links: bool,
 }
 
 impl FilesArgs {
@@ -139,6 +144,8 @@ impl FilesArgs {
             Some("--allow-reports".to_owned())
         } else if !self.allow_ext.is_empty() {
             Some("--allow-ext".to_owned())
+        } else if self.allow_hard_links {
+            Some("--allow-hard-links".to_owned())
         } else {
             None
         }

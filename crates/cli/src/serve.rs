@@ -94,6 +94,7 @@ fn files_options(files: &FilesArgs) -> Result<nexo_bundled::files::FilesOptions,
     let mut options = nexo_bundled::files::FilesOptions {
         roots: files.roots.clone(),
         allow_reports: files.allow_reports,
+        allow_hard_links: files.allow_hard_links,
         ..Default::default()
     };
     if !files.allow_ext.is_empty() {

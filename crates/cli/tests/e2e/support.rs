@@ -4,8 +4,7 @@
 //!
 //! Nothing here knows what the morse server answers; the tests do.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -480,21 +479,4 @@ pub fn jsonrpc_message(text: &str) -> Value {
         _ => panic!("a response has exactly one of result and error: {text}"),
     }
     message
-}
-
-/// Sends `request` as-is over a new TCP connection to 127.0.0.1:`port` and
-/// returns the status code and the whole reply. For headers (`Host`) that
-/// an HTTP library would write itself.
-pub fn raw_http(port: u16, request: &str) -> (u16, String) {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    stream.set_read_timeout(Some(PATIENCE)).unwrap();
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut reply = String::new();
-    stream.read_to_string(&mut reply).unwrap();
-    let status = reply
-        .strip_prefix("HTTP/1.1 ")
-        .and_then(|rest| rest.get(..3))
-        .and_then(|code| code.parse().ok())
-        .unwrap_or_else(|| panic!("not an HTTP/1.1 reply: {reply:?}"));
-    (status, reply)
 }
