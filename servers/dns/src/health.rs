@@ -160,95 +160,17 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
         return empty;
     }
 
-    // The zone and its servers: from the resolver when it answered the
-    // SOA and NS questions; otherwise walked down from the parent zone's
-    // servers, never concluded from the failure.
-    let zone_answered = failed
-        .iter()
-        .all(|question| !matches!(question.rtype, RecordType::SOA | RecordType::NS));
-    let walked = async {
-        if zone_answered {
-            None
-        } else {
-            Some(net.cut(name).await)
-        }
-    };
-    let (verdict, walked) = tokio::join!(
-        async {
-            match failed.first() {
-                Some(first) => Some(net.judge(first).await),
-                None => None,
-            }
-        },
-        walked
-    );
-    let after = match &walked {
-        Some(Ok(cut)) => format!(
-            "the zone's data below comes from its authoritative servers, found by walking down \
-             from the servers of {}",
-            cut.parent
-                .as_ref()
-                .map_or_else(|| "the root".to_owned(), |(parent, _)| show(parent))
-        ),
-        Some(Err(error)) => {
-            format!("walking down from the parent zone's servers failed too: {error}")
-        }
-        None => String::new(),
-    };
-    if let (Some(verdict), Some(first)) = (&verdict, failed.first()) {
-        hallazgos.push(verdict.finding(net, &first.name, first.rtype, &after));
-    }
-    let (zone, hosts, known) = match walked {
-        Some(Err(_)) => {
+    let Located {
+        zone,
+        hosts,
+        walked,
+    } = match locate(net, name, &recursive, &failed, &mut hallazgos).await {
+        Ok(located) => located,
+        Err(zone) => {
+            empty.zona = zone.as_ref().map(show).unwrap_or_default();
             hallazgos.extend([apex_dangling, www_dangling].into_iter().flatten());
             empty.hallazgos = hallazgos;
             return empty;
-        }
-        Some(Ok(cut)) if cut.nxdomain => {
-            hallazgos.push(Tipo::DominioInexistente.hallazgo(format!(
-                "the servers of {} answer NXDOMAIN for {}",
-                show(&cut.zone),
-                show(name)
-            )));
-            empty.zona = show(&cut.zone);
-            empty.hallazgos = hallazgos;
-            return empty;
-        }
-        Some(Ok(cut)) => {
-            let parent = cut
-                .parent
-                .as_ref()
-                .map(|(parent, _)| (parent.clone(), cut.delegated.clone()));
-            (
-                cut.zone.clone(),
-                cut.delegated.clone(),
-                Some((cut.servers, parent)),
-            )
-        }
-        None => {
-            // The owner of the SOA the resolver gave, walking up only
-            // when its answer held none.
-            let zone = match recursive.get(3) {
-                Some(Ok(answer)) => match soa_owner(answer) {
-                    Some(owner) => Some(owner),
-                    None => net.enclosing_zone(&name.base_name()).await,
-                },
-                _ => None,
-            }
-            .unwrap_or_else(|| name.clone());
-            let ns_answer = if &zone == name {
-                recursive.get(2).and_then(|r| r.as_ref().ok()).cloned()
-            } else {
-                net.recursive(&zone, RecordType::NS)
-                    .await
-                    .ok()
-                    .filter(Answer::is_answer)
-            };
-            let hosts = ns_answer
-                .as_ref()
-                .map(|answer| ns_hosts(answer, &zone))
-                .unwrap_or_default();
-            (zone, hosts, None)
         }
     };
     empty.zona = show(&zone);
@@ -277,7 +199,7 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
         return empty;
     }
     // The zone's servers are asked while the parent's delegation is read.
-    let (known_servers, known_parent) = match known {
+    let (known_servers, known_parent) = match walked {
         Some((servers, parent)) => (Some(servers), Some(parent)),
         None => (None, None),
     };
@@ -438,6 +360,130 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
     }
 }
 
+/// The zone that holds the domain, the host names of its NS records, and,
+/// when it was walked down to, its servers and the parent's delegation.
+struct Located {
+    zone: Name,
+    hosts: BTreeSet<Name>,
+    walked: Option<(Vec<NameServer>, Option<Delegation>)>,
+}
+
+/// A parent zone and the NS set it delegates the zone to.
+type Delegation = (Name, BTreeSet<Name>);
+
+/// Where the domain's zone is: from the resolver when it answered the SOA
+/// and NS questions; otherwise walked down from the parent zone's servers,
+/// never concluded from the failure. The resolver's finding, if any, goes
+/// into `hallazgos`. `Err` ends the call, with the zone when one is known:
+/// the walk failed too, or the zone's servers deny the domain.
+async fn locate(
+    net: &Net,
+    name: &Name,
+    recursive: &[Result<Answer, QueryError>],
+    failed: &[Failed],
+    hallazgos: &mut Vec<Hallazgo>,
+) -> Result<Located, Option<Name>> {
+    let zone_answered = failed
+        .iter()
+        .all(|question| !matches!(question.rtype, RecordType::SOA | RecordType::NS));
+    let walked = async {
+        if zone_answered {
+            None
+        } else {
+            Some(net.cut(name).await)
+        }
+    };
+    let (verdict, walked) = tokio::join!(
+        async {
+            match failed.first() {
+                Some(first) => Some(net.judge(first).await),
+                None => None,
+            }
+        },
+        walked
+    );
+    let after = match &walked {
+        Some(Ok(cut)) => format!(
+            "the zone's data below comes from its authoritative servers, found by walking down \
+             from the servers of {}",
+            cut.parent
+                .as_ref()
+                .map_or_else(|| "the root".to_owned(), |(parent, _)| show(parent))
+        ),
+        Some(Err(error)) => {
+            format!("walking down from the parent zone's servers failed too: {error}")
+        }
+        None => String::new(),
+    };
+    if let (Some(verdict), Some(first)) = (&verdict, failed.first()) {
+        hallazgos.push(verdict.finding(net, &first.name, first.rtype, &after));
+    }
+    match walked {
+        Some(Err(_)) => Err(None),
+        Some(Ok(cut)) if cut.nxdomain => {
+            hallazgos.push(Tipo::DominioInexistente.hallazgo(format!(
+                "the servers of {} answer NXDOMAIN for {}",
+                show(&cut.zone),
+                show(name)
+            )));
+            Err(Some(cut.zone))
+        }
+        Some(Ok(cut)) => {
+            let parent = cut
+                .parent
+                .as_ref()
+                .map(|(parent, _)| (parent.clone(), cut.delegated.clone()));
+            // A server the referral gave no glue for, and whose address
+            // the resolver did not give, is looked up in its own zone.
+            let servers = join_all(cut.servers.into_iter().map(|server| async move {
+                if !server.addresses.is_empty() {
+                    return server;
+                }
+                let addresses = net.addresses(&server.host).await;
+                NameServer {
+                    addresses,
+                    ..server
+                }
+            }))
+            .await;
+            Ok(Located {
+                zone: cut.zone,
+                hosts: cut.delegated,
+                walked: Some((servers, parent)),
+            })
+        }
+        None => {
+            // The owner of the SOA the resolver gave, walking up only
+            // when its answer held none.
+            let zone = match recursive.get(3) {
+                Some(Ok(answer)) => match soa_owner(answer) {
+                    Some(owner) => Some(owner),
+                    None => net.enclosing_zone(&name.base_name()).await,
+                },
+                _ => None,
+            }
+            .unwrap_or_else(|| name.clone());
+            let ns_answer = if &zone == name {
+                recursive.get(2).and_then(|r| r.as_ref().ok()).cloned()
+            } else {
+                net.recursive(&zone, RecordType::NS)
+                    .await
+                    .ok()
+                    .filter(Answer::is_answer)
+            };
+            let hosts = ns_answer
+                .as_ref()
+                .map(|answer| ns_hosts(answer, &zone))
+                .unwrap_or_default();
+            Ok(Located {
+                zone,
+                hosts,
+                walked: None,
+            })
+        }
+    }
+}
+
 fn names(set: &BTreeSet<Name>) -> String {
     set.iter().map(show).collect::<Vec<_>>().join(", ")
 }
@@ -511,7 +557,7 @@ async fn ask_server(
 /// The NS set the parent zone delegates `zone` to, asked of all the
 /// parent's own servers at once (the first to answer NOERROR is taken: a
 /// referral carries no AA flag).
-async fn parent_ns(net: &Net, zone: &Name) -> Option<(Name, BTreeSet<Name>)> {
+async fn parent_ns(net: &Net, zone: &Name) -> Option<Delegation> {
     let (parent, parent_servers) = net.parent_servers(zone).await?;
     let answer = net
         .first_good(&parent_servers, zone, RecordType::NS, false, |answer| {
