@@ -1,5 +1,6 @@
-//! Release builds lay out the binary's code so that what serving a tool call
-//! runs sits together: `link/hot-symbols.txt` (written by
+//! Optimized builds (the `release` and `dist` profiles, which cargo both
+//! reports as `release`) lay out the binary's code so that what serving a
+//! tool call runs sits together: `link/hot-symbols.txt` (written by
 //! `scripts/hot-symbols`) lists those functions, and lld places them first.
 //! Scattered, the hot code pulls most of the text into memory a page cluster
 //! at a time; together, it costs a few megabytes less of idle RSS. Names the
