@@ -1,9 +1,11 @@
 //! The command line: a contract that scripts and docs depend on (DESIGN.md).
 
+use std::convert::Infallible;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use nexo_client::{Secret, TargetUrl};
 
 /// nexo: an MCP toolkit in one binary.
 ///
@@ -173,6 +175,13 @@ fn positive_seconds(text: &str) -> Result<Duration, String> {
         .ok_or_else(|| "not a positive number of seconds (for example `2.5`)".to_owned())
 }
 
+/// Reads a value that may hold a credential into a type that never prints
+/// it; what it must look like is checked later, by errors that do not
+/// quote it (clap's own would).
+fn secret(text: &str) -> Result<Secret, Infallible> {
+    Ok(Secret::new(text))
+}
+
 /// The help of `nexo serve <SERVER>`, naming every bundled server.
 fn server_help() -> String {
     let names: Vec<&str> = nexo_bundled::Bundled::ALL
@@ -191,9 +200,10 @@ pub struct TargetArgs {
         long,
         value_name = "URL",
         conflicts_with = "stdio",
-        required_unless_present = "stdio"
+        required_unless_present = "stdio",
+        value_parser = |text: &str| Ok::<_, Infallible>(TargetUrl::new(text))
     )]
-    pub url: Option<String>,
+    pub url: Option<TargetUrl>,
     /// A command that speaks MCP on stdin/stdout, quoted as one argument.
     #[arg(long, value_name = "COMMAND")]
     pub stdio: Option<String>,
@@ -201,18 +211,18 @@ pub struct TargetArgs {
     #[arg(long, value_enum, default_value_t = TransportArg::Auto, requires = "url")]
     pub transport: TransportArg,
     /// Extra HTTP header for --url, 'Name: value' (repeatable).
-    #[arg(long = "header", value_name = "'NAME: VALUE'", requires = "url")]
-    pub headers: Vec<String>,
+    #[arg(long = "header", value_name = "'NAME: VALUE'", requires = "url", value_parser = secret)]
+    pub headers: Vec<Secret>,
     /// Environment variable for the --stdio child, KEY=VALUE (repeatable).
-    #[arg(short = 'e', value_name = "KEY=VALUE", requires = "stdio")]
-    pub env: Vec<String>,
+    #[arg(short = 'e', value_name = "KEY=VALUE", requires = "stdio", value_parser = secret)]
+    pub env: Vec<Secret>,
     /// OAuth client id registered with the server's authorization server
     /// (default: register dynamically, or a Client ID Metadata Document).
     #[arg(long, value_name = "ID", requires = "url")]
     pub client_id: Option<String>,
     /// The secret of --client-id, for confidential clients.
-    #[arg(long, value_name = "SECRET", requires = "client_id")]
-    pub client_secret: Option<String>,
+    #[arg(long, value_name = "SECRET", requires = "client_id", value_parser = secret)]
+    pub client_secret: Option<Secret>,
     /// HTTPS URL of a Client ID Metadata Document describing this client,
     /// used as the client id where the authorization server supports it.
     #[arg(long, value_name = "URL", requires = "url")]

@@ -147,7 +147,7 @@ pub async fn run(args: ConformanceArgs) -> Result<(), Failure> {
         elicitation: ElicitationPolicy::SchemaDefaults,
     };
     let target = Target::Url {
-        url: args.url,
+        url: args.url.into(),
         transport: HttpTransport::Http,
         headers: Vec::new(),
     };

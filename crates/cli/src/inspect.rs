@@ -4,9 +4,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use nexo_client::auth::{ClientIdentity, LoopbackAgent, OAuthOptions, Secret, TokenStore};
+use nexo_client::auth::{ClientIdentity, LoopbackAgent, OAuthOptions, TokenStore};
 use nexo_client::{
-    ClientError, ConnectOptions, ElicitationPolicy, Era, HttpTransport, Session, Target,
+    ClientError, ConnectOptions, ElicitationPolicy, EnvVar, Era, Header, HttpTransport, Session,
+    Target,
 };
 use rmcp::model::{
     CallToolResult, ContentBlock, GetPromptResult, JsonObject, ReadResourceResult, Tool,
@@ -19,19 +20,6 @@ use crate::failure::{Exit, Failure};
 use crate::output;
 
 fn target(args: &TargetArgs) -> Result<Target, ClientError> {
-    let pairs = |values: &[String], separator: char, form: &str| {
-        values
-            .iter()
-            .map(|value| {
-                value
-                    .split_once(separator)
-                    .map(|(k, v)| (k.trim().to_owned(), v.trim_start().to_owned()))
-                    .ok_or_else(|| {
-                        ClientError::usage(format!("`{value}` is not of the form {form}"), None)
-                    })
-            })
-            .collect::<Result<Vec<_>, _>>()
-    };
     match (&args.url, &args.stdio) {
         (Some(url), _) => Ok(Target::Url {
             url: url.clone(),
@@ -40,9 +28,19 @@ fn target(args: &TargetArgs) -> Result<Target, ClientError> {
                 TransportArg::Http => HttpTransport::Http,
                 TransportArg::Sse => HttpTransport::Sse,
             },
-            headers: pairs(&args.headers, ':', "'Name: value'")?,
+            headers: args
+                .headers
+                .iter()
+                .map(|text| Header::parse(text.expose()))
+                .collect::<Result<_, _>>()?,
         }),
-        (None, Some(command)) => Target::stdio(command, pairs(&args.env, '=', "KEY=VALUE")?),
+        (None, Some(command)) => Target::stdio(
+            command,
+            args.env
+                .iter()
+                .map(|text| EnvVar::parse(text.expose()))
+                .collect::<Result<_, _>>()?,
+        ),
         (None, None) => Err(ClientError::usage(
             "no server given",
             Some("add `--url URL` or `--stdio 'COMMAND'`".to_owned()),
@@ -74,7 +72,7 @@ fn oauth(args: &TargetArgs, target: &Target) -> Option<OAuthOptions> {
     };
     if headers
         .iter()
-        .any(|(name, _)| name.eq_ignore_ascii_case("authorization"))
+        .any(|header| header.name().as_str() == "authorization")
     {
         return None;
     }
@@ -98,7 +96,7 @@ fn oauth(args: &TargetArgs, target: &Target) -> Option<OAuthOptions> {
         agent: Arc::new(LoopbackAgent::new(Arc::new(show), AUTHORIZATION_WAIT)),
         identity: ClientIdentity {
             client_id: args.client_id.clone(),
-            client_secret: args.client_secret.clone().map(Secret::new),
+            client_secret: args.client_secret.clone(),
             metadata_url: args.client_metadata_url.clone(),
             ..ClientIdentity::default()
         },

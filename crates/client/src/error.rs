@@ -107,6 +107,62 @@ impl ClientError {
         }
     }
 
+    /// This error with every occurrence of `secrets` in its text replaced
+    /// by [`crate::secret::REDACTED`].
+    pub(crate) fn redacted(self, secrets: &[String]) -> Self {
+        if secrets.is_empty() {
+            return self;
+        }
+        let scrub = |mut text: String| {
+            for secret in secrets {
+                if text.contains(secret.as_str()) {
+                    text = text.replace(secret.as_str(), crate::secret::REDACTED);
+                }
+            }
+            text
+        };
+        match self {
+            Self::Usage { message, hint } => Self::Usage {
+                message: scrub(message),
+                hint: hint.map(scrub),
+            },
+            Self::Unauthorized { target, detail } => Self::Unauthorized {
+                target: scrub(target),
+                detail: scrub(detail),
+            },
+            Self::Unreachable {
+                target,
+                detail,
+                hint,
+            } => Self::Unreachable {
+                target: scrub(target),
+                detail: scrub(detail),
+                hint: scrub(hint),
+            },
+            Self::Timeout { target, seconds } => Self::Timeout {
+                target: scrub(target),
+                seconds,
+            },
+            Self::Rpc {
+                code,
+                message,
+                data,
+            } => Self::Rpc {
+                code,
+                message: scrub(message),
+                data,
+            },
+            Self::Tool { tool, message } => Self::Tool {
+                tool,
+                message: scrub(message),
+            },
+            Self::Protocol { target, detail } => Self::Protocol {
+                target: scrub(target),
+                detail: scrub(detail),
+            },
+        }
+    }
+
     pub fn usage(message: impl Into<String>, hint: impl Into<Option<String>>) -> Self {
         Self::Usage {
             message: message.into(),

@@ -15,6 +15,7 @@ mod error;
 pub mod handler;
 pub mod http;
 pub mod legacy_sse;
+pub mod secret;
 mod target;
 
 use std::process::Stdio;
@@ -36,6 +37,7 @@ use rmcp::{ClientServiceExt, RoleClient};
 
 pub use crate::error::{ClientError, ErrorKind, SseError};
 pub use crate::handler::{ElicitationPolicy, ElicitationResponder, Handler};
+pub use crate::secret::{EnvVar, Header, Secret, TargetUrl};
 pub use crate::target::{HttpTransport, Target};
 
 /// The default time limit for one exchange (`--timeout`).
@@ -82,6 +84,8 @@ pub struct Session {
     target: String,
     transport: &'static str,
     timeout: Duration,
+    /// What no error may show ([`Target::secrets`]).
+    secrets: Vec<String>,
 }
 
 fn handler(options: &ConnectOptions) -> Handler {
@@ -105,8 +109,27 @@ fn lifecycle(era: Era) -> ClientLifecycleMode {
     }
 }
 
-/// Connects to `target` and completes the protocol handshake.
+/// Connects to `target` and completes the protocol handshake. No error of
+/// this session shows the target's credentials, even where the server
+/// quotes them back.
 pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Session, ClientError> {
+    let secrets = target.secrets();
+    let (service, transport) = open(target, options)
+        .await
+        .map_err(|error| error.redacted(&secrets))?;
+    Ok(Session {
+        service,
+        target: target.to_string(),
+        transport,
+        timeout: options.timeout,
+        secrets,
+    })
+}
+
+async fn open(
+    target: &Target,
+    options: &ConnectOptions,
+) -> Result<(RunningService<RoleClient, Handler>, &'static str), ClientError> {
     let name = target.to_string();
     let (service, transport) = match target {
         Target::Url {
@@ -114,7 +137,8 @@ pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Sessio
             transport,
             headers,
         } => {
-            let headers = header_map(headers)?;
+            let headers = header_map(headers);
+            let url = url.expose();
             match transport {
                 HttpTransport::Http => (
                     streamable(url, &headers, &name, options).await.0?,
@@ -144,7 +168,9 @@ pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Sessio
                 .split_first()
                 .ok_or_else(|| ClientError::usage("the `--stdio` command is empty", None))?;
             let mut child = tokio::process::Command::new(program);
-            child.args(arguments).envs(env.iter().map(|(k, v)| (k, v)));
+            child
+                .args(arguments)
+                .envs(env.iter().map(|var| (&var.key, var.value.expose())));
             let (transport, _) = TokioChildProcess::builder(child)
                 .stderr(Stdio::inherit())
                 .spawn()
@@ -159,35 +185,20 @@ pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Sessio
             (service, "stdio")
         }
     };
-    Ok(Session {
-        service,
-        target: name,
-        transport,
-        timeout: options.timeout,
-    })
+    Ok((service, transport))
 }
 
 /// What [`Session::transport`] reports for each HTTP transport.
 const STREAMABLE_HTTP: &str = "streamable-http";
 const LEGACY_SSE: &str = "sse";
 
-/// `--header` values as HTTP headers.
-fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, ClientError> {
+/// `--header` values as an HTTP header map.
+fn header_map(headers: &[Header]) -> HeaderMap {
     let mut map = HeaderMap::new();
-    for (key, value) in headers {
-        let parsed = (
-            ::http::HeaderName::try_from(key.as_str()),
-            ::http::HeaderValue::try_from(value.as_str()),
-        );
-        let (Ok(key), Ok(value)) = parsed else {
-            return Err(ClientError::usage(
-                format!("`{key}: {value}` is not a valid HTTP header"),
-                Some("write headers as --header 'Name: value'".to_owned()),
-            ));
-        };
-        map.append(key, value);
+    for header in headers {
+        map.append(header.name().clone(), header.value().clone());
     }
-    Ok(map)
+    map
 }
 
 /// Connects over Streamable HTTP. Beside the outcome: the status with which
@@ -487,7 +498,7 @@ impl Session {
     ) -> Result<T, ClientError> {
         match tokio::time::timeout(self.timeout, call).await {
             Ok(Ok(value)) => Ok(value),
-            Ok(Err(error)) => Err(self.service_error(error)),
+            Ok(Err(error)) => Err(self.service_error(error).redacted(&self.secrets)),
             Err(_) => Err(ClientError::Timeout {
                 target: self.target.clone(),
                 seconds: self.timeout.as_secs_f64(),

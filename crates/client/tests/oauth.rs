@@ -216,7 +216,7 @@ fn options(store: TokenStore) -> ConnectOptions {
 
 fn target(server: &Server) -> Target {
     Target::Url {
-        url: format!("{}/mcp", server.base),
+        url: format!("{}/mcp", server.base).into(),
         transport: HttpTransport::Http,
         headers: Vec::new(),
     }

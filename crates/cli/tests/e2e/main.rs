@@ -24,6 +24,7 @@ mod http_policy;
 mod http_wire;
 mod legacy_sse;
 mod music;
+mod secrets;
 mod shutdown;
 mod snapshots;
 mod sse_client;

@@ -64,7 +64,7 @@ fn stdio(db: &std::path::Path) -> Target {
 
 fn url(server: &HttpServer) -> Target {
     Target::Url {
-        url: server.mcp_url(),
+        url: server.mcp_url().into(),
         transport: HttpTransport::Http,
         headers: Vec::new(),
     }

@@ -36,37 +36,12 @@ use url::Url;
 pub use self::agent::{AuthorizationAgent, HeadlessAgent, LoopbackAgent};
 pub use self::store::TokenStore;
 use crate::http::RetryingHttp;
+pub use crate::secret::Secret;
 
 /// How many authorizations (a 401's, then 403 step-ups) one request may
 /// cause before its failure is final: a server that keeps refusing every
 /// token must not loop the client forever.
 pub const MAX_AUTHORIZATIONS_PER_REQUEST: u32 = 3;
-
-/// A secret whose `Debug` and `Display` never show it.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    pub fn new(value: impl Into<String>) -> Self {
-        Self(value.into())
-    }
-
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Secret([redacted])")
-    }
-}
-
-impl fmt::Display for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("[redacted]")
-    }
-}
 
 /// Who nexo is to an authorization server. With none of the optional parts
 /// nexo registers itself dynamically (RFC 7591).
