@@ -183,7 +183,7 @@ pub async fn call(args: CallArgs) -> Result<(), Failure> {
                 None => {
                     let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
                     return Err(Failure::from(ClientError::Rpc {
-                        code: -32602,
+                        code: rmcp::model::ErrorCode::INVALID_PARAMS.0,
                         message: format!(
                             "unknown tool `{}` (the server has: {})",
                             args.tool,

@@ -1,6 +1,8 @@
 //! Errors of reaching and calling a server, each with the kind that decides
 //! the CLI's exit status and a hint saying what to try.
 
+use rmcp::model::ErrorCode;
+
 /// What kind of failure this was; the CLI maps each to an exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
@@ -83,11 +85,11 @@ impl ClientError {
             Self::Timeout { .. } => {
                 Some("raise the limit with `--timeout SECONDS`, or check the server's logs".into())
             }
-            Self::Rpc { code: -32601, .. } => Some(
+            Self::Rpc { code, .. } if *code == ErrorCode::METHOD_NOT_FOUND.0 => Some(
                 "the server does not implement this method; `nexo discover` shows what it offers"
                     .into(),
             ),
-            Self::Rpc { code: -32602, .. } => Some(
+            Self::Rpc { code, .. } if *code == ErrorCode::INVALID_PARAMS.0 => Some(
                 "check the arguments against the tool's schema: `nexo tools TARGET --json`".into(),
             ),
             Self::Rpc { .. } | Self::Tool { .. } => None,

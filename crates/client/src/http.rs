@@ -326,9 +326,104 @@ impl StreamableHttpClient for RetryingHttp {
     }
 }
 
+/// A server on 127.0.0.1 that answers every request with one fixed
+/// refusal, so that tests read the errors rmcp really makes of it.
+#[cfg(test)]
+pub(crate) mod refusing {
+    use axum::http::{HeaderName, StatusCode};
+    use axum::response::IntoResponse;
+
+    /// Serves `status`, `headers` and a plain-text `body`; gives the URL.
+    pub async fn serve(
+        status: u16,
+        headers: &'static [(&'static str, &'static str)],
+        body: &'static str,
+    ) -> String {
+        let Ok(status) = StatusCode::from_u16(status) else {
+            panic!("no HTTP status {status}");
+        };
+        let refuse = move || async move {
+            let headers: Vec<(HeaderName, &str)> = headers
+                .iter()
+                .filter_map(|(name, value)| Some((HeaderName::try_from(*name).ok()?, *value)))
+                .collect();
+            let mut response = (status, body).into_response();
+            for (name, value) in headers {
+                if let Ok(value) = value.parse() {
+                    response.headers_mut().insert(name, value);
+                }
+            }
+            response
+        };
+        let app = axum::Router::new().fallback(refuse);
+        let Ok(listener) = tokio::net::TcpListener::bind("127.0.0.1:0").await else {
+            panic!("cannot bind 127.0.0.1:0");
+        };
+        let Ok(address) = listener.local_addr() else {
+            panic!("no local address");
+        };
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        format!("http://{address}/mcp")
+    }
+
+    /// A first message of each era, as rmcp sends it.
+    pub fn first_message(method: &str) -> rmcp::model::ClientJsonRpcMessage {
+        let params = if method == "initialize" {
+            serde_json::json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"}
+            })
+        } else {
+            serde_json::json!({})
+        };
+        let message =
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        match serde_json::from_value(message) {
+            Ok(message) => message,
+            Err(error) => panic!("`{method}` is no client message: {error}"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 15, point 6: rmcp keeps the status of some refusals only in its
+    /// message text; these read it from what rmcp really makes of a real
+    /// refusal, so that a change of wording in an rmcp upgrade fails here
+    /// rather than silently changing `--transport auto`'s fallback.
+    #[tokio::test]
+    async fn issue_15_refusal_statuses_read_from_rmcp_messages_on_the_wire() {
+        let cases = [
+            ("initialize", 404, Some(404)),
+            ("initialize", 405, Some(405)),
+            ("server/discover", 400, Some(400)),
+            ("server/discover", 404, Some(404)),
+            ("initialize", 502, None),
+        ];
+        for (method, status, expected) in cases {
+            let url = refusing::serve(status, &[("content-type", "text/plain")], "no").await;
+            let Ok(client) = RetryingHttp::new(Duration::from_secs(10)) else {
+                panic!("cannot build the client");
+            };
+            let response = client
+                .post_message(
+                    url.into(),
+                    refusing::first_message(method),
+                    None,
+                    None,
+                    HashMap::new(),
+                )
+                .await;
+            assert_eq!(
+                client.refused_status(),
+                expected,
+                "{method} refused with {status}: {response:?}"
+            );
+        }
+    }
 
     #[test]
     fn refusals_read_from_rmcp_messages() {

@@ -374,10 +374,15 @@ fn cause<'a>(
 ) -> Option<&'a (dyn std::error::Error + 'static)> {
     use rmcp::service::ClientInitializeError;
     use rmcp::transport::streamable_http_client::StreamableHttpError;
-    if let Some(ClientInitializeError::TransportError { error, .. }) =
-        error.downcast_ref::<ClientInitializeError>()
-    {
-        return Some(error.error.as_ref());
+    match error.downcast_ref::<ClientInitializeError>() {
+        Some(ClientInitializeError::TransportError { error, .. }) => {
+            return Some(error.error.as_ref());
+        }
+        // `--protocol auto`: what stopped the handshake is the fallback's failure.
+        Some(ClientInitializeError::LegacyFallbackFailed { fallback, .. }) => {
+            return Some(fallback.as_ref());
+        }
+        _ => {}
     }
     if let Some(ServiceError::TransportSend(error)) = error.downcast_ref::<ServiceError>() {
         return Some(error.error.as_ref());
@@ -439,6 +444,17 @@ fn classify(target: &str, error: &(dyn std::error::Error + 'static)) -> ClientEr
                 _ => {}
             }
         }
+        if let Some(rmcp::service::ClientInitializeError::ConnectionClosed(_)) =
+            error.downcast_ref::<rmcp::service::ClientInitializeError>()
+        {
+            return ClientError::Unreachable {
+                target: target.to_owned(),
+                detail: chain(error).join(": "),
+                hint: "the server closed the connection during the handshake; run its command \
+                       by hand to see why it exits"
+                    .into(),
+            };
+        }
         if let Some(request) = error.downcast_ref::<reqwest::Error>()
             && (request.is_connect() || request.is_timeout())
         {
@@ -459,17 +475,9 @@ fn classify(target: &str, error: &(dyn std::error::Error + 'static)) -> ClientEr
         }
         current = cause(error);
     }
-    let detail = chain(error).join(": ");
-    if detail.contains("connection closed") || detail.contains("ConnectionClosed") {
-        return ClientError::Unreachable {
-            target: target.to_owned(),
-            detail,
-            hint: "the server closed the connection during the handshake; run its command by hand to see why it exits".into(),
-        };
-    }
     ClientError::Protocol {
         target: target.to_owned(),
-        detail,
+        detail: chain(error).join(": "),
     }
 }
 
@@ -591,5 +599,76 @@ impl Session {
         if let Err(error) = self.service.cancel().await {
             tracing::debug!(%error, "closing the session");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::{ErrorCode, ErrorData};
+    use rmcp::service::ClientInitializeError as Init;
+
+    use super::*;
+
+    fn kind(error: &Init) -> ErrorKind {
+        classify("target", error).kind()
+    }
+
+    fn closed() -> Box<Init> {
+        Box::new(Init::ConnectionClosed("initialize response".into()))
+    }
+
+    fn io(kind: std::io::ErrorKind) -> Init {
+        Init::transport::<TokioChildProcess>(std::io::Error::from(kind), "send initialize request")
+    }
+
+    /// Issue 15, point 6: a failed handshake is sorted by rmcp's error types,
+    /// not by the words of its messages.
+    #[test]
+    fn issue_15_handshake_failures_are_classified_by_type() {
+        let legacy_server = || {
+            Box::new(Init::JsonRpcError(ErrorData::method_not_found::<
+                rmcp::model::DiscoverRequestMethod,
+            >()))
+        };
+        let table = [
+            (*closed(), ErrorKind::Unreachable),
+            (
+                Init::LegacyFallbackFailed {
+                    discover: legacy_server(),
+                    fallback: closed(),
+                },
+                ErrorKind::Unreachable,
+            ),
+            (
+                Init::LegacyFallbackFailed {
+                    discover: legacy_server(),
+                    fallback: legacy_server(),
+                },
+                ErrorKind::Protocol,
+            ),
+            (
+                io(std::io::ErrorKind::ConnectionRefused),
+                ErrorKind::Unreachable,
+            ),
+            (io(std::io::ErrorKind::NotFound), ErrorKind::Unreachable),
+            (*legacy_server(), ErrorKind::Protocol),
+            (Init::ExpectedInitResponse(None), ErrorKind::Protocol),
+        ];
+        for (error, expected) in table {
+            assert_eq!(kind(&error), expected, "{error:?}");
+        }
+    }
+
+    #[test]
+    fn hints_by_json_rpc_code() {
+        let rpc = |code: ErrorCode| ClientError::Rpc {
+            code: code.0,
+            message: String::new(),
+            data: None,
+        };
+        let hint = |code| rpc(code).hint().unwrap_or_default();
+        assert!(hint(ErrorCode::METHOD_NOT_FOUND).contains("nexo discover"));
+        assert!(hint(ErrorCode::INVALID_PARAMS).contains("schema"));
+        assert_eq!(rpc(ErrorCode::INTERNAL_ERROR).hint(), None);
     }
 }

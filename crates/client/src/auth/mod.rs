@@ -426,6 +426,35 @@ mod tests {
         assert_eq!(issuer_of(&metadata), "http://127.0.0.1:9/tenant");
     }
 
+    /// Issue 15, point 6: rmcp reports a 401 without `WWW-Authenticate` as
+    /// an unexpected response whose text holds the status; this reads what
+    /// rmcp really makes of one.
+    #[tokio::test]
+    async fn issue_15_a_bare_401_on_the_wire_is_a_refusal() {
+        use rmcp::transport::streamable_http_client::StreamableHttpClient;
+        let bare = crate::http::refusing::serve(401, &[], "{}").await;
+        let challenged = crate::http::refusing::serve(
+            401,
+            &[("www-authenticate", r#"Bearer resource_metadata="x""#)],
+            "{}",
+        )
+        .await;
+        let client = RetryingHttp::new(std::time::Duration::from_secs(10)).unwrap();
+        for (url, with_challenge) in [(bare, false), (challenged, true)] {
+            let message = crate::http::refusing::first_message("initialize");
+            let error = client
+                .post_message(url.into(), message, None, None, HashMap::new())
+                .await
+                .unwrap_err();
+            match refusal(&error) {
+                Some(Refusal::Unauthorized(challenge)) => {
+                    assert_eq!(challenge.is_some(), with_challenge, "{error:?}")
+                }
+                _ => panic!("not read as a 401: {error:?}"),
+            }
+        }
+    }
+
     #[test]
     fn refusals() {
         use rmcp::transport::streamable_http_client::AuthRequiredError;
