@@ -44,7 +44,11 @@ pub enum ClientError {
     #[error("the tool `{tool}` reported an error: {message}")]
     Tool { tool: String, message: String },
     #[error("the connection to `{target}` failed: {detail}")]
-    Protocol { target: String, detail: String },
+    Protocol {
+        target: String,
+        detail: String,
+        hint: String,
+    },
 }
 
 impl ClientError {
@@ -93,11 +97,7 @@ impl ClientError {
                 "check the arguments against the tool's schema: `nexo tools TARGET --json`".into(),
             ),
             Self::Rpc { .. } | Self::Tool { .. } => None,
-            Self::Protocol { .. } => Some(
-                "run with `RUST_LOG=debug` to see the exchange; check the URL, and pick the \
-                 transport with `--transport http` or `--transport sse`"
-                    .into(),
-            ),
+            Self::Protocol { hint, .. } => Some(hint.clone()),
         }
     }
 
@@ -158,9 +158,14 @@ impl ClientError {
                 tool,
                 message: scrub(message),
             },
-            Self::Protocol { target, detail } => Self::Protocol {
+            Self::Protocol {
+                target,
+                detail,
+                hint,
+            } => Self::Protocol {
                 target: scrub(target),
                 detail: scrub(detail),
+                hint,
             },
         }
     }

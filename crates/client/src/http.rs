@@ -27,6 +27,8 @@ use tokio::sync::watch;
 pub const MAX_TRIES: u32 = 3;
 /// The wait between tries when the server gives no `Retry-After`.
 pub const DEFAULT_RETRY_DELAY: Duration = Duration::from_millis(1500);
+/// How much longer than the session's time limit one HTTP attempt may take.
+pub const BACKSTOP_MARGIN: Duration = Duration::from_secs(2);
 /// The longest `Retry-After` honoured; a longer one ends the retries.
 const MAX_RETRY_DELAY: Duration = Duration::from_secs(30);
 
@@ -81,7 +83,14 @@ pub(crate) fn client_builder(connect_timeout: Duration) -> reqwest::ClientBuilde
 }
 
 impl RetryingHttp {
+    /// A client for a session whose exchanges are each limited to
+    /// `timeout`. Its own per-attempt limit is a backstop a little longer
+    /// ([`BACKSTOP_MARGIN`]), so that the session's limit, which reports a
+    /// timeout, always fires first: a lower layer giving up at the same
+    /// moment ended the session's transport instead, and the same silent
+    /// server was reported as a closed channel or a timeout at random.
     pub fn new(timeout: Duration) -> Result<Self, reqwest::Error> {
+        let timeout = timeout + BACKSTOP_MARGIN;
         let inner = client_builder(timeout).build()?;
         let (standalone, _) = watch::channel(StandaloneStream::NotExpected);
         Ok(Self {

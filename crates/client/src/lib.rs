@@ -86,6 +86,8 @@ pub struct Session {
     timeout: Duration,
     /// What no error may show ([`Target::secrets`]).
     secrets: Vec<String>,
+    /// The program of a stdio target.
+    program: Option<String>,
 }
 
 fn handler(options: &ConnectOptions) -> Handler {
@@ -123,6 +125,10 @@ pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Sessio
         transport,
         timeout: options.timeout,
         secrets,
+        program: match target {
+            Target::Stdio { command, .. } => command.first().cloned(),
+            Target::Url { .. } => None,
+        },
     })
 }
 
@@ -138,6 +144,7 @@ async fn open(
             headers,
         } => {
             let headers = header_map(headers);
+            http_url(url)?;
             let url = url.expose();
             match transport {
                 HttpTransport::Http => (
@@ -179,6 +186,7 @@ async fn open(
             let service = handshake(
                 handler(options).serve_with_lifecycle(transport, mode),
                 &name,
+                Via::Stdio(program),
                 options,
             )
             .await?;
@@ -186,6 +194,33 @@ async fn open(
         }
     };
     Ok((service, transport))
+}
+
+/// Refuses a URL target that is no `http` or `https` URL before anything
+/// tries to reach it (OAuth's discovery would take a bad URL for a refused
+/// authorization; rmcp's own errors name its types).
+fn http_url(url: &TargetUrl) -> Result<(), ClientError> {
+    let shown = url.to_string();
+    let text = url.expose();
+    match ::url::Url::parse(text) {
+        Ok(parsed) if matches!(parsed.scheme(), "http" | "https") && parsed.has_host() => Ok(()),
+        Ok(parsed) if text.contains("://") => Err(ClientError::usage(
+            format!("`{shown}` is not an HTTP URL"),
+            Some(format!(
+                "nexo reaches servers over `http://` and `https://` (not `{}://`); for a local \
+                 command use `--stdio 'COMMAND'`",
+                parsed.scheme()
+            )),
+        )),
+        _ if !text.contains("://") && !text.trim().is_empty() => Err(ClientError::usage(
+            format!("`{shown}` is not a URL: it has no scheme"),
+            Some(format!("write it with its scheme: `--url http://{shown}`")),
+        )),
+        _ => Err(ClientError::usage(
+            format!("`{shown}` is not a valid URL"),
+            Some("write it as `--url http://HOST:PORT/mcp`".to_owned()),
+        )),
+    }
 }
 
 /// What [`Session::transport`] reports for each HTTP transport.
@@ -219,6 +254,7 @@ async fn streamable(
             let error = ClientError::Protocol {
                 target: name.to_owned(),
                 detail: format!("cannot build the HTTP client: {error}"),
+                hint: Via::Http.protocol_hint(),
             };
             return (Err(error), None);
         }
@@ -236,6 +272,7 @@ async fn streamable(
             handshake(
                 handler(options).serve_with_lifecycle(transport, mode),
                 name,
+                Via::Http,
                 options,
             )
             .await
@@ -246,6 +283,7 @@ async fn streamable(
                 handshake(
                     handler(options).serve_with_lifecycle(transport, mode),
                     name,
+                    Via::Http,
                     options,
                 )
                 .await
@@ -273,7 +311,7 @@ async fn legacy(
 ) -> Result<RunningService<RoleClient, Handler>, ClientError> {
     let transport = legacy_sse::LegacySse::connect(url, headers, options.timeout)
         .await
-        .map_err(|error| classify(name, &error))?;
+        .map_err(|error| classify(name, Via::Http, &error))?;
     let era = match options.era {
         Era::Auto => Era::Initialize,
         era => era,
@@ -281,6 +319,7 @@ async fn legacy(
     handshake(
         handler(options).serve_with_lifecycle(transport, lifecycle(era)),
         name,
+        Via::Http,
         options,
     )
     .await
@@ -292,9 +331,10 @@ async fn legacy(
 /// authorization, a stream that would not open) is what stopped the last try.
 fn both_failed(status: u16, streamable: ClientError, legacy: ClientError) -> ClientError {
     match (streamable, legacy) {
-        (ClientError::Protocol { target, .. }, ClientError::Protocol { detail, .. }) => {
+        (ClientError::Protocol { target, hint, .. }, ClientError::Protocol { detail, .. }) => {
             ClientError::Protocol {
                 target,
+                hint,
                 detail: format!(
                     "Streamable HTTP: the first POST got HTTP {status}; legacy HTTP+SSE: {detail}"
                 ),
@@ -320,9 +360,14 @@ async fn wait_for_standalone_stream(
     }
 }
 
+/// Runs the handshake within exactly the time limit. Every lower layer
+/// (the HTTP client's per-attempt limit, rmcp's discovery fallback) waits
+/// longer than this, so a server that never answers is a timeout whatever
+/// the limit, not whichever layer gave up first.
 async fn handshake<F>(
     start: F,
     target: &str,
+    via: Via<'_>,
     options: &ConnectOptions,
 ) -> Result<RunningService<RoleClient, Handler>, ClientError>
 where
@@ -330,9 +375,9 @@ where
         Output = Result<RunningService<RoleClient, Handler>, rmcp::service::ClientInitializeError>,
     >,
 {
-    match tokio::time::timeout(options.timeout + Duration::from_secs(1), start).await {
+    match tokio::time::timeout(options.timeout, start).await {
         Ok(Ok(service)) => Ok(service),
-        Ok(Err(error)) => Err(classify(target, &error)),
+        Ok(Err(error)) => Err(classify(target, via, &error)),
         Err(_) => Err(ClientError::Timeout {
             target: target.to_owned(),
             seconds: options.timeout.as_secs_f64(),
@@ -353,16 +398,30 @@ fn spawn_error(target: &str, program: &str, error: &std::io::Error) -> ClientErr
     }
 }
 
-/// Every message in an error's chain, outermost first.
+/// Every message in an error's chain, outermost first. rmcp's transport
+/// wrappers are stepped through rather than shown: their messages name Rust
+/// types (`Transport [rmcp::transport::worker::WorkerTransport<...>]`), which
+/// say nothing to a person; what they wrap does.
 fn chain(error: &(dyn std::error::Error + 'static)) -> Vec<String> {
+    use rmcp::service::ClientInitializeError;
     let mut messages = Vec::new();
     let mut current = Some(error);
     while let Some(error) = current {
+        let wrapper = matches!(
+            error.downcast_ref::<ClientInitializeError>(),
+            Some(
+                ClientInitializeError::TransportError { .. }
+                    | ClientInitializeError::LegacyFallbackFailed { .. }
+            )
+        ) || matches!(
+            error.downcast_ref::<ServiceError>(),
+            Some(ServiceError::TransportSend(_))
+        );
         let message = error.to_string();
-        if !messages.iter().any(|seen: &String| seen.contains(&message)) {
+        if !wrapper && !messages.iter().any(|seen: &String| seen.contains(&message)) {
             messages.push(message);
         }
-        current = error.source();
+        current = cause(error);
     }
     messages
 }
@@ -395,8 +454,44 @@ fn cause<'a>(
     error.source()
 }
 
+/// How a server is reached, for what a failure means and what to try.
+#[derive(Debug, Clone, Copy)]
+enum Via<'a> {
+    Http,
+    /// A child process running this program.
+    Stdio(&'a str),
+}
+
+impl Via<'_> {
+    fn protocol_hint(self) -> String {
+        match self {
+            Via::Http => "run with `RUST_LOG=debug` to see the exchange; check the URL, and pick \
+                          the transport with `--transport http` or `--transport sse`"
+                .into(),
+            Via::Stdio(program) => format!(
+                "run with `RUST_LOG=debug` to see the exchange; `{program}` must write only \
+                 JSON-RPC messages on stdout (its logs belong on stderr)"
+            ),
+        }
+    }
+
+    fn closed(self, target: &str, detail: String) -> ClientError {
+        let hint = match self {
+            Via::Http => "the server closed the connection; check that it is still running".into(),
+            Via::Stdio(program) => {
+                format!("`{program}` exited or closed its stdio; run it by hand to see why")
+            }
+        };
+        ClientError::Unreachable {
+            target: target.to_owned(),
+            detail,
+            hint,
+        }
+    }
+}
+
 /// Sorts a failed handshake into unreachable, unauthorized or protocol error.
-fn classify(target: &str, error: &(dyn std::error::Error + 'static)) -> ClientError {
+fn classify(target: &str, via: Via<'_>, error: &(dyn std::error::Error + 'static)) -> ClientError {
     let mut current = Some(error);
     while let Some(error) = current {
         if let Some(http) = error.downcast_ref::<rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>>() {
@@ -447,13 +542,7 @@ fn classify(target: &str, error: &(dyn std::error::Error + 'static)) -> ClientEr
         if let Some(rmcp::service::ClientInitializeError::ConnectionClosed(_)) =
             error.downcast_ref::<rmcp::service::ClientInitializeError>()
         {
-            return ClientError::Unreachable {
-                target: target.to_owned(),
-                detail: chain(error).join(": "),
-                hint: "the server closed the connection during the handshake; run its command \
-                       by hand to see why it exits"
-                    .into(),
-            };
+            return via.closed(target, "the connection closed during the handshake".into());
         }
         if let Some(request) = error.downcast_ref::<reqwest::Error>()
             && (request.is_connect() || request.is_timeout())
@@ -462,6 +551,16 @@ fn classify(target: &str, error: &(dyn std::error::Error + 'static)) -> ClientEr
         }
         if let Some(io) = error.downcast_ref::<std::io::Error>() {
             use std::io::ErrorKind as K;
+            // A child that exits at once: whether writing the first message
+            // or reading its answer notices first is a matter of timing.
+            if let Via::Stdio(_) = via
+                && matches!(
+                    io.kind(),
+                    K::BrokenPipe | K::ConnectionReset | K::UnexpectedEof
+                )
+            {
+                return via.closed(target, "the connection closed during the handshake".into());
+            }
             if matches!(
                 io.kind(),
                 K::ConnectionRefused
@@ -478,6 +577,7 @@ fn classify(target: &str, error: &(dyn std::error::Error + 'static)) -> ClientEr
     ClientError::Protocol {
         target: target.to_owned(),
         detail: chain(error).join(": "),
+        hint: via.protocol_hint(),
     }
 }
 
@@ -493,6 +593,10 @@ impl Session {
     /// What the server said about itself in the handshake.
     pub fn server_info(&self) -> Option<Arc<ServerPeerInfo>> {
         self.service.peer_info()
+    }
+
+    fn via(&self) -> Via<'_> {
+        self.program.as_deref().map_or(Via::Http, Via::Stdio)
     }
 
     /// `stdio`, `streamable-http` or `sse`.
@@ -537,11 +641,11 @@ impl Session {
             },
             ServiceError::TransportSend(_)
                 if matches!(
-                    classify(&self.target, &error),
+                    classify(&self.target, self.via(), &error),
                     ClientError::Unauthorized { .. }
                 ) =>
             {
-                classify(&self.target, &error)
+                classify(&self.target, self.via(), &error)
             }
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
                 ClientError::Unreachable {
@@ -550,7 +654,7 @@ impl Session {
                     hint: "the server went away; check that it is still running".into(),
                 }
             }
-            other => classify(&self.target, &other),
+            other => classify(&self.target, self.via(), &other),
         }
     }
 
@@ -610,7 +714,7 @@ mod tests {
     use super::*;
 
     fn kind(error: &Init) -> ErrorKind {
-        classify("target", error).kind()
+        classify("target", Via::Http, error).kind()
     }
 
     fn closed() -> Box<Init> {
@@ -656,6 +760,28 @@ mod tests {
         ];
         for (error, expected) in table {
             assert_eq!(kind(&error), expected, "{error:?}");
+        }
+    }
+
+    /// Issue 15, point 9: no message a person sees names a Rust type.
+    #[test]
+    fn issue_15_messages_name_no_rust_types() {
+        let errors = [
+            io(std::io::ErrorKind::Other),
+            Init::LegacyFallbackFailed {
+                discover: closed(),
+                fallback: Box::new(io(std::io::ErrorKind::InvalidData)),
+            },
+        ];
+        for error in errors {
+            for via in [Via::Http, Via::Stdio("server")] {
+                let classified = classify("target", via, &error);
+                let shown = format!("{classified} {}", classified.detail().unwrap_or_default());
+                assert!(
+                    !shown.contains("rmcp::") && !shown.contains("TokioChildProcess"),
+                    "{shown}"
+                );
+            }
         }
     }
 

@@ -19,6 +19,7 @@
 
 mod client;
 mod dns;
+mod exit_codes;
 mod files;
 mod http_policy;
 mod http_wire;
