@@ -4,7 +4,7 @@ use std::convert::Infallible;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 use nexo_client::{Secret, TargetUrl};
 
 /// nexo: an MCP toolkit in one binary.
@@ -56,13 +56,24 @@ pub struct ServeArgs {
     pub server: String,
     /// Serve Streamable HTTP at /mcp instead of stdio. ADDR is HOST:PORT,
     /// HOST, or PORT; without a port, $PORT or 8000; without a host, 127.0.0.1.
-    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
+    #[arg(
+        long,
+        value_name = "ADDR",
+        num_args = 0..=1,
+        default_missing_value = "",
+        value_parser = not_a_server_name
+    )]
     pub http: Option<String>,
     /// Append one JSON line per tool call to FILE.
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
     /// Largest request body (HTTP) or message line (stdio) accepted, in bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = nexo_serve::DEFAULT_MAX_BODY)]
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value_t = nexo_serve::DEFAULT_MAX_BODY,
+        value_parser = positive_bytes
+    )]
     pub max_body: usize,
     /// A browser origin allowed to call the server (repeatable; `*` for any).
     /// Default: loopback origins only.
@@ -175,6 +186,26 @@ fn positive_seconds(text: &str) -> Result<Duration, String> {
         .ok_or_else(|| "not a positive number of seconds (for example `2.5`)".to_owned())
 }
 
+/// Reads `--max-body`: a positive number of bytes (0 would refuse every
+/// message, each with a message about its size rather than the option).
+fn positive_bytes(text: &str) -> Result<usize, String> {
+    text.parse::<usize>()
+        .ok()
+        .filter(|bytes| *bytes > 0)
+        .ok_or_else(|| "not a positive number of bytes (for example `4194304`)".to_owned())
+}
+
+/// Reads `--http`'s optional address, refusing a server's name, which is
+/// what `nexo serve --http morse` means to say.
+fn not_a_server_name(text: &str) -> Result<String, String> {
+    match text.parse::<nexo_bundled::Bundled>() {
+        Ok(server) => Err(format!(
+            "`{server}` is a server, not an address; write `nexo serve {server} --http [ADDR]`"
+        )),
+        Err(_) => Ok(text.to_owned()),
+    }
+}
+
 /// Reads a value that may hold a credential into a type that never prints
 /// it; what it must look like is checked later, by errors that do not
 /// quote it (clap's own would).
@@ -191,16 +222,15 @@ fn server_help() -> String {
     format!("The server to run: {}", names.join(", "))
 }
 
-/// Which server to talk to.
+/// Which server to talk to: exactly one of `--url` and `--stdio`.
 #[derive(Debug, Args)]
+#[command(group(ArgGroup::new("target").required(true).args(["url", "stdio"])))]
 pub struct TargetArgs {
     /// The server's URL, e.g. http://127.0.0.1:8000/mcp (Streamable HTTP) or
     /// http://127.0.0.1:8000/sse (the legacy HTTP+SSE transport).
     #[arg(
         long,
         value_name = "URL",
-        conflicts_with = "stdio",
-        required_unless_present = "stdio",
         value_parser = |text: &str| Ok::<_, Infallible>(TargetUrl::new(text))
     )]
     pub url: Option<TargetUrl>,

@@ -94,18 +94,57 @@ impl Failure {
     /// Arguments clap could not read. clap's own wording (the problem, the
     /// usage line, the pointer to `--help`) is kept for people; the exit
     /// status and JSON line are those of any bad usage, where clap alone
-    /// would exit 2 and write no JSON.
+    /// would exit 2 and write no JSON. The JSON message holds what the
+    /// first lines say, the missing arguments included.
     pub fn bad_arguments(error: &clap::Error) -> ExitCode {
         let mut human = error.render().to_string();
-        let message = human
-            .lines()
-            .find_map(|line| line.strip_prefix("error: "))
-            .unwrap_or("a required argument or subcommand is missing")
-            .to_owned();
         if !human.ends_with('\n') {
             human.push('\n');
         }
-        Self::usage(message, Some("run the command with `--help`".into())).report_after(&human)
+        let hint = clap_hint(error);
+        if let Some(specific) = &hint {
+            human.push_str(&format!("hint: {specific}\n"));
+        }
+        let hint = hint.unwrap_or_else(|| "run the command with `--help`".to_owned());
+        Self::usage(clap_message(&human), Some(hint)).report_after(&human)
+    }
+}
+
+/// The problem clap reports, on one line: its `error:` line and, when that
+/// line announces a list (`...were not provided:`), the list's items.
+fn clap_message(rendered: &str) -> String {
+    let mut lines = rendered
+        .lines()
+        .skip_while(|line| !line.starts_with("error: "));
+    let Some(first) = lines.next().and_then(|line| line.strip_prefix("error: ")) else {
+        return "a required argument or subcommand is missing".to_owned();
+    };
+    if !first.ends_with(':') {
+        return first.to_owned();
+    }
+    let items: Vec<&str> = lines
+        .take_while(|line| line.starts_with(' '))
+        .map(str::trim)
+        .collect();
+    format!("{first} {}", items.join(", "))
+}
+
+/// What to do about arguments clap refused, beyond clap's pointer to
+/// `--help`: the servers, when the one missing is `nexo serve`'s.
+fn clap_hint(error: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue};
+    let missing_server = matches!(
+        error.get(ContextKind::InvalidArg),
+        Some(ContextValue::Strings(names)) if names.iter().any(|name| name == "<SERVER>")
+    );
+    if missing_server {
+        let names: Vec<&str> = nexo_bundled::Bundled::ALL
+            .iter()
+            .map(|bundled| bundled.name())
+            .collect();
+        Some(format!("name the server to run: {}", names.join(", ")))
+    } else {
+        None
     }
 }
 
@@ -124,6 +163,21 @@ impl From<ClientError> for Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 15, point 10: the JSON line of a usage error says what is missing.
+    #[test]
+    fn issue_15_clap_messages_keep_their_lists() {
+        let rendered = "error: the following required arguments were not provided:\n  \
+                        <--url <URL>|--stdio <COMMAND>>\n\nUsage: nexo tools\n";
+        assert_eq!(
+            clap_message(rendered),
+            "the following required arguments were not provided: <--url <URL>|--stdio <COMMAND>>"
+        );
+        assert_eq!(
+            clap_message("error: unexpected argument 'x' found\n\nUsage: nexo\n"),
+            "unexpected argument 'x' found"
+        );
+    }
 
     #[test]
     fn exit_statuses_follow_the_inspector_cli() {

@@ -23,9 +23,10 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
     let http = match &args.http {
         Some(spec) => {
             let spec = (!spec.is_empty()).then_some(spec.as_str());
+            // An address that cannot be listened on is bad usage.
             Some(
                 nexo_serve::listen_address(spec, env::var(env::PORT).as_deref())
-                    .map_err(serve_failure)?,
+                    .map_err(|error| Failure::usage(error.to_string(), error.hint()))?,
             )
         }
         None => None,

@@ -122,3 +122,47 @@ fn unknown_server_error() {
     command.args(["serve", "nope"]);
     settings().bind(|| assert_cmd_snapshot!("unknown_server_error", command));
 }
+
+/// Issue 15, point 10: bad usage, each with its stderr and JSON line.
+#[test]
+fn usage_errors() {
+    let cases: [(&str, &[&str]); 7] = [
+        ("usage_tools_without_target", &["tools"]),
+        (
+            "usage_both_targets",
+            &["tools", "--url", "http://127.0.0.1:9/mcp", "--stdio", "x"],
+        ),
+        ("usage_serve_without_server", &["serve"]),
+        (
+            "usage_serve_http_server_name",
+            &["serve", "--http", "morse"],
+        ),
+        (
+            "usage_serve_bad_port",
+            &["serve", "morse", "--http", "99999"],
+        ),
+        (
+            "usage_serve_max_body_zero",
+            &["serve", "morse", "--max-body", "0"],
+        ),
+        (
+            "usage_url_without_scheme",
+            &["tools", "--url", "127.0.0.1:9/mcp"],
+        ),
+    ];
+    for (name, args) in cases {
+        let mut command = nexo();
+        command.args(args);
+        settings().bind(|| assert_cmd_snapshot!(name, command));
+    }
+}
+
+/// Issue 15, point 10: `nexo help -h` is help, not an error.
+#[test]
+fn help_of_help() {
+    for args in [&["help", "-h"][..], &["help", "serve", "--help"]] {
+        let asked = run(args);
+        asked.assert_success();
+        assert!(asked.stdout.contains("Usage: nexo"), "{asked:#?}");
+    }
+}
