@@ -4,14 +4,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use nexo_client::auth::{ClientIdentity, LoopbackAgent, OAuthOptions, TokenStore};
+use nexo_client::auth::{LoopbackAgent, OAuthOptions, TokenStore};
 use nexo_client::{
     ClientError, ConnectOptions, ElicitationPolicy, EnvVar, Era, Header, HttpTransport, Session,
     Target,
 };
-use rmcp::model::{
-    CallToolResult, ContentBlock, GetPromptResult, JsonObject, ReadResourceResult, Tool,
-};
+use rmcp::model::{CallToolResult, ContentBlock, GetPromptResult, ReadResourceResult, Tool};
 use serde_json::Value;
 
 use crate::args::{CallArgs, EraArg, ListArgs, PromptArgs, ReadArgs, TargetArgs, TransportArg};
@@ -57,25 +55,16 @@ async fn open(args: &TargetArgs) -> Result<Session, Failure> {
             EraArg::Initialize => Era::Initialize,
             EraArg::Discover => Era::Discover,
         },
-        oauth: oauth(args, &target),
+        oauth: oauth(args).for_target(&target),
         elicitation: ElicitationPolicy::Decline,
     };
     Ok(nexo_client::connect(&target, &options).await?)
 }
 
-/// OAuth for a URL target, unless the user brings their own `Authorization`
-/// header: the person opens the authorization URL, the browser comes back
-/// to a loopback listener, tokens are kept per issuer in the token directory.
-fn oauth(args: &TargetArgs, target: &Target) -> Option<OAuthOptions> {
-    let Target::Url { headers, .. } = target else {
-        return None;
-    };
-    if headers
-        .iter()
-        .any(|header| header.name().as_str() == "authorization")
-    {
-        return None;
-    }
+/// OAuth for a person: they open the authorization URL, the browser comes
+/// back to a loopback listener, tokens are kept per issuer in the token
+/// directory.
+fn oauth(args: &TargetArgs) -> OAuthOptions {
     let store = match env::token_dir() {
         Some(dir) => TokenStore::in_dir(dir),
         None => {
@@ -91,16 +80,10 @@ fn oauth(args: &TargetArgs, target: &Target) -> Option<OAuthOptions> {
             "the server requires authorization; open this URL in a browser to continue:\n\n  {url}\n\nwaiting for the browser to come back..."
         ));
     };
-    Some(OAuthOptions {
-        store,
-        agent: Arc::new(LoopbackAgent::new(Arc::new(show), AUTHORIZATION_WAIT)),
-        identity: ClientIdentity {
-            client_id: args.client_id.clone(),
-            client_secret: args.client_secret.clone(),
-            metadata_url: args.client_metadata_url.clone(),
-            ..ClientIdentity::default()
-        },
-    })
+    let agent = Arc::new(LoopbackAgent::new(Arc::new(show), AUTHORIZATION_WAIT));
+    OAuthOptions::new(store, agent)
+        .with_client(args.client_id.clone(), args.client_secret.clone())
+        .with_metadata_url(args.client_metadata_url.clone())
 }
 
 /// How long a person has to finish authorizing in the browser.
@@ -174,28 +157,7 @@ pub async fn tools(args: ListArgs) -> Result<(), Failure> {
 
 pub async fn call(args: CallArgs) -> Result<(), Failure> {
     let result = with_session(&args.target, async |session| {
-        let schema = if args.arguments.is_empty() {
-            JsonObject::new()
-        } else {
-            let tools = session.list_tools().await?;
-            match tools.iter().find(|tool| tool.name == args.tool) {
-                Some(tool) => tool.input_schema.as_ref().clone(),
-                None => {
-                    let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
-                    return Err(Failure::from(ClientError::Rpc {
-                        code: rmcp::model::ErrorCode::INVALID_PARAMS.0,
-                        message: format!(
-                            "unknown tool `{}` (the server has: {})",
-                            args.tool,
-                            names.join(", ")
-                        ),
-                        data: None,
-                    }));
-                }
-            }
-        };
-        let arguments = nexo_client::arguments::tool_arguments(&schema, &args.arguments)?;
-        Ok(session.call_tool(&args.tool, arguments).await?)
+        Ok(session.call(&args.tool, &args.arguments).await?)
     })
     .await?;
     if args.target.json {
@@ -203,20 +165,10 @@ pub async fn call(args: CallArgs) -> Result<(), Failure> {
     } else {
         output::data(&call_text(&result));
     }
-    if result.is_error == Some(true) {
-        return Err(Failure::from(ClientError::Tool {
-            tool: args.tool.clone(),
-            message: first_text(&result.content).unwrap_or_else(|| "no details given".into()),
-        }));
+    match nexo_client::tool_failure(&args.tool, &result) {
+        Some(error) => Err(error.into()),
+        None => Ok(()),
     }
-    Ok(())
-}
-
-fn first_text(content: &[ContentBlock]) -> Option<String> {
-    content.iter().find_map(|block| match block {
-        ContentBlock::Text(text) => Some(text.text.clone()),
-        _ => None,
-    })
 }
 
 /// One line for a content block, read from its wire form so that block
@@ -372,13 +324,7 @@ pub async fn prompts(args: ListArgs) -> Result<(), Failure> {
 }
 
 pub async fn prompt(args: PromptArgs) -> Result<(), Failure> {
-    let mut arguments = JsonObject::new();
-    for word in &args.arguments {
-        let (key, value) = word.split_once('=').ok_or_else(|| {
-            Failure::usage(format!("`{word}` is not of the form key=value"), None)
-        })?;
-        arguments.insert(key.to_owned(), Value::String(value.to_owned()));
-    }
+    let arguments = nexo_client::arguments::prompt_arguments(&args.arguments)?;
     let result: GetPromptResult = with_session(&args.target, async |session| {
         Ok(session.get_prompt(&args.name, arguments).await?)
     })

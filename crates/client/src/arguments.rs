@@ -1,10 +1,41 @@
-//! Tool arguments from the command line: `key=value` pairs coerced by the
-//! tool's `inputSchema`, or one JSON object passed as is.
+//! Arguments from the command line: tool arguments as `key=value` pairs
+//! coerced by the tool's `inputSchema` or one JSON object passed as is,
+//! prompt arguments as `key=value` strings; and [`split_pair`], the one
+//! reader of `key<separator>value` words, which headers and environment
+//! variables ([`crate::secret`]) share.
 
 use rmcp::model::JsonObject;
 use serde_json::Value;
 
 use crate::ClientError;
+
+/// Splits `word` at the first `separator` into a key with the blanks
+/// around it removed and the value exactly as written; `None` when there is
+/// no separator or no key.
+pub fn split_pair(word: &str, separator: char) -> Option<(&str, &str)> {
+    let (key, value) = word.split_once(separator)?;
+    let key = key.trim();
+    (!key.is_empty()).then_some((key, value))
+}
+
+fn not_a_pair(word: &str, hint: &str) -> ClientError {
+    ClientError::usage(
+        format!("`{word}` is not of the form key=value"),
+        Some(hint.to_owned()),
+    )
+}
+
+/// Builds a prompt's `arguments` from `key=value` words; prompt arguments
+/// are strings.
+pub fn prompt_arguments(words: &[String]) -> Result<JsonObject, ClientError> {
+    words
+        .iter()
+        .map(|word| match split_pair(word, '=') {
+            Some((key, value)) => Ok((key.to_owned(), Value::String(value.to_owned()))),
+            None => Err(not_a_pair(word, "write prompt arguments as key=value")),
+        })
+        .collect()
+}
 
 /// Builds the `arguments` object for a call from command-line words.
 pub fn tool_arguments(schema: &JsonObject, words: &[String]) -> Result<JsonObject, ClientError> {
@@ -22,10 +53,10 @@ pub fn tool_arguments(schema: &JsonObject, words: &[String]) -> Result<JsonObjec
     let properties = schema.get("properties").and_then(Value::as_object);
     let mut arguments = JsonObject::new();
     for word in words {
-        let Some((key, raw)) = word.split_once('=') else {
-            return Err(ClientError::usage(
-                format!("`{word}` is not of the form key=value"),
-                Some("write arguments as key=value, or pass one JSON object".to_owned()),
+        let Some((key, raw)) = split_pair(word, '=') else {
+            return Err(not_a_pair(
+                word,
+                "write arguments as key=value, or pass one JSON object",
             ));
         };
         let kind = properties
@@ -130,6 +161,25 @@ mod tests {
         assert_eq!(arguments["tags"], serde_json::json!(["a", "b"]));
         assert_eq!(arguments["maybe"], 3);
         assert_eq!(arguments["extra"], "x=y");
+        Ok(())
+    }
+
+    #[test]
+    fn pairs_split_at_the_first_separator() {
+        assert_eq!(split_pair("a=b=c", '='), Some(("a", "b=c")));
+        assert_eq!(split_pair(" Name : v ", ':'), Some(("Name", " v ")));
+        assert_eq!(split_pair("=v", '='), None);
+        assert_eq!(split_pair("novalue", '='), None);
+    }
+
+    #[test]
+    fn prompt_arguments_are_strings() -> Result<(), ClientError> {
+        let arguments = prompt_arguments(&words(&["a=1", "b= x=y"]))?;
+        assert_eq!(
+            Value::Object(arguments),
+            serde_json::json!({"a": "1", "b": " x=y"})
+        );
+        assert!(prompt_arguments(&words(&["novalue"])).is_err());
         Ok(())
     }
 

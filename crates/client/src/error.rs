@@ -43,6 +43,12 @@ pub enum ClientError {
     },
     #[error("the tool `{tool}` reported an error: {message}")]
     Tool { tool: String, message: String },
+    #[error("the server has no tool `{tool}`")]
+    UnknownTool {
+        tool: String,
+        /// The tools the server has.
+        known: Vec<String>,
+    },
     #[error("the connection to `{target}` failed: {detail}")]
     Protocol {
         target: String,
@@ -57,7 +63,7 @@ impl ClientError {
             Self::Usage { .. } => ErrorKind::Usage,
             Self::Unauthorized { .. } => ErrorKind::Unauthorized,
             Self::Unreachable { .. } | Self::Timeout { .. } => ErrorKind::Unreachable,
-            Self::Rpc { .. } | Self::Tool { .. } => ErrorKind::Remote,
+            Self::Rpc { .. } | Self::Tool { .. } | Self::UnknownTool { .. } => ErrorKind::Remote,
             Self::Protocol { .. } => ErrorKind::Protocol,
         }
     }
@@ -71,6 +77,7 @@ impl ClientError {
             Self::Timeout { .. } => "timeout",
             Self::Rpc { .. } => "server_error",
             Self::Tool { .. } => "tool_error",
+            Self::UnknownTool { .. } => "unknown_tool",
             Self::Protocol { .. } => "protocol_error",
         }
     }
@@ -96,6 +103,13 @@ impl ClientError {
             Self::Rpc { code, .. } if *code == ErrorCode::INVALID_PARAMS.0 => Some(
                 "check the arguments against the tool's schema: `nexo tools TARGET --json`".into(),
             ),
+            Self::UnknownTool { known, .. } if known.is_empty() => {
+                Some("the server lists no tools".into())
+            }
+            Self::UnknownTool { known, .. } => Some(format!(
+                "the server's tools: {}; `nexo tools TARGET` describes them",
+                known.join(", ")
+            )),
             Self::Rpc { .. } | Self::Tool { .. } => None,
             Self::Protocol { hint, .. } => Some(hint.clone()),
         }
@@ -158,6 +172,7 @@ impl ClientError {
                 tool,
                 message: scrub(message),
             },
+            unknown @ Self::UnknownTool { .. } => unknown,
             Self::Protocol {
                 target,
                 detail,

@@ -57,6 +57,24 @@ pub enum Era {
     Discover,
 }
 
+impl Era {
+    /// The era a protocol revision belongs to, as rmcp decides it: a
+    /// revision with the `initialize` handshake (2025-11-25 and older) or a
+    /// stateless one (2026-07-28 on).
+    pub fn for_revision(revision: &str) -> Era {
+        let version: ProtocolVersion =
+            match serde_json::from_value(serde_json::Value::String(revision.to_owned())) {
+                Ok(version) => version,
+                Err(_) => return Era::Auto,
+            };
+        if version.has_initialize() {
+            Era::Initialize
+        } else {
+            Era::Discover
+        }
+    }
+}
+
 /// How to connect.
 #[derive(Debug, Clone)]
 pub struct ConnectOptions {
@@ -221,6 +239,23 @@ fn http_url(url: &TargetUrl) -> Result<(), ClientError> {
             Some("write it as `--url http://HOST:PORT/mcp`".to_owned()),
         )),
     }
+}
+
+/// The error a tool reported in its result (`isError`), if it did: the
+/// first text block is its message.
+pub fn tool_failure(tool: &str, result: &CallToolResult) -> Option<ClientError> {
+    if result.is_error != Some(true) {
+        return None;
+    }
+    let message = result
+        .content
+        .iter()
+        .find_map(|block| block.as_text().map(|text| text.text.clone()))
+        .unwrap_or_else(|| "no details given".into());
+    Some(ClientError::Tool {
+        tool: tool.to_owned(),
+        message,
+    })
 }
 
 /// What [`Session::transport`] reports for each HTTP transport.
@@ -662,6 +697,29 @@ impl Session {
         self.bounded(self.service.list_all_tools()).await
     }
 
+    /// The tool called `name`, from the server's list; an unknown name is
+    /// [`ClientError::UnknownTool`], naming the tools there are.
+    pub async fn tool(&self, name: &str) -> Result<Tool, ClientError> {
+        let tools = self.list_tools().await?;
+        match tools.iter().find(|tool| tool.name == name) {
+            Some(tool) => Ok(tool.clone()),
+            None => Err(ClientError::UnknownTool {
+                tool: name.to_owned(),
+                known: tools.iter().map(|tool| tool.name.to_string()).collect(),
+            }),
+        }
+    }
+
+    /// Calls `name` with arguments from command-line words (`key=value`
+    /// pairs coerced by the tool's schema, or one JSON object), after
+    /// checking that the server has the tool. A result with `isError` is
+    /// returned as is; [`tool_failure`] says what it means.
+    pub async fn call(&self, name: &str, words: &[String]) -> Result<CallToolResult, ClientError> {
+        let tool = self.tool(name).await?;
+        let arguments = arguments::tool_arguments(&tool.input_schema, words)?;
+        self.call_tool(name, arguments).await
+    }
+
     /// Calls `name`; a result with `isError` is returned, not turned into an error.
     pub async fn call_tool(
         &self,
@@ -783,6 +841,37 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn eras_of_revisions() {
+        let table = [
+            ("2024-11-05", Era::Initialize),
+            ("2025-03-26", Era::Initialize),
+            ("2025-06-18", Era::Initialize),
+            ("2025-11-25", Era::Initialize),
+            ("2026-07-28", Era::Discover),
+        ];
+        for (revision, era) in table {
+            assert_eq!(Era::for_revision(revision), era, "{revision}");
+        }
+    }
+
+    #[test]
+    fn tool_results_with_is_error_are_failures() {
+        use rmcp::model::ContentBlock as Content;
+        let failed = CallToolResult::error(vec![Content::text("division by zero")]);
+        match tool_failure("calc", &failed) {
+            Some(ClientError::Tool { tool, message }) => {
+                assert_eq!(
+                    (tool.as_str(), message.as_str()),
+                    ("calc", "division by zero")
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        let fine = CallToolResult::success(vec![Content::text("4")]);
+        assert!(tool_failure("calc", &fine).is_none());
     }
 
     #[test]

@@ -5,10 +5,6 @@
 //! `--url`, whose userinfo is redacted). Whatever prints a target, an option
 //! or an error goes through these, so a token cannot reach a log line, an
 //! error message or the JSON error line by being formatted.
-//!
-//! This module also holds the one reader of `key=value`-shaped words
-//! ([`split_pair`]) that headers, environment variables and prompt and tool
-//! arguments share.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -16,6 +12,7 @@ use std::fmt;
 use http::{HeaderName, HeaderValue};
 
 use crate::ClientError;
+use crate::arguments::split_pair;
 
 /// What every redacted value prints as.
 pub const REDACTED: &str = "[redacted]";
@@ -45,14 +42,6 @@ impl fmt::Display for Secret {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(REDACTED)
     }
-}
-
-/// Splits `word` at the first `separator` into a trimmed key and the value
-/// (leading blanks removed); `None` when there is no separator or no key.
-pub fn split_pair(word: &str, separator: char) -> Option<(&str, &str)> {
-    let (key, value) = word.split_once(separator)?;
-    let key = key.trim();
-    (!key.is_empty()).then_some((key, value.trim_start()))
 }
 
 /// Whether a header of this name carries a credential: `Authorization`,
@@ -110,7 +99,8 @@ impl Header {
                 hint(),
             ));
         };
-        let Ok(mut header_value) = HeaderValue::try_from(value) else {
+        // The blanks around a field value are not part of it (RFC 9110 §5.5).
+        let Ok(mut header_value) = HeaderValue::try_from(value.trim()) else {
             return Err(ClientError::usage(
                 format!(
                     "the value of the `{name}` header holds a character HTTP does not allow \
@@ -321,13 +311,5 @@ mod tests {
                 format!("TargetUrl({shown})")
             );
         }
-    }
-
-    #[test]
-    fn pairs_split_at_the_first_separator() {
-        assert_eq!(split_pair("a=b=c", '='), Some(("a", "b=c")));
-        assert_eq!(split_pair(" Name :  v ", ':'), Some(("Name", "v ")));
-        assert_eq!(split_pair("=v", '='), None);
-        assert_eq!(split_pair("novalue", '='), None);
     }
 }

@@ -310,8 +310,13 @@ fn unknown_tool_exits_5() {
         args.extend(arguments);
         let failed = run(&args);
         assert_eq!(failed.code(), 5, "{failed:#?}");
-        let code = failed.error_line()["error"]["code"].clone();
-        assert_eq!(code, "server_error", "{failed:#?}");
+        let error = failed.error_line()["error"].clone();
+        assert_eq!(error["code"], "unknown_tool", "{failed:#?}");
+        assert_eq!(error["message"], "the server has no tool `nosuch`");
+        assert_eq!(
+            error["hint"],
+            "the server's tools: demorse, echo, morse; `nexo tools TARGET` describes them"
+        );
         assert!(failed.stdout.is_empty(), "{failed:#?}");
     }
 }

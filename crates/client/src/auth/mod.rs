@@ -76,6 +76,48 @@ pub struct OAuthOptions {
     pub identity: ClientIdentity,
 }
 
+impl OAuthOptions {
+    /// OAuth whose authorization URLs `agent` carries, with tokens kept in
+    /// `store`; nexo registers itself dynamically unless told otherwise.
+    pub fn new(store: TokenStore, agent: Arc<dyn AuthorizationAgent>) -> Self {
+        Self {
+            store,
+            agent,
+            identity: ClientIdentity::default(),
+        }
+    }
+
+    /// A client registered out of band, with its secret for confidential
+    /// clients.
+    pub fn with_client(mut self, client_id: Option<String>, secret: Option<Secret>) -> Self {
+        self.identity.client_id = client_id;
+        self.identity.client_secret = secret;
+        self
+    }
+
+    /// A Client ID Metadata Document's URL, used as the client id where the
+    /// authorization server supports it.
+    pub fn with_metadata_url(mut self, url: Option<String>) -> Self {
+        self.identity.metadata_url = url;
+        self
+    }
+
+    /// These options for `target`, or `None` where OAuth does not apply: a
+    /// stdio target, or a URL target that brings its own `Authorization`.
+    pub fn for_target(self, target: &crate::Target) -> Option<Self> {
+        match target {
+            crate::Target::Url { headers, .. }
+                if !headers
+                    .iter()
+                    .any(|header| header.name() == http::header::AUTHORIZATION) =>
+            {
+                Some(self)
+            }
+            _ => None,
+        }
+    }
+}
+
 impl fmt::Debug for OAuthOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OAuthOptions")
