@@ -108,21 +108,6 @@ pub struct DnsArgs {
     pub auth_port: Option<u16>,
 }
 
-impl DnsArgs {
-    /// The first dns option given, by its flag, if any.
-    pub fn first_given(&self) -> Option<&'static str> {
-        if self.resolver.is_some() {
-            Some("--resolver")
-        } else if self.timeout.is_some() {
-            Some("--timeout")
-        } else if self.auth_port.is_some() {
-            Some("--auth-port")
-        } else {
-            None
-        }
-    }
-}
-
 /// The arguments and options of `nexo serve files`; refused with any other
 /// server.
 #[derive(Debug, Args)]
@@ -143,21 +128,6 @@ pub struct FilesArgs {
     pub allow_ext: Vec<String>,
 }
 
-impl FilesArgs {
-    /// The first files argument or option given, as typed, if any.
-    pub fn first_given(&self) -> Option<String> {
-        if let Some(root) = self.roots.first() {
-            Some(root.display().to_string())
-        } else if self.allow_reports {
-            Some("--allow-reports".to_owned())
-        } else if !self.allow_ext.is_empty() {
-            Some("--allow-ext".to_owned())
-        } else {
-            None
-        }
-    }
-}
-
 /// The options of `nexo serve music`; refused with any other server.
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Options of `nexo serve music`")]
@@ -167,13 +137,6 @@ pub struct MusicArgs {
     /// ~/.local/share/nexo/music.sqlite3].
     #[arg(long, value_name = "FILE")]
     pub db: Option<PathBuf>,
-}
-
-impl MusicArgs {
-    /// The first music option given, by its flag, if any.
-    pub fn first_given(&self) -> Option<&'static str> {
-        self.db.is_some().then_some("--db")
-    }
 }
 
 /// Reads every `--timeout`: a positive number of seconds, fractions allowed,
