@@ -12,6 +12,7 @@
 pub mod arguments;
 pub mod auth;
 mod error;
+pub mod forward;
 pub mod handler;
 pub mod http;
 pub mod legacy_sse;

@@ -17,24 +17,19 @@
 pub mod agent;
 pub mod store;
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use futures::stream::BoxStream;
-use http::{HeaderName, HeaderValue};
-use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::auth::{
     AuthClient, AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationMetadata,
     AuthorizationRequest, AuthorizationSession, WWWAuthenticateParams,
 };
-use rmcp::transport::streamable_http_client::{
-    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
-};
+use rmcp::transport::streamable_http_client::StreamableHttpError;
 use url::Url;
 
 pub use self::agent::{AuthorizationAgent, HeadlessAgent, LoopbackAgent};
 pub use self::store::TokenStore;
+use crate::forward::{Forward, HttpError, Layer};
 use crate::http::RetryingHttp;
 pub use crate::secret::Secret;
 
@@ -127,15 +122,15 @@ impl fmt::Debug for OAuthOptions {
     }
 }
 
-type HttpError = StreamableHttpError<reqwest::Error>;
-type SseItem = Result<sse_stream::Sse, sse_stream::Error>;
-
 /// The HTTP client for a target that may require authorization: rmcp's
 /// [`AuthClient`] (which attaches the token and refreshes it once when the
 /// server rejects it) around [`RetryingHttp`], plus the decisions rmcp leaves
 /// open: authorize on a 401, step up on a 403, and send the request again.
+pub type OAuthHttp = Forward<Authorizing>;
+
+/// What [`OAuthHttp`] does around rmcp's `AuthClient` (see [`Layer`]).
 #[derive(Clone)]
-pub struct OAuthHttp {
+pub struct Authorizing {
     inner: AuthClient<RetryingHttp>,
     resource: Arc<str>,
     options: Arc<OAuthOptions>,
@@ -143,7 +138,7 @@ pub struct OAuthHttp {
     flow: Arc<tokio::sync::Mutex<()>>,
 }
 
-impl fmt::Debug for OAuthHttp {
+impl fmt::Debug for Authorizing {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OAuthHttp")
             .field("resource", &self.resource)
@@ -202,14 +197,16 @@ impl OAuthHttp {
         options: OAuthOptions,
     ) -> Result<Self, AuthError> {
         let manager = AuthorizationManager::new(resource).await?;
-        Ok(Self {
+        Ok(Forward(Authorizing {
             inner: AuthClient::new(http, manager),
             resource: resource.into(),
             options: Arc::new(options),
             flow: Arc::default(),
-        })
+        }))
     }
+}
 
+impl Authorizing {
     /// Runs `call`, authorizing and calling again while the server refuses
     /// and the per-request budget lasts.
     async fn authorized<T, F, Fut>(&self, call: F) -> Result<T, HttpError>
@@ -348,86 +345,20 @@ impl OAuthHttp {
     }
 }
 
-impl StreamableHttpClient for OAuthHttp {
-    type Error = reqwest::Error;
+impl Layer for Authorizing {
+    type Inner = AuthClient<RetryingHttp>;
 
-    async fn post_message(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<StreamableHttpPostResponse, HttpError> {
-        self.post_message_with_max_sse_event_size(
-            uri,
-            message,
-            session_id,
-            auth_header,
-            custom_headers,
-            usize::MAX,
-        )
-        .await
+    fn inner(&self) -> &Self::Inner {
+        &self.inner
     }
 
-    async fn post_message_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<StreamableHttpPostResponse, HttpError> {
-        self.authorized(|| {
-            self.inner.post_message_with_max_sse_event_size(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                auth_header.clone(),
-                custom_headers.clone(),
-                max_sse_event_size,
-            )
-        })
-        .await
-    }
-
-    async fn delete_session(
-        &self,
-        uri: Arc<str>,
-        session_id: Arc<str>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<(), HttpError> {
-        self.authorized(|| {
-            self.inner.delete_session(
-                uri.clone(),
-                session_id.clone(),
-                auth_header.clone(),
-                custom_headers.clone(),
-            )
-        })
-        .await
-    }
-
-    async fn get_stream(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<BoxStream<'static, SseItem>, HttpError> {
-        self.authorized(|| {
-            self.inner.get_stream(
-                uri.clone(),
-                session_id.clone(),
-                last_event_id.clone(),
-                auth_header.clone(),
-                custom_headers.clone(),
-            )
-        })
-        .await
+    async fn run<T, F, Fut>(&self, call: F) -> Result<T, HttpError>
+    where
+        T: Send,
+        F: Fn() -> Fut + Send,
+        Fut: Future<Output = Result<T, HttpError>> + Send,
+    {
+        self.authorized(call).await
     }
 }
 
@@ -473,6 +404,8 @@ mod tests {
     /// rmcp really makes of one.
     #[tokio::test]
     async fn issue_15_a_bare_401_on_the_wire_is_a_refusal() {
+        use std::collections::HashMap;
+
         use rmcp::transport::streamable_http_client::StreamableHttpClient;
         let bare = crate::http::refusing::serve(401, &[], "{}").await;
         let challenged = crate::http::refusing::serve(
