@@ -12,6 +12,7 @@
 
 use std::sync::Arc;
 
+use nexo_client::arguments::{Property, Schema};
 use nexo_client::auth::{HeadlessAgent, OAuthOptions, Secret, TokenStore};
 use nexo_client::{ConnectOptions, ElicitationPolicy, Era, HttpTransport, Target};
 use rmcp::model::{JsonObject, Tool};
@@ -46,26 +47,22 @@ struct ToolCall {
 /// Arguments for a tool from its input schema: each required property gets
 /// its `default`, else its first `enum` value, else a plain value of its type.
 fn arguments(tool: &Tool) -> JsonObject {
-    let schema = tool.input_schema.as_ref();
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|names| names.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let properties = schema.get("properties").and_then(Value::as_object);
-    required
-        .into_iter()
+    let schema = Schema::new(&tool.input_schema);
+    schema
+        .required()
         .map(|name| {
-            let property = properties.and_then(|p| p.get(name));
+            let property = schema.property(name);
             (name.to_owned(), example(property))
         })
         .collect()
 }
 
-fn example(property: Option<&Value>) -> Value {
+fn example(property: Option<Property<'_>>) -> Value {
     let Some(property) = property else {
         return Value::String("test".into());
     };
+    let kind = property.type_name().unwrap_or("string");
+    let property = property.schema;
     if let Some(default) = property.get("default") {
         return default.clone();
     }
@@ -76,11 +73,6 @@ fn example(property: Option<&Value>) -> Value {
     {
         return first.clone();
     }
-    let kind = match property.get("type") {
-        Some(Value::Array(kinds)) => kinds.iter().find_map(Value::as_str).unwrap_or("string"),
-        Some(kind) => kind.as_str().unwrap_or("string"),
-        None => "string",
-    };
     match kind {
         "number" | "integer" => Value::from(1),
         "boolean" => Value::Bool(true),

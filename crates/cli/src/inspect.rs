@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use nexo_client::arguments::Schema;
 use nexo_client::auth::{LoopbackAgent, OAuthOptions, TokenStore};
 use nexo_client::{
     ClientError, ConnectOptions, ElicitationPolicy, EnvVar, Era, Header, HttpTransport, Session,
@@ -101,31 +102,15 @@ async fn with_session<T>(
 }
 
 fn signature(tool: &Tool) -> String {
-    let required: Vec<&str> = tool
-        .input_schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|names| names.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    tool.input_schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|properties| {
-            properties
-                .iter()
-                .map(|(name, schema)| {
-                    let kind = schema.get("type").and_then(Value::as_str).unwrap_or("any");
-                    let optional = if required.contains(&name.as_str()) {
-                        ""
-                    } else {
-                        "?"
-                    };
-                    format!("{name}{optional}: {kind}")
-                })
-                .collect::<Vec<_>>()
-                .join(", ")
+    Schema::new(&tool.input_schema)
+        .properties()
+        .map(|property| {
+            let optional = if property.required { "" } else { "?" };
+            let kind = property.type_name().unwrap_or("any");
+            format!("{}{optional}: {kind}", property.name)
         })
-        .unwrap_or_default()
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 pub async fn tools(args: ListArgs) -> Result<(), Failure> {

@@ -37,6 +37,93 @@ pub fn prompt_arguments(words: &[String]) -> Result<JsonObject, ClientError> {
         .collect()
 }
 
+/// A JSON Schema object as nexo reads tools' input schemas and
+/// elicitation forms: its `properties` (sorted by name: the workspace's
+/// serde_json keeps no insertion order) and which of them `required` names.
+/// The one reader of both keys.
+#[derive(Debug, Clone, Copy)]
+pub struct Schema<'a> {
+    properties: Option<&'a JsonObject>,
+    required: Option<&'a Vec<Value>>,
+}
+
+/// One property of a [`Schema`].
+#[derive(Debug, Clone, Copy)]
+pub struct Property<'a> {
+    pub name: &'a str,
+    pub schema: &'a Value,
+    pub required: bool,
+}
+
+impl<'a> Schema<'a> {
+    pub fn new(schema: &'a JsonObject) -> Self {
+        Self {
+            properties: schema.get("properties").and_then(Value::as_object),
+            required: schema.get("required").and_then(Value::as_array),
+        }
+    }
+
+    /// A schema given as any JSON value; one that is no object has nothing.
+    pub fn of_value(schema: &'a Value) -> Self {
+        match schema.as_object() {
+            Some(object) => Self::new(object),
+            None => Self {
+                properties: None,
+                required: None,
+            },
+        }
+    }
+
+    pub fn is_required(&self, name: &str) -> bool {
+        self.required
+            .is_some_and(|names| names.iter().any(|required| required.as_str() == Some(name)))
+    }
+
+    /// The property called `name`, if the schema describes one.
+    pub fn property(&self, name: &str) -> Option<Property<'a>> {
+        let (name, schema) = self.properties?.get_key_value(name)?;
+        Some(Property {
+            name,
+            schema,
+            required: self.is_required(name),
+        })
+    }
+
+    /// Every property, by name.
+    pub fn properties(&self) -> impl Iterator<Item = Property<'a>> + '_ {
+        self.properties
+            .into_iter()
+            .flatten()
+            .map(|(name, schema)| Property {
+                name,
+                schema,
+                required: self.is_required(name),
+            })
+    }
+
+    /// The names `required` lists, in its order, described or not.
+    pub fn required(&self) -> impl Iterator<Item = &'a str> {
+        self.required
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+    }
+}
+
+impl<'a> Property<'a> {
+    /// The JSON type the property names (the first non-null one of a list).
+    pub fn type_name(&self) -> Option<&'a str> {
+        match self.schema.get("type")? {
+            Value::String(kind) => Some(kind),
+            Value::Array(kinds) => kinds
+                .iter()
+                .filter_map(Value::as_str)
+                .find(|kind| *kind != "null"),
+            _ => None,
+        }
+    }
+}
+
 /// Builds the `arguments` object for a call from command-line words.
 pub fn tool_arguments(schema: &JsonObject, words: &[String]) -> Result<JsonObject, ClientError> {
     if let [only] = words
@@ -50,7 +137,7 @@ pub fn tool_arguments(schema: &JsonObject, words: &[String]) -> Result<JsonObjec
             )),
         };
     }
-    let properties = schema.get("properties").and_then(Value::as_object);
+    let schema = Schema::new(schema);
     let mut arguments = JsonObject::new();
     for word in words {
         let Some((key, raw)) = split_pair(word, '=') else {
@@ -59,26 +146,11 @@ pub fn tool_arguments(schema: &JsonObject, words: &[String]) -> Result<JsonObjec
                 "write arguments as key=value, or pass one JSON object",
             ));
         };
-        let kind = properties
-            .and_then(|properties| properties.get(key))
-            .and_then(schema_type);
-        let value = coerce(key, raw, kind.as_deref())?;
+        let property = schema.property(key);
+        let value = coerce(key, raw, property.as_ref().and_then(Property::type_name))?;
         arguments.insert(key.to_owned(), value);
     }
     Ok(arguments)
-}
-
-/// The JSON type a property schema names (the first non-null one of a list).
-fn schema_type(property: &Value) -> Option<String> {
-    match property.get("type")? {
-        Value::String(kind) => Some(kind.clone()),
-        Value::Array(kinds) => kinds
-            .iter()
-            .filter_map(Value::as_str)
-            .find(|kind| *kind != "null")
-            .map(str::to_owned),
-        _ => None,
-    }
 }
 
 fn coerce(key: &str, raw: &str, kind: Option<&str>) -> Result<Value, ClientError> {
@@ -181,6 +253,31 @@ mod tests {
         );
         assert!(prompt_arguments(&words(&["novalue"])).is_err());
         Ok(())
+    }
+
+    #[test]
+    fn schemas_are_read_with_what_is_required() {
+        let value = serde_json::json!({
+            "type": "object",
+            "properties": {"b": {"type": ["null", "integer"]}, "a": {"type": "string"}, "c": {}},
+            "required": ["a", "ghost"]
+        });
+        let schema = Schema::of_value(&value);
+        let seen: Vec<(&str, bool, Option<&str>)> = schema
+            .properties()
+            .map(|p| (p.name, p.required, p.type_name()))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("a", true, Some("string")),
+                ("b", false, Some("integer")),
+                ("c", false, None)
+            ]
+        );
+        assert_eq!(schema.required().collect::<Vec<_>>(), ["a", "ghost"]);
+        assert!(schema.property("ghost").is_none());
+        assert_eq!(Schema::of_value(&Value::Null).properties().count(), 0);
     }
 
     #[test]

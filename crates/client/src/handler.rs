@@ -18,6 +18,8 @@ use rmcp::service::RequestContext;
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 use serde_json::Value;
 
+use crate::arguments::Schema;
+
 /// Answers elicitation requests on a user's behalf.
 #[async_trait]
 pub trait ElicitationResponder: Send + Sync {
@@ -67,20 +69,13 @@ impl Handler {
 
 /// The `default` of each property of an elicitation schema.
 pub fn schema_defaults(schema: &Value) -> JsonObject {
-    schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|properties| {
-            properties
-                .iter()
-                .filter_map(|(name, property)| {
-                    property
-                        .get("default")
-                        .map(|value| (name.clone(), value.clone()))
-                })
-                .collect()
+    Schema::of_value(schema)
+        .properties()
+        .filter_map(|property| {
+            let default = property.schema.get("default")?;
+            Some((property.name.to_owned(), default.clone()))
         })
-        .unwrap_or_default()
+        .collect()
 }
 
 impl ClientHandler for Handler {
