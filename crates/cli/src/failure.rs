@@ -30,6 +30,107 @@ impl Exit {
     }
 }
 
+/// What every error a person can meet gives the report: a stable code for
+/// scripts, the exit status, what lies under the message and what to do.
+/// The human `error:`/`caused by:`/`hint:` lines and the JSON error line are
+/// both written from it ([`Failure::from_error`]), so the two cannot
+/// disagree. Implemented here for the libraries' error types, whose own
+/// `hint` methods it reads.
+pub trait Hinted: std::error::Error {
+    /// The `code` of the JSON error line.
+    fn code(&self) -> &'static str;
+    fn exit(&self) -> Exit;
+    /// What to do about it.
+    fn hint(&self) -> Option<String>;
+    /// The `caused by:` lines: the error's sources, outermost first.
+    fn causes(&self) -> Vec<String> {
+        let mut causes = Vec::new();
+        let mut source = self.source();
+        while let Some(error) = source {
+            causes.push(error.to_string());
+            source = error.source();
+        }
+        causes
+    }
+}
+
+impl Hinted for ClientError {
+    fn code(&self) -> &'static str {
+        ClientError::code(self)
+    }
+
+    fn exit(&self) -> Exit {
+        Exit::of(self.kind())
+    }
+
+    fn hint(&self) -> Option<String> {
+        ClientError::hint(self)
+    }
+
+    fn causes(&self) -> Vec<String> {
+        self.detail().map(str::to_owned).into_iter().collect()
+    }
+}
+
+impl Hinted for nexo_serve::ServeError {
+    fn code(&self) -> &'static str {
+        match self {
+            Self::BadAddress { .. } => "usage",
+            _ => "error",
+        }
+    }
+
+    fn exit(&self) -> Exit {
+        Exit::Usage
+    }
+
+    fn hint(&self) -> Option<String> {
+        nexo_serve::ServeError::hint(self)
+    }
+}
+
+impl Hinted for nexo_bundled::UnknownServer {
+    fn code(&self) -> &'static str {
+        "usage"
+    }
+
+    fn exit(&self) -> Exit {
+        Exit::Usage
+    }
+
+    fn hint(&self) -> Option<String> {
+        Some("run `nexo serve --help` to see the servers".into())
+    }
+}
+
+impl Hinted for nexo_bundled::OptionsError {
+    fn code(&self) -> &'static str {
+        "usage"
+    }
+
+    fn exit(&self) -> Exit {
+        Exit::Usage
+    }
+
+    fn hint(&self) -> Option<String> {
+        Some(nexo_bundled::OptionsError::hint(self))
+    }
+}
+
+impl Hinted for nexo_bundled::BuildError {
+    fn code(&self) -> &'static str {
+        "error"
+    }
+
+    fn exit(&self) -> Exit {
+        Exit::Usage
+    }
+
+    fn hint(&self) -> Option<String> {
+        Some(nexo_bundled::BuildError::hint(self))
+    }
+}
+
 /// A failed command, ready to be reported.
 #[derive(Debug)]
 pub struct Failure {
@@ -48,6 +149,17 @@ impl Failure {
             message: message.into(),
             causes: Vec::new(),
             hint,
+        }
+    }
+
+    /// Any error a person can meet, as [`Hinted`] describes it.
+    pub fn from_error<E: Hinted>(error: &E) -> Self {
+        Self {
+            exit: error.exit(),
+            code: error.code(),
+            message: error.to_string(),
+            causes: error.causes(),
+            hint: error.hint(),
         }
     }
 
@@ -150,13 +262,7 @@ fn clap_hint(error: &clap::Error) -> Option<String> {
 
 impl From<ClientError> for Failure {
     fn from(error: ClientError) -> Self {
-        Self {
-            exit: Exit::of(error.kind()),
-            code: error.code(),
-            message: error.to_string(),
-            causes: error.detail().map(str::to_owned).into_iter().collect(),
-            hint: error.hint(),
-        }
+        Self::from_error(&error)
     }
 }
 
@@ -177,6 +283,31 @@ mod tests {
             clap_message("error: unexpected argument 'x' found\n\nUsage: nexo\n"),
             "unexpected argument 'x' found"
         );
+    }
+
+    /// Issue 15, point 7: every library error reports through [`Hinted`],
+    /// with the code, exit status and hint the JSON line carries.
+    #[test]
+    fn issue_15_every_error_reports_through_one_trait() {
+        let bad_address = nexo_serve::ServeError::BadAddress {
+            addr: "99999".into(),
+        };
+        let foreign = nexo_bundled::OptionsError::NoRoots;
+        let unknown = nexo_bundled::UnknownServer("nope".into());
+        let tool = ClientError::UnknownTool {
+            tool: "x".into(),
+            known: vec!["a".into()],
+        };
+        let failures = [
+            (Failure::from_error(&bad_address), "usage", Exit::Usage),
+            (Failure::from_error(&foreign), "usage", Exit::Usage),
+            (Failure::from_error(&unknown), "usage", Exit::Usage),
+            (Failure::from(tool), "unknown_tool", Exit::Remote),
+        ];
+        for (failure, code, exit) in failures {
+            assert_eq!((failure.code, failure.exit), (code, exit), "{failure:?}");
+            assert!(failure.hint.is_some(), "{failure:?}");
+        }
     }
 
     #[test]

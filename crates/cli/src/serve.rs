@@ -14,26 +14,20 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
     let bundled: Bundled = args
         .server
         .parse()
-        .map_err(|error: nexo_bundled::UnknownServer| {
-            Failure::usage(
-                error.to_string(),
-                Some("run `nexo serve --help` to see the servers".into()),
-            )
-        })?;
+        .map_err(|error| Failure::from_error(&error))?;
     let http = match &args.http {
         Some(spec) => {
             let spec = (!spec.is_empty()).then_some(spec.as_str());
-            // An address that cannot be listened on is bad usage.
             Some(
                 nexo_serve::listen_address(spec, env::var(env::PORT).as_deref())
-                    .map_err(|error| Failure::usage(error.to_string(), error.hint()))?,
+                    .map_err(|error| Failure::from_error(&error))?,
             )
         }
         None => None,
     };
     let server_options =
         ServerOptions::for_server(bundled, &given_options(&args), defaults(bundled))
-            .map_err(|error| Failure::usage(error.to_string(), Some(error.hint())))?;
+            .map_err(|error| Failure::from_error(&error))?;
     let options = ServeOptions {
         server_name: bundled.name().to_owned(),
         tools: Vec::new(),
@@ -44,11 +38,8 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
     };
     let launch = bundled
         .visit(&server_options, Launch { http, options })
-        .map_err(|error| {
-            let hint = error.hint();
-            Failure::unexpected(&anyhow::Error::new(error), Some(hint))
-        })?;
-    launch.await.map_err(serve_failure)
+        .map_err(|error| Failure::from_error(&error))?;
+    launch.await.map_err(|error| Failure::from_error(&error))
 }
 
 /// What the command line gave for any server's options.
@@ -71,11 +62,6 @@ fn defaults(server: Bundled) -> Defaults {
         dns_log: (server == Bundled::Dns).then(env::dns_log).flatten(),
         music_db: (server == Bundled::Music).then(env::music_db).flatten(),
     }
-}
-
-fn serve_failure(error: nexo_serve::ServeError) -> Failure {
-    let hint = error.hint();
-    Failure::unexpected(&anyhow::Error::new(error), hint)
 }
 
 struct Launch {
