@@ -201,24 +201,29 @@ pub struct TargetArgs {
     #[arg(long, value_name = "COMMAND")]
     pub stdio: Option<String>,
     /// HTTP transport for --url.
-    #[arg(long, value_enum, default_value_t = TransportArg::Auto, requires = "url")]
+    #[arg(long, value_enum, default_value_t = TransportArg::Auto, conflicts_with = "stdio")]
     pub transport: TransportArg,
     /// Extra HTTP header for --url, 'Name: value' (repeatable).
-    #[arg(long = "header", value_name = "'NAME: VALUE'", requires = "url", value_parser = secret)]
+    #[arg(
+        long = "header",
+        value_name = "'NAME: VALUE'",
+        conflicts_with = "stdio",
+        value_parser = secret
+    )]
     pub headers: Vec<Secret>,
     /// Environment variable for the --stdio child, KEY=VALUE (repeatable).
-    #[arg(short = 'e', value_name = "KEY=VALUE", requires = "stdio", value_parser = secret)]
+    #[arg(short = 'e', value_name = "KEY=VALUE", conflicts_with = "url", value_parser = secret)]
     pub env: Vec<Secret>,
     /// OAuth client id registered with the server's authorization server
     /// (default: register dynamically, or a Client ID Metadata Document).
-    #[arg(long, value_name = "ID", requires = "url")]
+    #[arg(long, value_name = "ID", conflicts_with = "stdio")]
     pub client_id: Option<String>,
     /// The secret of --client-id, for confidential clients.
     #[arg(long, value_name = "SECRET", requires = "client_id", value_parser = secret)]
     pub client_secret: Option<Secret>,
     /// HTTPS URL of a Client ID Metadata Document describing this client,
     /// used as the client id where the authorization server supports it.
-    #[arg(long, value_name = "URL", requires = "url")]
+    #[arg(long, value_name = "URL", conflicts_with = "stdio")]
     pub client_metadata_url: Option<String>,
     /// Seconds to wait for each exchange.
     #[arg(long, value_name = "SECONDS", default_value = "15", value_parser = positive_seconds)]
@@ -265,7 +270,8 @@ pub struct CallArgs {
     pub target: TargetArgs,
     /// The tool's name.
     pub tool: String,
-    /// Arguments: key=value pairs (coerced by the tool's schema) or one JSON object.
+    /// Arguments: key=value pairs (coerced by the tool's schema), one JSON
+    /// object, `@FILE` (a JSON object in FILE) or `-` (one on stdin).
     pub arguments: Vec<String>,
 }
 

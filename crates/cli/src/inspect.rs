@@ -141,8 +141,16 @@ pub async fn tools(args: ListArgs) -> Result<(), Failure> {
 }
 
 pub async fn call(args: CallArgs) -> Result<(), Failure> {
+    let words = argument_words(&args.arguments)?;
     let result = with_session(&args.target, async |session| {
-        Ok(session.call(&args.tool, &args.arguments).await?)
+        let tool = session.tool(&args.tool).await?;
+        let given = nexo_client::arguments::tool_arguments(&tool.input_schema, &words)?;
+        for name in &given.undescribed {
+            output::status(&format!(
+                "warning: the tool's schema describes no argument `{name}`; sending it anyway"
+            ));
+        }
+        Ok(session.call_tool(&args.tool, given.arguments).await?)
     })
     .await?;
     if args.target.json {
@@ -182,6 +190,40 @@ fn content_text(content: &[ContentBlock]) -> String {
             )
         })
         .collect()
+}
+
+/// The call's argument words, with `@FILE` and `-` (stdin) read: each a
+/// JSON object, for arguments too large for a command line.
+fn argument_words(words: &[String]) -> Result<Vec<String>, Failure> {
+    let (text, source) = match words {
+        [only] if only == "-" => (
+            std::io::read_to_string(std::io::stdin()).map_err(|error| {
+                Failure::usage(
+                    format!("cannot read the arguments from stdin: {error}"),
+                    None,
+                )
+            })?,
+            "stdin".to_owned(),
+        ),
+        [only] if only.starts_with('@') => {
+            let path = &only[1..];
+            let text = std::fs::read_to_string(path).map_err(|error| {
+                Failure::usage(
+                    format!("cannot read the arguments file `{path}`: {error}"),
+                    Some("give a file holding one JSON object: `@args.json`".into()),
+                )
+            })?;
+            (text, format!("`{path}`"))
+        }
+        _ => return Ok(words.to_vec()),
+    };
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(_)) => Ok(vec![text]),
+        _ => Err(Failure::usage(
+            format!("the arguments in {source} are not one JSON object"),
+            Some(r#"write them as one object: {"name": "value"}"#.into()),
+        )),
+    }
 }
 
 fn call_text(result: &CallToolResult) -> String {

@@ -43,14 +43,20 @@ pub fn prompt_arguments(words: &[String]) -> Result<JsonObject, ClientError> {
 /// The one reader of both keys.
 #[derive(Debug, Clone, Copy)]
 pub struct Schema<'a> {
+    /// The whole schema, where `$ref`s point.
+    root: Option<&'a JsonObject>,
     properties: Option<&'a JsonObject>,
     required: Option<&'a Vec<Value>>,
 }
+
+/// How many `$ref`s one property may go through (a loop ends here).
+const MAX_REFS: usize = 16;
 
 /// One property of a [`Schema`].
 #[derive(Debug, Clone, Copy)]
 pub struct Property<'a> {
     pub name: &'a str,
+    /// Its schema, `$ref`s followed.
     pub schema: &'a Value,
     pub required: bool,
 }
@@ -58,9 +64,53 @@ pub struct Property<'a> {
 impl<'a> Schema<'a> {
     pub fn new(schema: &'a JsonObject) -> Self {
         Self {
+            root: Some(schema),
             properties: schema.get("properties").and_then(Value::as_object),
             required: schema.get("required").and_then(Value::as_array),
         }
+    }
+
+    /// `schema` with its local `$ref`s (`#/$defs/Address`) followed, so that
+    /// a property defined elsewhere in the schema reads as its definition.
+    pub fn resolve(&self, mut schema: &'a Value) -> &'a Value {
+        for _ in 0..MAX_REFS {
+            let Some(target) = schema
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|reference| self.pointer(reference))
+            else {
+                break;
+            };
+            schema = target;
+        }
+        schema
+    }
+
+    /// What a local reference (`#`, then a JSON Pointer) names in the schema.
+    fn pointer(&self, reference: &str) -> Option<&'a Value> {
+        let path = reference.strip_prefix('#')?;
+        let mut segments = path
+            .split('/')
+            .skip(1)
+            .map(|segment| segment.replace("~1", "/").replace("~0", "~"));
+        let first = segments.next()?;
+        let mut current = self.root?.get(&first)?;
+        for segment in segments {
+            current = match current {
+                Value::Object(object) => object.get(&segment)?,
+                Value::Array(items) => items.get(segment.parse::<usize>().ok()?)?,
+                _ => return None,
+            };
+        }
+        Some(current)
+    }
+
+    /// Whether the schema refuses arguments it does not describe
+    /// (`additionalProperties: false`).
+    pub fn closed(&self) -> bool {
+        self.root
+            .and_then(|root| root.get("additionalProperties"))
+            .is_some_and(|extra| extra == &Value::Bool(false))
     }
 
     /// A schema given as any JSON value; one that is no object has nothing.
@@ -68,6 +118,7 @@ impl<'a> Schema<'a> {
         match schema.as_object() {
             Some(object) => Self::new(object),
             None => Self {
+                root: None,
                 properties: None,
                 required: None,
             },
@@ -84,7 +135,7 @@ impl<'a> Schema<'a> {
         let (name, schema) = self.properties?.get_key_value(name)?;
         Some(Property {
             name,
-            schema,
+            schema: self.resolve(schema),
             required: self.is_required(name),
         })
     }
@@ -96,7 +147,7 @@ impl<'a> Schema<'a> {
             .flatten()
             .map(|(name, schema)| Property {
                 name,
-                schema,
+                schema: self.resolve(schema),
                 required: self.is_required(name),
             })
     }
@@ -112,25 +163,42 @@ impl<'a> Schema<'a> {
 
 impl<'a> Property<'a> {
     /// The JSON type the property names (the first non-null one of a list).
+    /// A schema with `properties` and no `type` is an object.
     pub fn type_name(&self) -> Option<&'a str> {
-        match self.schema.get("type")? {
-            Value::String(kind) => Some(kind),
-            Value::Array(kinds) => kinds
+        match self.schema.get("type") {
+            Some(Value::String(kind)) => Some(kind),
+            Some(Value::Array(kinds)) => kinds
                 .iter()
                 .filter_map(Value::as_str)
                 .find(|kind| *kind != "null"),
-            _ => None,
+            Some(_) => None,
+            None => self.schema.get("properties").map(|_| "object"),
         }
     }
 }
 
-/// Builds the `arguments` object for a call from command-line words.
-pub fn tool_arguments(schema: &JsonObject, words: &[String]) -> Result<JsonObject, ClientError> {
+/// A call's `arguments`, with what is worth telling the person about them.
+#[derive(Debug, Clone, Default)]
+pub struct ToolArguments {
+    pub arguments: JsonObject,
+    /// Arguments the schema does not describe, sent anyway (it allows more).
+    pub undescribed: Vec<String>,
+}
+
+/// Builds the `arguments` object for a call from command-line words:
+/// `key=value` pairs coerced by `schema`, or one JSON object passed as is.
+/// A key given twice is refused, and so is one the schema does not
+/// describe when it allows no others; one it does not describe but allows
+/// is sent, and named in [`ToolArguments::undescribed`].
+pub fn tool_arguments(schema: &JsonObject, words: &[String]) -> Result<ToolArguments, ClientError> {
     if let [only] = words
         && only.trim_start().starts_with('{')
     {
         return match serde_json::from_str::<Value>(only) {
-            Ok(Value::Object(object)) => Ok(object),
+            Ok(Value::Object(arguments)) => Ok(ToolArguments {
+                arguments,
+                undescribed: Vec::new(),
+            }),
             _ => Err(ClientError::usage(
                 format!("`{only}` is not a JSON object"),
                 Some("pass one JSON object, or key=value pairs".to_owned()),
@@ -138,7 +206,8 @@ pub fn tool_arguments(schema: &JsonObject, words: &[String]) -> Result<JsonObjec
         };
     }
     let schema = Schema::new(schema);
-    let mut arguments = JsonObject::new();
+    let names: Vec<&str> = schema.properties().map(|property| property.name).collect();
+    let mut result = ToolArguments::default();
     for word in words {
         let Some((key, raw)) = split_pair(word, '=') else {
             return Err(not_a_pair(
@@ -146,11 +215,30 @@ pub fn tool_arguments(schema: &JsonObject, words: &[String]) -> Result<JsonObjec
                 "write arguments as key=value, or pass one JSON object",
             ));
         };
+        if result.arguments.contains_key(key) {
+            return Err(ClientError::usage(
+                format!("the argument `{key}` is given twice"),
+                Some("give each argument once".to_owned()),
+            ));
+        }
         let property = schema.property(key);
+        if property.is_none() && schema.closed() {
+            return Err(ClientError::usage(
+                format!("the tool takes no argument `{key}`"),
+                Some(if names.is_empty() {
+                    "the tool takes no arguments".to_owned()
+                } else {
+                    format!("its arguments: {}", names.join(", "))
+                }),
+            ));
+        }
+        if property.is_none() && !names.is_empty() {
+            result.undescribed.push(key.to_owned());
+        }
         let value = coerce(key, raw, property.as_ref().and_then(Property::type_name))?;
-        arguments.insert(key.to_owned(), value);
+        result.arguments.insert(key.to_owned(), value);
     }
-    Ok(arguments)
+    Ok(result)
 }
 
 fn coerce(key: &str, raw: &str, kind: Option<&str>) -> Result<Value, ClientError> {
@@ -214,7 +302,10 @@ mod tests {
 
     #[test]
     fn pairs_are_coerced_by_schema() -> Result<(), ClientError> {
-        let arguments = tool_arguments(
+        let ToolArguments {
+            arguments,
+            undescribed,
+        } = tool_arguments(
             &schema(),
             &words(&[
                 "texto=42",
@@ -226,6 +317,7 @@ mod tests {
                 "extra=x=y",
             ]),
         )?;
+        assert_eq!(undescribed, ["extra"]);
         assert_eq!(arguments["texto"], "42");
         assert_eq!(arguments["count"], 7);
         assert_eq!(arguments["ratio"], 0.5);
@@ -234,6 +326,82 @@ mod tests {
         assert_eq!(arguments["maybe"], 3);
         assert_eq!(arguments["extra"], "x=y");
         Ok(())
+    }
+
+    fn object(value: Value) -> JsonObject {
+        match value {
+            Value::Object(object) => object,
+            _ => JsonObject::new(),
+        }
+    }
+
+    /// Issue 15, point 11: a property defined behind `$ref` is coerced by
+    /// its definition (an object was sent as a string, and shown as `any`).
+    #[test]
+    fn issue_15_refs_are_followed() -> Result<(), ClientError> {
+        let schema = object(serde_json::json!({
+            "type": "object",
+            "$defs": {
+                "Address": {"type": "object", "properties": {"street": {"type": "string"}}},
+                "Count": {"$ref": "#/$defs/Number"},
+                "Number": {"type": "integer"},
+                "Loop": {"$ref": "#/$defs/Loop"}
+            },
+            "properties": {
+                "address": {"$ref": "#/$defs/Address"},
+                "count": {"$ref": "#/$defs/Count"},
+                "looping": {"$ref": "#/$defs/Loop"},
+                "dangling": {"$ref": "#/$defs/Nothing"}
+            }
+        }));
+        let arguments = tool_arguments(
+            &schema,
+            &words(&[
+                r#"address={"street": "Mayor"}"#,
+                "count=3",
+                "looping=x",
+                "dangling=y",
+            ]),
+        )?
+        .arguments;
+        assert_eq!(arguments["address"], serde_json::json!({"street": "Mayor"}));
+        assert_eq!(arguments["count"], 3);
+        assert_eq!(
+            (&arguments["looping"], &arguments["dangling"]),
+            (&serde_json::json!("x"), &serde_json::json!("y"))
+        );
+        let view = Schema::new(&schema);
+        assert_eq!(
+            view.property("address").and_then(|p| p.type_name()),
+            Some("object")
+        );
+        Ok(())
+    }
+
+    /// Issue 15, point 11: duplicate and empty names are refused, and so is
+    /// an undescribed name where the schema allows no others.
+    #[test]
+    fn issue_15_duplicates_empty_names_and_closed_schemas() {
+        let closed = object(serde_json::json!({
+            "type": "object",
+            "properties": {"texto": {"type": "string"}},
+            "additionalProperties": false
+        }));
+        let refused = [
+            (&schema(), &["count=1", "count=2"][..], "given twice"),
+            (&schema(), &["=x"], "not of the form"),
+            (&closed, &["textoo=x"], "no argument `textoo`"),
+        ];
+        for (schema, given, expected) in refused {
+            match tool_arguments(schema, &words(given)) {
+                Err(error) => assert!(error.to_string().contains(expected), "{error}"),
+                Ok(arguments) => panic!("{given:?} accepted: {arguments:?}"),
+            }
+        }
+        match tool_arguments(&closed, &words(&["textoo=x"])) {
+            Err(error) => assert_eq!(error.hint().as_deref(), Some("its arguments: texto")),
+            Ok(_) => panic!("accepted"),
+        }
     }
 
     #[test]
@@ -282,7 +450,8 @@ mod tests {
 
     #[test]
     fn one_json_object_passes_as_is() -> Result<(), ClientError> {
-        let arguments = tool_arguments(&schema(), &words(&[r#"{"count": "not coerced"}"#]))?;
+        let arguments =
+            tool_arguments(&schema(), &words(&[r#"{"count": "not coerced"}"#]))?.arguments;
         assert_eq!(arguments["count"], "not coerced");
         Ok(())
     }

@@ -711,16 +711,6 @@ impl Session {
         }
     }
 
-    /// Calls `name` with arguments from command-line words (`key=value`
-    /// pairs coerced by the tool's schema, or one JSON object), after
-    /// checking that the server has the tool. A result with `isError` is
-    /// returned as is; [`tool_failure`] says what it means.
-    pub async fn call(&self, name: &str, words: &[String]) -> Result<CallToolResult, ClientError> {
-        let tool = self.tool(name).await?;
-        let arguments = arguments::tool_arguments(&tool.input_schema, words)?;
-        self.call_tool(name, arguments).await
-    }
-
     /// Calls `name`; a result with `isError` is returned, not turned into an error.
     pub async fn call_tool(
         &self,

@@ -350,3 +350,63 @@ fn failed_authorization_exits_3() {
         "{failed:#?}"
     );
 }
+
+/// Issue 15, point 11: arguments from a file (`@FILE`) and from stdin
+/// (`-`), for arguments too large for a command line.
+#[test]
+fn issue_15_arguments_from_a_file_and_from_stdin() {
+    use std::io::Write;
+    let server = serve_morse_command();
+    let dir = crate::support::TempDir::new("arguments");
+    let file = dir.path().join("args.json");
+    std::fs::write(&file, r#"{"texto": "SOS prueba"}"#).unwrap();
+    let from_file = format!("@{}", file.display());
+    let called = run(&["call", "--stdio", &server, "morse", &from_file]);
+    assert_eq!(called.assert_success().stdout, format!("{SOS_PRUEBA}\n"));
+
+    let mut command = crate::support::nexo();
+    command
+        .args(["call", "--stdio", &server, "morse", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"texto": "SOS prueba"}"#)
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        format!("{SOS_PRUEBA}\n")
+    );
+
+    std::fs::write(&file, "texto=SOS").unwrap();
+    let refused = run(&["call", "--stdio", &server, "morse", &from_file]);
+    assert_eq!(refused.code(), 1, "{refused:#?}");
+    assert_eq!(refused.error_line()["error"]["code"], "usage");
+}
+
+/// Issue 15, point 11: an argument the schema does not describe is sent
+/// with a warning (the morse tools allow others); one given twice is refused.
+#[test]
+fn issue_15_undescribed_and_repeated_arguments() {
+    let server = serve_morse_command();
+    let warned = run(&["call", "--stdio", &server, "morse", "texto=SOS", "speed=2"]);
+    warned.assert_success();
+    assert!(
+        warned
+            .stderr
+            .contains("warning: the tool's schema describes no argument `speed`"),
+        "{warned:#?}"
+    );
+    let twice = run(&["call", "--stdio", &server, "morse", "texto=a", "texto=b"]);
+    assert_eq!(twice.code(), 1, "{twice:#?}");
+    assert_eq!(
+        twice.error_line()["error"]["message"],
+        "the argument `texto` is given twice"
+    );
+}

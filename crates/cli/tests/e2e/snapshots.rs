@@ -129,8 +129,16 @@ fn unknown_server_error() {
 /// Issue 15, point 10: bad usage, each with its stderr and JSON line.
 #[test]
 fn usage_errors() {
-    let cases: [(&str, &[&str]); 7] = [
+    let cases: [(&str, &[&str]); 9] = [
         ("usage_tools_without_target", &["tools"]),
+        (
+            "usage_header_with_stdio",
+            &["tools", "--stdio", "x", "--header", "A: b"],
+        ),
+        (
+            "usage_env_with_url",
+            &["tools", "--url", "http://127.0.0.1:9/mcp", "-e", "A=b"],
+        ),
         (
             "usage_both_targets",
             &["tools", "--url", "http://127.0.0.1:9/mcp", "--stdio", "x"],
