@@ -234,6 +234,10 @@ pub struct TargetArgs {
     /// Print the exact MCP result object as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Show what a --stdio server writes to its stderr (its logs); without
+    /// this only its last lines are shown, when it fails.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -68,7 +68,7 @@ impl Hinted for ClientError {
     }
 
     fn causes(&self) -> Vec<String> {
-        self.detail().map(str::to_owned).into_iter().collect()
+        ClientError::causes(self)
     }
 }
 

@@ -58,6 +58,9 @@ async fn open(args: &TargetArgs) -> Result<Session, Failure> {
         },
         oauth: oauth(args).for_target(&target),
         elicitation: ElicitationPolicy::Decline,
+        child_stderr: args
+            .verbose
+            .then(|| Arc::new(|line: &str| output::status(line)) as nexo_client::StderrSink),
     };
     Ok(nexo_client::connect(&target, &options).await?)
 }
@@ -153,12 +156,14 @@ pub async fn call(args: CallArgs) -> Result<(), Failure> {
         Ok(session.call_tool(&args.tool, given.arguments).await?)
     })
     .await?;
+    let failure = nexo_client::tool_failure(&args.tool, &result);
     if args.target.json {
         output::json(&result);
-    } else {
+    } else if failure.is_none() {
+        // A tool's error is no data: it is told once, on stderr.
         output::data(&call_text(&result));
     }
-    match nexo_client::tool_failure(&args.tool, &result) {
+    match failure {
         Some(error) => Err(error.into()),
         None => Ok(()),
     }

@@ -18,6 +18,17 @@ pub enum ErrorKind {
     Protocol,
 }
 
+/// The request a [`ClientError::Rpc`] answered, which decides its hint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    ListTools,
+    CallTool,
+    ListResources,
+    ReadResource,
+    ListPrompts,
+    GetPrompt,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     #[error("{message}")]
@@ -27,16 +38,22 @@ pub enum ClientError {
     },
     #[error("the server at `{target}` requires authorization")]
     Unauthorized { target: String, detail: String },
+    /// A 401/403 although the user gave an `Authorization` header.
+    #[error("the server at `{target}` refused the authorization given")]
+    TokenRefused { target: String, detail: String },
     #[error("cannot reach `{target}`: {detail}")]
     Unreachable {
         target: String,
         detail: String,
         hint: String,
+        /// The last lines a stdio server wrote to its stderr, if it failed.
+        stderr: Vec<String>,
     },
     #[error("`{target}` did not answer within {seconds} s")]
     Timeout { target: String, seconds: f64 },
     #[error("the server returned error {code}: {message}")]
     Rpc {
+        method: Method,
         code: i32,
         message: String,
         data: Option<serde_json::Value>,
@@ -54,6 +71,8 @@ pub enum ClientError {
         target: String,
         detail: String,
         hint: String,
+        /// The last lines a stdio server wrote to its stderr, if it failed.
+        stderr: Vec<String>,
     },
 }
 
@@ -61,7 +80,7 @@ impl ClientError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Self::Usage { .. } => ErrorKind::Usage,
-            Self::Unauthorized { .. } => ErrorKind::Unauthorized,
+            Self::Unauthorized { .. } | Self::TokenRefused { .. } => ErrorKind::Unauthorized,
             Self::Unreachable { .. } | Self::Timeout { .. } => ErrorKind::Unreachable,
             Self::Rpc { .. } | Self::Tool { .. } | Self::UnknownTool { .. } => ErrorKind::Remote,
             Self::Protocol { .. } => ErrorKind::Protocol,
@@ -72,7 +91,7 @@ impl ClientError {
     pub fn code(&self) -> &'static str {
         match self {
             Self::Usage { .. } => "usage",
-            Self::Unauthorized { .. } => "unauthorized",
+            Self::Unauthorized { .. } | Self::TokenRefused { .. } => "unauthorized",
             Self::Unreachable { .. } => "unreachable",
             Self::Timeout { .. } => "timeout",
             Self::Rpc { .. } => "server_error",
@@ -86,6 +105,12 @@ impl ClientError {
     pub fn hint(&self) -> Option<String> {
         match self {
             Self::Usage { hint, .. } => hint.clone(),
+            Self::TokenRefused { .. } => Some(
+                "the server refused the `Authorization` header given with `--header`: check \
+                 that the token is valid and not expired, or leave the header out to let nexo \
+                 authorize with OAuth"
+                    .into(),
+            ),
             Self::Unauthorized { .. } => Some(
                 "nexo authorizes with OAuth when the server asks; if its authorization server \
                  needs a registered client, pass `--client-id` (and `--client-secret`), or pass \
@@ -100,9 +125,25 @@ impl ClientError {
                 "the server does not implement this method; `nexo discover` shows what it offers"
                     .into(),
             ),
-            Self::Rpc { code, .. } if *code == ErrorCode::INVALID_PARAMS.0 => Some(
-                "check the arguments against the tool's schema: `nexo tools TARGET --json`".into(),
-            ),
+            Self::Rpc { method, code, .. }
+                if *code == ErrorCode::INVALID_PARAMS.0
+                    || *code == ErrorCode::RESOURCE_NOT_FOUND.0 =>
+            {
+                match method {
+                    Method::CallTool => Some(
+                        "check the arguments against the tool's schema: `nexo tools TARGET --json`"
+                            .into(),
+                    ),
+                    Method::ReadResource => {
+                        Some("check the URI: `nexo resources TARGET` lists them".into())
+                    }
+                    Method::GetPrompt => Some(
+                        "check the prompt's name and arguments: `nexo prompts TARGET` lists them"
+                            .into(),
+                    ),
+                    _ => None,
+                }
+            }
             Self::UnknownTool { known, .. } if known.is_empty() => {
                 Some("the server lists no tools".into())
             }
@@ -115,12 +156,28 @@ impl ClientError {
         }
     }
 
-    /// What lies under the message, for a `caused by:` line.
-    pub fn detail(&self) -> Option<&str> {
+    /// What lies under the message, for `caused by:` lines: the detail of
+    /// a refused authorization, the last stderr lines of a failed child.
+    pub fn causes(&self) -> Vec<String> {
         match self {
-            Self::Unauthorized { detail, .. } => Some(detail),
-            _ => None,
+            Self::Unauthorized { detail, .. } | Self::TokenRefused { detail, .. } => {
+                vec![detail.clone()]
+            }
+            Self::Unreachable { stderr, .. } | Self::Protocol { stderr, .. } => stderr.clone(),
+            _ => Vec::new(),
         }
+    }
+
+    /// This error with the last lines `program` wrote to its stderr, where
+    /// they explain it (the child exited, or broke the protocol).
+    pub(crate) fn with_stderr(mut self, program: &str, lines: Vec<String>) -> Self {
+        if let Self::Unreachable { stderr, .. } | Self::Protocol { stderr, .. } = &mut self {
+            *stderr = lines
+                .into_iter()
+                .map(|line| format!("{program} (stderr): {line}"))
+                .collect();
+        }
+        self
     }
 
     /// This error with every occurrence of `secrets` in its text replaced
@@ -146,24 +203,32 @@ impl ClientError {
                 target: scrub(target),
                 detail: scrub(detail),
             },
+            Self::TokenRefused { target, detail } => Self::TokenRefused {
+                target: scrub(target),
+                detail: scrub(detail),
+            },
             Self::Unreachable {
                 target,
                 detail,
                 hint,
+                stderr,
             } => Self::Unreachable {
                 target: scrub(target),
                 detail: scrub(detail),
                 hint: scrub(hint),
+                stderr: stderr.into_iter().map(scrub).collect(),
             },
             Self::Timeout { target, seconds } => Self::Timeout {
                 target: scrub(target),
                 seconds,
             },
             Self::Rpc {
+                method,
                 code,
                 message,
                 data,
             } => Self::Rpc {
+                method,
                 code,
                 message: scrub(message),
                 data,
@@ -177,10 +242,12 @@ impl ClientError {
                 target,
                 detail,
                 hint,
+                stderr,
             } => Self::Protocol {
                 target: scrub(target),
                 detail: scrub(detail),
                 hint,
+                stderr: stderr.into_iter().map(scrub).collect(),
             },
         }
     }

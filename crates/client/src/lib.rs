@@ -36,13 +36,15 @@ use rmcp::transport::streamable_http_client::{
 };
 use rmcp::{ClientServiceExt, RoleClient};
 
-pub use crate::error::{ClientError, ErrorKind, SseError};
+pub use crate::error::{ClientError, ErrorKind, Method, SseError};
 pub use crate::handler::{ElicitationPolicy, ElicitationResponder, Handler};
 pub use crate::secret::{EnvVar, Header, Secret, TargetUrl};
 pub use crate::target::{HttpTransport, Target};
 
 /// The default time limit for one exchange (`--timeout`).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long a failed child's stderr is read on before the failure is shown.
+const CHILD_STDERR_WAIT: Duration = Duration::from_millis(300);
 /// The longest wait for a session's standalone stream after the handshake.
 const STANDALONE_STREAM_WAIT: Duration = Duration::from_secs(3);
 
@@ -76,14 +78,77 @@ impl Era {
     }
 }
 
+/// Receives each line a stdio server writes to its stderr.
+pub type StderrSink = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// How to connect.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ConnectOptions {
     pub timeout: Duration,
     pub era: Era,
     /// OAuth for URL targets that answer 401; `None` reports the 401 as is.
     pub oauth: Option<auth::OAuthOptions>,
     pub elicitation: ElicitationPolicy,
+    /// Where a stdio server's own log lines (its stderr) go. `None` keeps
+    /// them out of the way: only the last few are kept, and shown with a
+    /// failure of the child.
+    pub child_stderr: Option<StderrSink>,
+}
+
+impl std::fmt::Debug for ConnectOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectOptions")
+            .field("timeout", &self.timeout)
+            .field("era", &self.era)
+            .field("oauth", &self.oauth)
+            .field("elicitation", &self.elicitation)
+            .field("child_stderr", &self.child_stderr.as_ref().map(|_| "sink"))
+            .finish()
+    }
+}
+
+/// How many of a stdio server's last stderr lines a failure shows.
+const STDERR_TAIL: usize = 5;
+
+/// The last lines a stdio server wrote to its stderr.
+#[derive(Clone, Default)]
+struct StderrTail(Arc<std::sync::Mutex<std::collections::VecDeque<String>>>);
+
+impl StderrTail {
+    fn push(&self, line: &str) {
+        if let Ok(mut lines) = self.0.lock() {
+            if lines.len() == STDERR_TAIL {
+                lines.pop_front();
+            }
+            lines.push_back(line.to_owned());
+        }
+    }
+
+    fn lines(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .map(|lines| lines.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+/// Reads a child's stderr to its end: each line to `sink`, the last few
+/// kept in `tail`.
+fn follow_stderr(
+    stderr: tokio::process::ChildStderr,
+    sink: Option<StderrSink>,
+    tail: StderrTail,
+) -> tokio::task::JoinHandle<()> {
+    use tokio::io::AsyncBufReadExt;
+    tokio::spawn(async move {
+        let mut lines = tokio::io::BufReader::new(stderr).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            tail.push(&line);
+            if let Some(sink) = &sink {
+                sink(&line);
+            }
+        }
+    })
 }
 
 impl Default for ConnectOptions {
@@ -93,6 +158,7 @@ impl Default for ConnectOptions {
             era: Era::Auto,
             oauth: None,
             elicitation: ElicitationPolicy::default(),
+            child_stderr: None,
         }
     }
 }
@@ -137,7 +203,7 @@ pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Sessio
     let secrets = target.secrets();
     let (service, transport) = open(target, options)
         .await
-        .map_err(|error| error.redacted(&secrets))?;
+        .map_err(|error| token_refused(target, error).redacted(&secrets))?;
     Ok(Session {
         service,
         target: target.to_string(),
@@ -197,10 +263,13 @@ async fn open(
             child
                 .args(arguments)
                 .envs(env.iter().map(|var| (&var.key, var.value.expose())));
-            let (transport, _) = TokioChildProcess::builder(child)
-                .stderr(Stdio::inherit())
+            let (transport, stderr) = TokioChildProcess::builder(child)
+                .stderr(Stdio::piped())
                 .spawn()
                 .map_err(|error| spawn_error(&name, program, &error))?;
+            let tail = StderrTail::default();
+            let reader = stderr
+                .map(|stderr| follow_stderr(stderr, options.child_stderr.clone(), tail.clone()));
             let mode = lifecycle(options.era);
             let service = handshake(
                 handler(options).serve_with_lifecycle(transport, mode),
@@ -208,11 +277,38 @@ async fn open(
                 Via::Stdio(program),
                 options,
             )
-            .await?;
-            (service, "stdio")
+            .await;
+            match service {
+                Ok(service) => (service, "stdio"),
+                Err(error) => {
+                    // What the child said before it failed, read to its end
+                    // if it has exited (briefly: it may still be running).
+                    if let Some(reader) = reader {
+                        let _ = tokio::time::timeout(CHILD_STDERR_WAIT, reader).await;
+                    }
+                    return Err(error.with_stderr(program, tail.lines()));
+                }
+            }
         }
     };
     Ok((service, transport))
+}
+
+/// A refused authorization is the given token's fault when the user gave
+/// one: no hint to pass a token then.
+fn token_refused(target: &Target, error: ClientError) -> ClientError {
+    let Target::Url { headers, .. } = target else {
+        return error;
+    };
+    let given = headers
+        .iter()
+        .any(|header| header.name() == ::http::header::AUTHORIZATION);
+    match error {
+        ClientError::Unauthorized { target, detail } if given => {
+            ClientError::TokenRefused { target, detail }
+        }
+        other => other,
+    }
 }
 
 /// Refuses a URL target that is no `http` or `https` URL before anything
@@ -291,6 +387,7 @@ async fn streamable(
                 target: name.to_owned(),
                 detail: format!("cannot build the HTTP client: {error}"),
                 hint: Via::Http.protocol_hint(),
+                stderr: Vec::new(),
             };
             return (Err(error), None);
         }
@@ -374,6 +471,7 @@ fn both_failed(status: u16, streamable: ClientError, legacy: ClientError) -> Cli
                 detail: format!(
                     "Streamable HTTP: the first POST got HTTP {status}; legacy HTTP+SSE: {detail}"
                 ),
+                stderr: Vec::new(),
             }
         }
         (_, legacy) => legacy,
@@ -431,6 +529,7 @@ fn spawn_error(target: &str, program: &str, error: &std::io::Error) -> ClientErr
         target: target.to_owned(),
         detail: format!("cannot start `{program}`: {error}"),
         hint,
+        stderr: Vec::new(),
     }
 }
 
@@ -522,6 +621,7 @@ impl Via<'_> {
             target: target.to_owned(),
             detail,
             hint,
+            stderr: Vec::new(),
         }
     }
 }
@@ -570,6 +670,7 @@ fn classify(target: &str, via: Via<'_>, error: &(dyn std::error::Error + 'static
                         detail: sse.to_string(),
                         hint: "the server's SSE stream dropped; check that the server is still running"
                             .into(),
+                        stderr: Vec::new(),
                     };
                 }
                 _ => {}
@@ -614,6 +715,7 @@ fn classify(target: &str, via: Via<'_>, error: &(dyn std::error::Error + 'static
         target: target.to_owned(),
         detail: chain(error).join(": "),
         hint: via.protocol_hint(),
+        stderr: Vec::new(),
     }
 }
 
@@ -622,6 +724,7 @@ fn unreachable(target: &str, error: &(dyn std::error::Error + 'static)) -> Clien
         target: target.to_owned(),
         detail: chain(error).last().cloned().unwrap_or_default(),
         hint: "check that the server is running and the address is right".into(),
+        stderr: Vec::new(),
     }
 }
 
@@ -640,13 +743,15 @@ impl Session {
         self.transport
     }
 
+    /// Runs one request of `method` within the time limit.
     async fn bounded<T>(
         &self,
+        method: Method,
         call: impl Future<Output = Result<T, ServiceError>>,
     ) -> Result<T, ClientError> {
         match tokio::time::timeout(self.timeout, call).await {
             Ok(Ok(value)) => Ok(value),
-            Ok(Err(error)) => Err(self.service_error(error).redacted(&self.secrets)),
+            Ok(Err(error)) => Err(self.service_error(method, error).redacted(&self.secrets)),
             Err(_) => Err(ClientError::Timeout {
                 target: self.target.clone(),
                 seconds: self.timeout.as_secs_f64(),
@@ -654,7 +759,7 @@ impl Session {
         }
     }
 
-    fn service_error(&self, error: ServiceError) -> ClientError {
+    fn service_error(&self, method: Method, error: ServiceError) -> ClientError {
         match error {
             ServiceError::McpError(data) if legacy_sse::stream_dropped(&data) => {
                 ClientError::Unreachable {
@@ -664,9 +769,11 @@ impl Session {
                            session); run the command again, and check that the request is safe \
                            to repeat"
                         .into(),
+                    stderr: Vec::new(),
                 }
             }
             ServiceError::McpError(data) => ClientError::Rpc {
+                method,
                 code: data.code.0,
                 message: data.message.into_owned(),
                 data: data.data,
@@ -688,6 +795,7 @@ impl Session {
                     target: self.target.clone(),
                     detail: error.to_string(),
                     hint: "the server went away; check that it is still running".into(),
+                    stderr: Vec::new(),
                 }
             }
             other => classify(&self.target, self.via(), &other),
@@ -695,7 +803,8 @@ impl Session {
     }
 
     pub async fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
-        self.bounded(self.service.list_all_tools()).await
+        self.bounded(Method::ListTools, self.service.list_all_tools())
+            .await
     }
 
     /// The tool called `name`, from the server's list; an unknown name is
@@ -718,15 +827,18 @@ impl Session {
         arguments: JsonObject,
     ) -> Result<CallToolResult, ClientError> {
         let params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
-        self.bounded(self.service.call_tool(params)).await
+        self.bounded(Method::CallTool, self.service.call_tool(params))
+            .await
     }
 
     pub async fn list_resources(&self) -> Result<Vec<Resource>, ClientError> {
-        self.bounded(self.service.list_all_resources()).await
+        self.bounded(Method::ListResources, self.service.list_all_resources())
+            .await
     }
 
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
         self.bounded(
+            Method::ReadResource,
             self.service
                 .read_resource(ReadResourceRequestParams::new(uri)),
         )
@@ -734,7 +846,8 @@ impl Session {
     }
 
     pub async fn list_prompts(&self) -> Result<Vec<Prompt>, ClientError> {
-        self.bounded(self.service.list_all_prompts()).await
+        self.bounded(Method::ListPrompts, self.service.list_all_prompts())
+            .await
     }
 
     pub async fn get_prompt(
@@ -744,7 +857,8 @@ impl Session {
     ) -> Result<GetPromptResult, ClientError> {
         let mut params = GetPromptRequestParams::new(name);
         params.arguments = Some(arguments);
-        self.bounded(self.service.get_prompt(params)).await
+        self.bounded(Method::GetPrompt, self.service.get_prompt(params))
+            .await
     }
 
     /// Ends the session (and the child process, for stdio targets).
@@ -825,7 +939,7 @@ mod tests {
         for error in errors {
             for via in [Via::Http, Via::Stdio("server")] {
                 let classified = classify("target", via, &error);
-                let shown = format!("{classified} {}", classified.detail().unwrap_or_default());
+                let shown = format!("{classified} {}", classified.causes().join(" "));
                 assert!(
                     !shown.contains("rmcp::") && !shown.contains("TokioChildProcess"),
                     "{shown}"
@@ -868,6 +982,7 @@ mod tests {
     #[test]
     fn hints_by_json_rpc_code() {
         let rpc = |code: ErrorCode| ClientError::Rpc {
+            method: Method::CallTool,
             code: code.0,
             message: String::new(),
             data: None,

@@ -133,16 +133,24 @@ fn assert_client(target: &Target, (era, revision): (Option<&str>, &str)) {
     assert_eq!(failed.code(), 5, "{context}: {failed:#?}");
     let error = failed.error_line();
     assert_eq!(error["error"]["code"], "tool_error", "{context}");
-    let text = failed.stdout.strip_suffix('\n').unwrap();
+    assert_eq!(
+        failed.stdout, "",
+        "{context}: the error is told on stderr only"
+    );
+    let message = error["error"]["message"].as_str().unwrap().to_owned();
+    let text = message
+        .strip_prefix("the tool `morse` reported an error: ")
+        .unwrap();
     assert!(
         text.contains("'#'"),
         "{context}: names the character: {text}"
     );
-    assert_eq!(
-        error["error"]["message"],
-        format!("the tool `morse` reported an error: {text}"),
-        "{context}: stdout is the tool's error text"
-    );
+    let told = failed
+        .stderr
+        .lines()
+        .filter(|line| !line.starts_with('{') && line.contains(text))
+        .count();
+    assert_eq!(told, 1, "{context}: told people once: {failed:#?}");
 
     let failed = nexo("call", &["morse", "texto=#", "--json"]);
     assert_eq!(failed.code(), 5, "{context}: {failed:#?}");

@@ -87,3 +87,36 @@ fn issue_15_a_child_that_exits_at_once_is_unreachable() {
         }
     }
 }
+
+/// Issue 15, point 12: a stdio server's own log lines stay out of the way
+/// unless `--verbose` asks for them; when it fails, its last lines say why.
+#[test]
+fn issue_15_child_stderr_only_when_asked_or_failing() {
+    let server = format!(
+        "sh -c 'echo child-log-line >&2; exec {}'",
+        crate::support::serve_morse_command()
+    );
+    let quiet = run(&["tools", "--stdio", &server]);
+    quiet.assert_success();
+    assert!(!quiet.stderr.contains("child-log-line"), "{quiet:#?}");
+    let verbose = run(&["tools", "--stdio", &server, "--verbose"]);
+    verbose.assert_success();
+    assert!(verbose.stderr.contains("child-log-line"), "{verbose:#?}");
+
+    let failing = run(&[
+        "tools",
+        "--stdio",
+        "sh -c 'echo cannot open the library >&2; exit 2'",
+    ]);
+    assert_failure(&failing, 4, "unreachable");
+    assert!(
+        failing
+            .stderr
+            .contains("caused by: sh (stderr): cannot open the library"),
+        "{failing:#?}"
+    );
+    assert_eq!(
+        failing.error_line()["error"]["causes"][0],
+        "sh (stderr): cannot open the library"
+    );
+}

@@ -265,7 +265,7 @@ fn the_argument_retry_through_nexo_call() {
     ]);
     assert_eq!(bad.code(), 5, "a tool error: {bad:#?}");
     assert!(
-        bad.stdout.contains("`year` 99999 is out of range"),
+        bad.stderr.contains("`year` 99999 is out of range"),
         "{bad:#?}"
     );
 }
