@@ -201,9 +201,12 @@ fn lifecycle(era: Era) -> ClientLifecycleMode {
 /// quotes them back.
 pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Session, ClientError> {
     let secrets = target.secrets();
-    let (service, transport) = open(target, options)
-        .await
-        .map_err(|error| token_refused(target, error).redacted(&secrets))?;
+    let opened = match open(target, options).await {
+        Ok(opened) => Ok(opened),
+        Err(error) => Err(elsewhere(target, error, options.timeout).await),
+    };
+    let (service, transport) =
+        opened.map_err(|error| token_refused(target, error).redacted(&secrets))?;
     Ok(Session {
         service,
         target: target.to_string(),
@@ -292,6 +295,60 @@ async fn open(
         }
     };
     Ok((service, transport))
+}
+
+/// The longest wait for a health document while explaining a failure.
+const HEALTH_WAIT: Duration = Duration::from_secs(2);
+
+/// When a URL answered but spoke no MCP, asks its origin's health document
+/// (`GET /`, as `nexo serve` and seed 000's servers publish it) where MCP
+/// is mounted, and says so in the hint: `--url http://host:8000` for a
+/// server at `/mcp` is the commonest slip.
+async fn elsewhere(target: &Target, error: ClientError, timeout: Duration) -> ClientError {
+    let (Target::Url { url, .. }, ClientError::Protocol { .. }) = (target, &error) else {
+        return error;
+    };
+    let Ok(mut parsed) = ::url::Url::parse(url.expose()) else {
+        return error;
+    };
+    let given_path = parsed.path().to_owned();
+    parsed.set_path("/");
+    parsed.set_query(None);
+    let Ok(client) = http::client_builder(HEALTH_WAIT.min(timeout)).build() else {
+        return error;
+    };
+    let health = async {
+        let response = client.get(parsed.clone()).send().await.ok()?;
+        let document: serde_json::Value = response.json().await.ok()?;
+        document.get("mount")?.as_str().map(str::to_owned)
+    };
+    let mount = tokio::time::timeout(HEALTH_WAIT.min(timeout), health)
+        .await
+        .ok()
+        .flatten();
+    match (mount, error) {
+        (
+            Some(mount),
+            ClientError::Protocol {
+                target: name,
+                detail,
+                stderr,
+                ..
+            },
+        ) if mount.starts_with('/') && mount != given_path => {
+            parsed.set_path(&mount);
+            ClientError::Protocol {
+                target: name,
+                detail,
+                stderr,
+                hint: format!(
+                    "this server serves MCP at `{mount}`: try `--url {}`",
+                    secret::redact_userinfo(parsed.as_str())
+                ),
+            }
+        }
+        (_, error) => error,
+    }
 }
 
 /// A refused authorization is the given token's fault when the user gave

@@ -120,3 +120,21 @@ fn issue_15_child_stderr_only_when_asked_or_failing() {
         "sh (stderr): cannot open the library"
     );
 }
+
+/// Issue 15, point 12: a URL without the MCP mount is told where MCP is,
+/// from the server's health document.
+#[test]
+fn issue_15_a_url_without_the_mount_gets_the_right_one() {
+    let server = crate::support::HttpServer::start(&[]);
+    let base = server.base_url();
+    for url in [format!("{base}/"), format!("{base}/wrong")] {
+        let failed = run(&["tools", "--url", &url]);
+        assert_eq!(failed.code(), 1, "{failed:#?}");
+        let mcp = format!("{}/mcp", base.trim_end_matches('/'));
+        assert_eq!(
+            failed.error_line()["error"]["hint"],
+            format!("this server serves MCP at `/mcp`: try `--url {mcp}`"),
+            "{failed:#?}"
+        );
+    }
+}
