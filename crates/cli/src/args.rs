@@ -11,7 +11,7 @@ use nexo_client::{Secret, TargetUrl};
 ///
 /// Serve ready-made MCP servers, and call or inspect any MCP server by hand.
 #[derive(Debug, Parser)]
-#[command(name = "nexo", version, propagate_version = true)]
+#[command(name = "nexo", version, propagate_version = true, after_help = EXIT_STATUS)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -21,19 +21,26 @@ pub struct Cli {
 pub enum Command {
     /// Run a bundled MCP server over stdio (the default) or HTTP.
     Serve(ServeArgs),
-    /// List a server's tools.
-    Tools(ListArgs),
+    /// List a server's tools, or describe one: `nexo tools TARGET [NAME]`.
+    #[command(after_help = TOOLS_EXAMPLES)]
+    Tools(ToolsArgs),
     /// Call one tool: `nexo call TARGET TOOL key=value ...` or `TOOL '{"json":...}'`.
+    #[command(after_help = CALL_EXAMPLES)]
     Call(CallArgs),
     /// List a server's resources.
+    #[command(after_help = CLIENT_EXIT_STATUS)]
     Resources(ListArgs),
     /// Read one resource by URI.
+    #[command(after_help = CLIENT_EXIT_STATUS)]
     Read(ReadArgs),
     /// List a server's prompts.
+    #[command(after_help = CLIENT_EXIT_STATUS)]
     Prompts(ListArgs),
     /// Get one prompt, filled with `key=value` arguments.
+    #[command(after_help = CLIENT_EXIT_STATUS)]
     Prompt(PromptArgs),
     /// Show the server's identity, protocol revision, capabilities and transport.
+    #[command(after_help = CLIENT_EXIT_STATUS)]
     Discover(ListArgs),
     /// The client the official MCP conformance suite drives: connects to URL,
     /// lists and calls its tools, answers elicitation with schema defaults.
@@ -267,6 +274,52 @@ pub struct ListArgs {
     #[command(flatten)]
     pub target: TargetArgs,
 }
+
+#[derive(Debug, Args)]
+pub struct ToolsArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// One tool to describe in full: its description, its arguments
+    /// (required ones first) and its output schema.
+    pub name: Option<String>,
+}
+
+/// The exit statuses (DESIGN.md; the MCP Inspector CLI's, plus 6).
+const EXIT_STATUS: &str = "\
+Exit status:
+  0  success
+  1  bad usage, or an unexpected error (a peer breaking the protocol included)
+  3  the server requires authorization (401/403)
+  4  the server could not be reached (refused, DNS, timeout, child failed)
+  5  the tool or server reported an error (isError, JSON-RPC error, unknown tool)
+  6  the call did nothing: the server asks for a confirmation first
+On failure the last line on stderr is JSON: {\"error\":{\"code\",\"message\",\"hint\"}}";
+
+const CLIENT_EXIT_STATUS: &str = "\
+Exit status: 0 success, 1 bad usage, 3 authorization required, 4 unreachable,
+5 the server reported an error; the last line on stderr is then one JSON object.";
+
+const TOOLS_EXAMPLES: &str = "\
+Examples:
+  nexo tools --stdio 'nexo serve morse'
+  nexo tools --stdio 'nexo serve morse' morse
+  nexo tools --url http://127.0.0.1:8000/mcp --json
+
+Exit status: 0 success, 1 bad usage, 3 authorization required, 4 unreachable,
+5 the server reported an error (an unknown tool included); the last line on
+stderr is then one JSON object.";
+
+const CALL_EXAMPLES: &str = "\
+Examples:
+  nexo call --stdio 'nexo serve morse' morse texto='SOS prueba'
+  nexo call --stdio 'nexo serve utils' calc expression='2 * (3 + 4)'
+  nexo call --url http://127.0.0.1:8000/mcp morse '{\"texto\": \"hola\"}' --json
+  nexo call --stdio 'nexo serve music' add_song @song.json
+
+Exit status: 0 success, 1 bad usage, 3 authorization required, 4 unreachable,
+5 the tool or server reported an error, 6 the call did nothing because the
+server asks for a confirmation (call again as the hint says); the last line
+on stderr is then one JSON object.";
 
 #[derive(Debug, Args)]
 pub struct CallArgs {

@@ -17,6 +17,8 @@ pub enum Exit {
     Unreachable = 4,
     /// The tool or server reported an error.
     Remote = 5,
+    /// The call did nothing: the server asks for a confirmation first.
+    NeedsConfirmation = 6,
 }
 
 impl Exit {
@@ -26,6 +28,7 @@ impl Exit {
             ErrorKind::Unauthorized => Exit::Unauthorized,
             ErrorKind::Unreachable => Exit::Unreachable,
             ErrorKind::Remote => Exit::Remote,
+            ErrorKind::NeedsConfirmation => Exit::NeedsConfirmation,
         }
     }
 }
@@ -318,6 +321,7 @@ mod tests {
             (ErrorKind::Unauthorized, 3),
             (ErrorKind::Unreachable, 4),
             (ErrorKind::Remote, 5),
+            (ErrorKind::NeedsConfirmation, 6),
         ];
         for (kind, status) in table {
             assert_eq!(Exit::of(kind) as u8, status, "{kind:?}");

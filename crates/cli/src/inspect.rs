@@ -13,7 +13,9 @@ use nexo_client::{
 use rmcp::model::{CallToolResult, ContentBlock, GetPromptResult, ReadResourceResult, Tool};
 use serde_json::Value;
 
-use crate::args::{CallArgs, EraArg, ListArgs, PromptArgs, ReadArgs, TargetArgs, TransportArg};
+use crate::args::{
+    CallArgs, EraArg, ListArgs, PromptArgs, ReadArgs, TargetArgs, ToolsArgs, TransportArg,
+};
 use crate::env;
 use crate::failure::{Exit, Failure};
 use crate::output;
@@ -116,7 +118,17 @@ fn signature(tool: &Tool) -> String {
         .join(", ")
 }
 
-pub async fn tools(args: ListArgs) -> Result<(), Failure> {
+pub async fn tools(args: ToolsArgs) -> Result<(), Failure> {
+    if let Some(name) = &args.name {
+        let tool =
+            with_session(&args.target, async |session| Ok(session.tool(name).await?)).await?;
+        if args.target.json {
+            output::json(&tool);
+        } else {
+            output::data(&tool_text(&tool));
+        }
+        return Ok(());
+    }
     let tools = with_session(&args.target, async |session| {
         Ok(session.list_tools().await?)
     })
@@ -141,6 +153,55 @@ pub async fn tools(args: ListArgs) -> Result<(), Failure> {
         .collect();
     output::data(&output::table(&["TOOL", "ARGUMENTS", "DESCRIPTION"], rows));
     Ok(())
+}
+
+/// One tool in full: its description, its arguments (required ones first)
+/// with their types and descriptions, and its output schema.
+fn tool_text(tool: &Tool) -> String {
+    let mut text = format!("{}\n", tool.name);
+    if let Some(title) = &tool.title {
+        text.push_str(&format!("{title}\n"));
+    }
+    if let Some(description) = &tool.description {
+        text.push_str(&format!("\n{}\n", description.trim_end()));
+    }
+    let schema = Schema::new(&tool.input_schema);
+    let mut properties: Vec<_> = schema.properties().collect();
+    properties.sort_by_key(|property| !property.required);
+    text.push_str("\nArguments:\n");
+    if properties.is_empty() {
+        text.push_str("  (none)\n");
+    }
+    let rows: Vec<Vec<String>> = properties
+        .iter()
+        .map(|property| {
+            let kind = property.type_name().unwrap_or("any");
+            let described = property
+                .schema
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            vec![
+                format!("  {}", property.name),
+                if property.required {
+                    format!("{kind}, required")
+                } else {
+                    kind.to_owned()
+                },
+                described.to_owned(),
+            ]
+        })
+        .collect();
+    if !rows.is_empty() {
+        text.push_str(&output::rows(rows));
+    }
+    if let Some(output_schema) = &tool.output_schema {
+        text.push_str(&format!(
+            "\nOutput schema:\n{}\n",
+            serde_json::to_string_pretty(output_schema.as_ref()).unwrap_or_default()
+        ));
+    }
+    text
 }
 
 pub async fn call(args: CallArgs) -> Result<(), Failure> {

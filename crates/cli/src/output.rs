@@ -45,6 +45,24 @@ pub fn table(header: &[&str], rows: Vec<Vec<String>>) -> String {
     format!("{}\n", text.join("\n"))
 }
 
+/// Aligned columns without a header (the leading blanks of the first cell
+/// kept), for lists inside a text.
+pub fn rows(rows: Vec<Vec<String>>) -> String {
+    let mut table = Table::new();
+    table
+        .load_preset(presets::NOTHING)
+        .set_content_arrangement(ContentArrangement::Disabled);
+    for row in rows {
+        table.add_row(row);
+    }
+    let text: Vec<String> = table
+        .to_string()
+        .lines()
+        .map(|line| line.trim_end().strip_prefix(' ').unwrap_or(line).to_owned())
+        .collect();
+    format!("{}\n", text.join("\n"))
+}
+
 /// The first line of a description, shortened for a table cell.
 pub fn summary(text: Option<&str>) -> String {
     let line = text.unwrap_or_default().lines().next().unwrap_or_default();

@@ -14,6 +14,8 @@ pub enum ErrorKind {
     Unreachable,
     /// The server answered with an error (JSON-RPC error, unknown tool, `isError`).
     Remote,
+    /// The call did nothing: the server asks for a confirmation first.
+    NeedsConfirmation,
     /// The peer broke the protocol, or something unexpected failed.
     Protocol,
 }
@@ -60,6 +62,16 @@ pub enum ClientError {
     },
     #[error("the tool `{tool}` reported an error: {message}")]
     Tool { tool: String, message: String },
+    /// A result whose `structuredContent.status` is `needs_confirmation`
+    /// (the music server's `add_song` and `clear_library` without a client
+    /// that can be asked): nothing was done.
+    #[error("`{tool}` did nothing yet: {message}")]
+    NeedsConfirmation {
+        tool: String,
+        message: String,
+        /// The arguments to call again with (`confirm`, `playlist`).
+        retry_with: Vec<String>,
+    },
     #[error("the server has no tool `{tool}`")]
     UnknownTool {
         tool: String,
@@ -83,6 +95,7 @@ impl ClientError {
             Self::Unauthorized { .. } | Self::TokenRefused { .. } => ErrorKind::Unauthorized,
             Self::Unreachable { .. } | Self::Timeout { .. } => ErrorKind::Unreachable,
             Self::Rpc { .. } | Self::Tool { .. } | Self::UnknownTool { .. } => ErrorKind::Remote,
+            Self::NeedsConfirmation { .. } => ErrorKind::NeedsConfirmation,
             Self::Protocol { .. } => ErrorKind::Protocol,
         }
     }
@@ -97,6 +110,7 @@ impl ClientError {
             Self::Rpc { .. } => "server_error",
             Self::Tool { .. } => "tool_error",
             Self::UnknownTool { .. } => "unknown_tool",
+            Self::NeedsConfirmation { .. } => "needs_confirmation",
             Self::Protocol { .. } => "protocol_error",
         }
     }
@@ -144,11 +158,26 @@ impl ClientError {
                     _ => None,
                 }
             }
+            Self::NeedsConfirmation { retry_with, .. } if retry_with.is_empty() => {
+                Some("call the tool again once you have decided".into())
+            }
+            Self::NeedsConfirmation { retry_with, .. } => Some(format!(
+                "to go ahead, call it again with the same arguments and {}",
+                retry_with
+                    .iter()
+                    .map(|name| if name == "confirm" {
+                        "`confirm=true`".to_owned()
+                    } else {
+                        format!("`{name}=...`")
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            )),
             Self::UnknownTool { known, .. } if known.is_empty() => {
                 Some("the server lists no tools".into())
             }
             Self::UnknownTool { known, .. } => Some(format!(
-                "the server's tools: {}; `nexo tools TARGET` describes them",
+                "the server's tools: {}; `nexo tools TARGET NAME` describes one",
                 known.join(", ")
             )),
             Self::Rpc { .. } | Self::Tool { .. } => None,
@@ -238,6 +267,15 @@ impl ClientError {
                 message: scrub(message),
             },
             unknown @ Self::UnknownTool { .. } => unknown,
+            Self::NeedsConfirmation {
+                tool,
+                message,
+                retry_with,
+            } => Self::NeedsConfirmation {
+                tool,
+                message: scrub(message),
+                retry_with,
+            },
             Self::Protocol {
                 target,
                 detail,

@@ -395,11 +395,35 @@ fn http_url(url: &TargetUrl) -> Result<(), ClientError> {
     }
 }
 
-/// The error a tool reported in its result (`isError`), if it did: the
-/// first text block is its message.
+/// What a tool's result says went wrong, if anything: an error it reported
+/// (`isError`; the first text block is its message), or a call that did
+/// nothing because it needs a confirmation first (`structuredContent`
+/// `{"status": "needs_confirmation", "message", "retry_with"}`, the
+/// convention of the bundled servers that ask before acting).
 pub fn tool_failure(tool: &str, result: &CallToolResult) -> Option<ClientError> {
     if result.is_error != Some(true) {
-        return None;
+        let structured = result.structured_content.as_ref()?;
+        if structured.get("status")?.as_str()? != "needs_confirmation" {
+            return None;
+        }
+        let field = |name: &str| structured.get(name);
+        return Some(ClientError::NeedsConfirmation {
+            tool: tool.to_owned(),
+            message: field("message")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("it needs a confirmation")
+                .to_owned(),
+            retry_with: field("retry_with")
+                .and_then(serde_json::Value::as_array)
+                .map(|names| {
+                    names
+                        .iter()
+                        .filter_map(serde_json::Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default(),
+        });
     }
     let message = result
         .content

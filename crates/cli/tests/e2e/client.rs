@@ -323,7 +323,7 @@ fn unknown_tool_exits_5() {
         assert_eq!(error["message"], "the server has no tool `nosuch`");
         assert_eq!(
             error["hint"],
-            "the server's tools: demorse, echo, morse; `nexo tools TARGET` describes them"
+            "the server's tools: demorse, echo, morse; `nexo tools TARGET NAME` describes one"
         );
         assert!(failed.stdout.is_empty(), "{failed:#?}");
     }

@@ -194,7 +194,7 @@ const EVERYTHING: &str = "./nexo serve everything";
 /// command, and exit 5 with its stderr, over stdio.
 #[test]
 fn client_commands() {
-    let cases: [(&str, &[&str]); 14] = [
+    let cases: [(&str, &[&str]); 16] = [
         (
             "call_text",
             &["call", "--stdio", MORSE, "morse", "texto=SOS prueba"],
@@ -216,6 +216,11 @@ fn client_commands() {
             &["call", "--stdio", MORSE, "morse", "notapair"],
         ),
         ("tools_json", &["tools", "--stdio", MORSE, "--json"]),
+        ("tools_one", &["tools", "--stdio", MORSE, "morse"]),
+        (
+            "tools_one_ref",
+            &["tools", "--stdio", EVERYTHING, "json_schema_2020_12_tool"],
+        ),
         ("resources_table", &["resources", "--stdio", EVERYTHING]),
         (
             "read_text",
@@ -303,4 +308,25 @@ fn unauthorized_errors() {
         shown.extend_from_slice(extra);
         settings.bind(|| assert_run_snapshot(name, &shown, &failed));
     }
+}
+
+/// Issue 15, point 13: a call that did nothing because the server asks for
+/// a confirmation first exits 6, with a hint saying how to go ahead.
+#[test]
+fn needs_confirmation_exits_6() {
+    let dir = crate::support::TempDir::new("music");
+    let db = dir.path().join("music.sqlite3");
+    let server = format!(
+        "{} serve music --db {}",
+        crate::support::shell_quote(nexo_path()),
+        crate::support::shell_quote(&db.display().to_string())
+    );
+    let asked = run(&["call", "--stdio", &server, "clear_library"]);
+    let shown = [
+        "call",
+        "--stdio",
+        "nexo serve music --db [DB]",
+        "clear_library",
+    ];
+    settings().bind(|| assert_run_snapshot("call_needs_confirmation", &shown, &asked));
 }
