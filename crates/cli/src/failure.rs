@@ -199,7 +199,7 @@ impl Failure {
         if let Some(hint) = &self.hint {
             error["hint"] = serde_json::json!(hint);
         }
-        let mut text = human.to_owned();
+        let mut text = crate::output::paint_labels(human, crate::output::colour());
         text.push_str(&serde_json::json!({ "error": error }).to_string());
         text.push('\n');
         let _ = std::io::stderr().write_all(text.as_bytes());

@@ -1,8 +1,12 @@
 //! Writing results: JSON for scripts, short tables and text for people.
 //! Stdout carries data only; a closed pipe (`nexo tools ... | head`) ends
-//! quietly.
+//! quietly. Tables fit the terminal's width; the labels of what goes to
+//! stderr (`error:`, `hint:`, `warning:`) are coloured when stderr is a
+//! terminal and `NO_COLOR` is not set.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
+
+use crate::env;
 
 use comfy_table::{ContentArrangement, Table, presets};
 
@@ -24,11 +28,86 @@ pub fn json<T: serde::Serialize>(value: &T) {
 
 /// A line for the person at the terminal (stderr).
 pub fn status(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
+    let _ = writeln!(std::io::stderr(), "{}", paint_labels(line, colour()));
 }
 
-/// A plain table: a header row and aligned columns, no borders or colour.
-pub fn table(header: &[&str], rows: Vec<Vec<String>>) -> String {
+/// Whether stderr gets colour: a terminal, and no `NO_COLOR`.
+pub fn colour() -> bool {
+    env::var(env::NO_COLOR).is_none() && std::io::stderr().is_terminal()
+}
+
+/// `text` with the label that starts each of its lines (`error:`,
+/// `hint:`, `warning:`, `caused by:`) coloured, when `colour` says so.
+pub fn paint_labels(text: &str, colour: bool) -> String {
+    const LABELS: [(&str, &str); 4] = [
+        ("error:", "\x1b[1;31m"),
+        ("warning:", "\x1b[1;33m"),
+        ("hint:", "\x1b[1;36m"),
+        ("  caused by:", "\x1b[2m"),
+    ];
+    if !colour {
+        return text.to_owned();
+    }
+    text.split_inclusive('\n')
+        .map(
+            |line| match LABELS.iter().find(|(label, _)| line.starts_with(label)) {
+                Some((label, style)) => {
+                    format!("{style}{label}\x1b[0m{}", &line[label.len()..])
+                }
+                None => line.to_owned(),
+            },
+        )
+        .collect()
+}
+
+/// The width tables may take: the terminal's, when stdout is one, else
+/// `$COLUMNS`; `None` when neither says (a pipe: no limit but the cells').
+fn width() -> Option<usize> {
+    if std::io::stdout().is_terminal()
+        && let Some((terminal_size::Width(columns), _)) = terminal_size::terminal_size()
+    {
+        return Some(usize::from(columns));
+    }
+    env::var(env::COLUMNS).and_then(|columns| columns.parse().ok())
+}
+
+/// The narrowest a table's last column (a description) is cut to.
+const NARROWEST_DESCRIPTION: usize = 20;
+/// A description's length in a table when the width is unknown.
+const DESCRIPTION_WITHOUT_WIDTH: usize = 72;
+
+/// Shortens each row's last cell (a description) to what the width leaves.
+fn fit(header: &[&str], rows: &mut [Vec<String>]) {
+    let columns = header.len();
+    let mut widths: Vec<usize> = header.iter().map(|title| title.chars().count()).collect();
+    for row in rows.iter() {
+        for (column, cell) in row.iter().enumerate().take(columns) {
+            widths[column] = widths[column].max(cell.chars().count());
+        }
+    }
+    let others: usize = widths.iter().take(columns.saturating_sub(1)).sum();
+    let gaps = 2 * columns.saturating_sub(1);
+    let room = match width() {
+        Some(width) => width
+            .saturating_sub(others + gaps)
+            .max(NARROWEST_DESCRIPTION),
+        None => DESCRIPTION_WITHOUT_WIDTH,
+    };
+    for row in rows.iter_mut() {
+        if let Some(last) = row.last_mut()
+            && last.chars().count() > room
+        {
+            let mut short: String = last.chars().take(room.saturating_sub(1)).collect();
+            short.push('…');
+            *last = short;
+        }
+    }
+}
+
+/// A plain table: a header row and aligned columns, no borders or colour;
+/// its last column (a description) is cut to fit the terminal's width.
+pub fn table(header: &[&str], mut rows: Vec<Vec<String>>) -> String {
+    fit(header, &mut rows);
     let mut table = Table::new();
     table
         .load_preset(presets::NOTHING)
@@ -63,12 +142,36 @@ pub fn rows(rows: Vec<Vec<String>>) -> String {
     format!("{}\n", text.join("\n"))
 }
 
-/// The first line of a description, shortened for a table cell.
+/// The first line of a description, for a table cell ([`table`] cuts it
+/// to the width).
 pub fn summary(text: Option<&str>) -> String {
-    let line = text.unwrap_or_default().lines().next().unwrap_or_default();
-    let mut short: String = line.chars().take(72).collect();
-    if line.chars().count() > 72 {
-        short.push('…');
+    text.unwrap_or_default()
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_are_coloured_only_when_asked() {
+        let text = "error: x\n  caused by: y\nhint: z\n{\"error\":{}}\n";
+        assert_eq!(paint_labels(text, false), text);
+        let painted = paint_labels(text, true);
+        assert!(
+            painted.starts_with("\x1b[1;31merror:\x1b[0m x\n"),
+            "{painted:?}"
+        );
+        assert!(
+            painted.contains("\x1b[1;36mhint:\x1b[0m z\n"),
+            "{painted:?}"
+        );
+        assert!(
+            painted.ends_with("{\"error\":{}}\n"),
+            "the JSON line stays plain"
+        );
     }
-    short
 }

@@ -330,3 +330,47 @@ fn needs_confirmation_exits_6() {
     ];
     settings().bind(|| assert_run_snapshot("call_needs_confirmation", &shown, &asked));
 }
+
+/// Issue 15, point 13: tables fit the width (`$COLUMNS` when stdout is no
+/// terminal): the descriptions are cut, the names never.
+#[test]
+fn tables_fit_the_width() {
+    for columns in ["60", "100"] {
+        let mut command = in_binary_dir(&["tools", "--stdio", MORSE]);
+        command.env("COLUMNS", columns);
+        let listed = crate::support::run_command(command);
+        listed.assert_success();
+        let width: usize = columns.parse().unwrap();
+        for line in listed.stdout.lines() {
+            assert!(line.chars().count() <= width, "{columns}: {line:?}");
+        }
+        assert!(listed.stdout.contains("demorse"), "{listed:#?}");
+    }
+}
+
+/// Issue 15, point 13: the labels on stderr are coloured on a terminal
+/// (a pseudo-terminal from util-linux's `script`), never with `NO_COLOR`,
+/// never when piped (every other test), and the JSON line never.
+#[test]
+fn colour_on_a_terminal_unless_no_color() {
+    let closed = ClosedPort::new();
+    let line = format!(
+        "{} tools --url http://127.0.0.1:{}/mcp",
+        crate::support::shell_quote(nexo_path()),
+        closed.port
+    );
+    for no_color in [false, true] {
+        let mut command = Command::new("script");
+        command
+            .args(["-qc", &line, "/dev/null"])
+            .env_remove("NO_COLOR");
+        if no_color {
+            command.env("NO_COLOR", "1");
+        }
+        let ran = crate::support::run_command(command);
+        let coloured = ran.stdout.contains("\u{1b}[1;31merror:\u{1b}[0m");
+        assert_eq!(coloured, !no_color, "NO_COLOR: {no_color}: {ran:#?}");
+        let json = ran.stdout.lines().find(|l| l.starts_with('{')).unwrap();
+        assert!(!json.contains('\u{1b}'), "{json:?}");
+    }
+}
