@@ -120,6 +120,7 @@ pub async fn run(args: ConformanceArgs) -> Result<(), Failure> {
         ),
         elicitation: ElicitationPolicy::SchemaDefaults,
         child_stderr: None,
+        notices: None,
     };
     let target = Target::Url {
         url: args.url.into(),

@@ -63,6 +63,7 @@ async fn open(args: &TargetArgs) -> Result<Session, Failure> {
         child_stderr: args
             .verbose
             .then(|| Arc::new(|line: &str| output::status(line)) as nexo_client::StderrSink),
+        notices: Some(Arc::new(output::notice)),
     };
     Ok(nexo_client::connect(&target, &options).await?)
 }
@@ -102,6 +103,7 @@ async fn with_session<T>(
 ) -> Result<T, Failure> {
     let session = open(args).await?;
     let result = work(&session).await;
+    output::end_progress();
     session.close().await;
     result
 }

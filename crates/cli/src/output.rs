@@ -31,6 +31,83 @@ pub fn status(line: &str) {
     let _ = writeln!(std::io::stderr(), "{}", paint_labels(line, colour()));
 }
 
+/// Whether a progress bar is drawn on the current stderr line.
+static PROGRESS_DRAWN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A server's log message or progress, on stderr while a call runs: logs
+/// dimmed on a terminal, progress as a bar redrawn in place on a terminal
+/// and as plain lines otherwise.
+pub fn notice(notice: nexo_client::handler::Notice) {
+    use nexo_client::handler::Notice;
+    use std::sync::atomic::Ordering;
+    let terminal = std::io::stderr().is_terminal();
+    let mut stderr = std::io::stderr().lock();
+    if PROGRESS_DRAWN.swap(false, Ordering::Relaxed) {
+        let _ = write!(stderr, "\r\x1b[K");
+    }
+    match notice {
+        Notice::Log {
+            level,
+            logger,
+            text,
+        } => {
+            let from = logger
+                .map(|logger| format!(" {logger}"))
+                .unwrap_or_default();
+            let line = format!("[{level}{from}] {text}");
+            if colour() {
+                let _ = writeln!(stderr, "\x1b[2m{line}\x1b[0m");
+            } else {
+                let _ = writeln!(stderr, "{line}");
+            }
+        }
+        Notice::Progress {
+            progress,
+            total,
+            message,
+        } => {
+            let message = message
+                .map(|message| format!(" {message}"))
+                .unwrap_or_default();
+            match total.filter(|total| *total > 0.0) {
+                Some(total) if terminal => {
+                    const BAR: usize = 30;
+                    let done = (progress / total).clamp(0.0, 1.0);
+                    // The bar's cells are whole characters.
+                    #[expect(
+                        clippy::cast_possible_truncation,
+                        clippy::cast_sign_loss,
+                        reason = "a fraction of 30, clamped to 0..=1"
+                    )]
+                    let filled = (done * BAR as f64).round() as usize;
+                    let _ = write!(
+                        stderr,
+                        "[{}{}] {:>3.0}%{message}",
+                        "#".repeat(filled),
+                        " ".repeat(BAR - filled),
+                        done * 100.0
+                    );
+                    let _ = stderr.flush();
+                    PROGRESS_DRAWN.store(true, Ordering::Relaxed);
+                }
+                Some(total) => {
+                    let _ = writeln!(stderr, "progress: {progress} of {total}{message}");
+                }
+                None => {
+                    let _ = writeln!(stderr, "progress: {progress}{message}");
+                }
+            }
+        }
+    }
+}
+
+/// Ends a progress bar's line, if one is drawn.
+pub fn end_progress() {
+    if PROGRESS_DRAWN.swap(false, std::sync::atomic::Ordering::Relaxed) {
+        let _ = writeln!(std::io::stderr());
+    }
+}
+
 /// Whether stderr gets colour: a terminal, and no `NO_COLOR`.
 pub fn colour() -> bool {
     env::var(env::NO_COLOR).is_none() && std::io::stderr().is_terminal()

@@ -93,6 +93,9 @@ pub struct ConnectOptions {
     /// them out of the way: only the last few are kept, and shown with a
     /// failure of the child.
     pub child_stderr: Option<StderrSink>,
+    /// Where the server's log and progress notifications go; `None` drops
+    /// them (and asks for none).
+    pub notices: Option<handler::NoticeSink>,
 }
 
 impl std::fmt::Debug for ConnectOptions {
@@ -103,6 +106,7 @@ impl std::fmt::Debug for ConnectOptions {
             .field("oauth", &self.oauth)
             .field("elicitation", &self.elicitation)
             .field("child_stderr", &self.child_stderr.as_ref().map(|_| "sink"))
+            .field("notices", &self.notices.as_ref().map(|_| "sink"))
             .finish()
     }
 }
@@ -159,6 +163,7 @@ impl Default for ConnectOptions {
             oauth: None,
             elicitation: ElicitationPolicy::default(),
             child_stderr: None,
+            notices: None,
         }
     }
 }
@@ -173,13 +178,15 @@ pub struct Session {
     secrets: Vec<String>,
     /// The program of a stdio target.
     program: Option<String>,
+    /// Whether notices are wanted: calls then ask for progress and logs.
+    notices: bool,
 }
 
 fn handler(options: &ConnectOptions) -> Handler {
     let mut info = ClientConfig::default();
     info.client_info.name = "nexo".into();
     info.client_info.version = env!("CARGO_PKG_VERSION").into();
-    Handler::new(info, options.elicitation.clone())
+    Handler::new(info, options.elicitation.clone()).with_notices(options.notices.clone())
 }
 
 fn lifecycle(era: Era) -> ClientLifecycleMode {
@@ -213,6 +220,7 @@ pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Sessio
         transport,
         timeout: options.timeout,
         secrets,
+        notices: options.notices.is_some(),
         program: match target {
             Target::Stdio { command, .. } => command.first().cloned(),
             Target::Url { .. } => None,
@@ -907,7 +915,19 @@ impl Session {
         name: &str,
         arguments: JsonObject,
     ) -> Result<CallToolResult, ClientError> {
-        let params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
+        let mut params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
+        if self.notices {
+            let mut meta =
+                rmcp::model::RequestMetaObject::with_progress_token(rmcp::model::ProgressToken(
+                    rmcp::model::NumberOrString::String(format!("nexo-{name}").into()),
+                ));
+            #[expect(
+                deprecated,
+                reason = "SEP-2577 deprecates logging, but servers before it log only when asked"
+            )]
+            meta.set_log_level(rmcp::model::LoggingLevel::Info);
+            params.meta = Some(meta);
+        }
         self.bounded(Method::CallTool, self.service.call_tool(params))
             .await
     }

@@ -418,3 +418,44 @@ fn issue_15_undescribed_and_repeated_arguments() {
         "the argument `texto` is given twice"
     );
 }
+
+/// Issue 15, point 13: a server's log messages and progress reach stderr
+/// while a call runs (plain lines when stderr is no terminal), over stdio
+/// and Streamable HTTP, in both eras; stdout keeps the result only.
+#[test]
+fn issue_15_logs_and_progress_while_a_call_runs() {
+    use crate::support::{nexo_path, shell_quote};
+    let stdio = format!("{} serve everything", shell_quote(nexo_path()));
+    let http = HttpServer::serve("everything", &[]);
+    let url = http.mcp_url();
+    let targets: [&[&str]; 4] = [
+        &["--stdio", &stdio],
+        &["--stdio", &stdio, "--protocol", "2025"],
+        &["--url", &url],
+        &["--url", &url, "--protocol", "2025"],
+    ];
+    for target in targets {
+        let call = |tool: &str| {
+            let mut args = vec!["call", tool];
+            args.extend_from_slice(target);
+            run(&args)
+        };
+        let logged = call("test_tool_with_logging");
+        logged.assert_success();
+        assert!(
+            logged
+                .stderr
+                .contains("[info nexo-everything] Tool execution started"),
+            "{target:?}: {logged:#?}"
+        );
+        assert!(!logged.stdout.contains("Tool execution"), "{logged:#?}");
+        let progressed = call("test_tool_with_progress");
+        progressed.assert_success();
+        assert!(
+            progressed
+                .stderr
+                .contains("progress: 50 of 100 Completed step 50 of 100"),
+            "{target:?}: {progressed:#?}"
+        );
+    }
+}
