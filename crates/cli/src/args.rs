@@ -28,19 +28,19 @@ pub enum Command {
     #[command(after_help = CALL_EXAMPLES)]
     Call(CallArgs),
     /// List a server's resources.
-    #[command(after_help = CLIENT_EXIT_STATUS)]
+    #[command(after_help = RESOURCES_EXAMPLES)]
     Resources(ListArgs),
     /// Read one resource by URI.
-    #[command(after_help = CLIENT_EXIT_STATUS)]
+    #[command(after_help = READ_EXAMPLES)]
     Read(ReadArgs),
     /// List a server's prompts.
-    #[command(after_help = CLIENT_EXIT_STATUS)]
+    #[command(after_help = PROMPTS_EXAMPLES)]
     Prompts(ListArgs),
     /// Get one prompt, filled with `key=value` arguments.
-    #[command(after_help = CLIENT_EXIT_STATUS)]
+    #[command(after_help = PROMPT_EXAMPLES)]
     Prompt(PromptArgs),
     /// Show the server's identity, protocol revision, capabilities and transport.
-    #[command(after_help = CLIENT_EXIT_STATUS)]
+    #[command(after_help = DISCOVER_EXAMPLES)]
     Discover(ListArgs),
     /// The client the official MCP conformance suite drives: connects to URL,
     /// lists and calls its tools, answers elicitation with schema defaults.
@@ -295,9 +295,38 @@ Exit status:
   6  the call did nothing: the server asks for a confirmation first
 On failure the last line on stderr is JSON: {\"error\":{\"code\",\"message\",\"hint\"}}";
 
-const CLIENT_EXIT_STATUS: &str = "\
-Exit status: 0 success, 1 bad usage, 3 authorization required, 4 unreachable,
-5 the server reported an error; the last line on stderr is then one JSON object.";
+/// The examples of a client command, then the exit statuses they share.
+macro_rules! client_help {
+    ($examples:literal) => {
+        concat!(
+            "Examples:\n",
+            $examples,
+            "\n\nExit status: 0 success, 1 bad usage, 3 authorization required, 4 unreachable,\n",
+            "5 the server reported an error; the last line on stderr is then one JSON object."
+        )
+    };
+}
+
+const RESOURCES_EXAMPLES: &str = client_help!(
+    "  nexo resources --stdio 'nexo serve everything'\n  \
+     nexo resources --url http://127.0.0.1:8000/mcp --json"
+);
+const READ_EXAMPLES: &str = client_help!(
+    "  nexo read --stdio 'nexo serve everything' test://static-text\n  \
+     nexo read --url http://127.0.0.1:8000/mcp file:///README.md --json"
+);
+const PROMPTS_EXAMPLES: &str = client_help!(
+    "  nexo prompts --stdio 'nexo serve everything'\n  \
+     nexo prompts --url http://127.0.0.1:8000/mcp --json"
+);
+const PROMPT_EXAMPLES: &str = client_help!(
+    "  nexo prompt --stdio 'nexo serve everything' test_prompt_with_arguments arg1=a arg2=b\n  \
+     nexo prompt --url http://127.0.0.1:8000/mcp summary topic=dns --json"
+);
+const DISCOVER_EXAMPLES: &str = client_help!(
+    "  nexo discover --stdio 'nexo serve morse'\n  \
+     nexo discover --url http://127.0.0.1:8000/mcp --protocol 2025 --json"
+);
 
 const TOOLS_EXAMPLES: &str = "\
 Examples:
