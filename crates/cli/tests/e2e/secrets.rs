@@ -1,7 +1,7 @@
 //! Issue 15, point 4: a token handed to `nexo` on the command line reaches
 //! no output, whatever path it takes: a malformed header, the userinfo of a
 //! URL that cannot be reached, a header sent to a server that answers 401
-//! (and quotes the header back),
+//! (and quotes the header back), an OAuth client secret,
 //! a header and a URL sent to a real server, an `-e` value of a stdio child
 //! that cannot start and of one that runs; each with `RUST_LOG=debug` and
 //! without. (The trace file does not exist yet; the server's call log is
@@ -121,6 +121,21 @@ async fn issue_15_a_token_reaches_no_output() {
         "tools", "--url", &refusing, "--header", &key, "--header", &bearer,
     ]);
     assert_eq!(unauthorized.code(), 3, "{unauthorized:#?}");
+
+    // An OAuth client secret: authorization goes as far as asking for the
+    // browser, which never comes back within the limit.
+    let waited = run_without_leaking(&[
+        "tools",
+        "--url",
+        &refusing,
+        "--client-id",
+        "nexo-e2e",
+        "--client-secret",
+        TOKEN,
+        "--timeout",
+        "1",
+    ]);
+    assert_eq!(waited.code(), 4, "{waited:#?}");
 
     // A real server, reached with the token in a header and in the userinfo.
     let server = HttpServer::start(&[]);
