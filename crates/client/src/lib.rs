@@ -36,6 +36,7 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
 };
 use rmcp::{ClientServiceExt, RoleClient};
+use tokio::sync::watch;
 
 use crate::classify::{Via, classify, spawn_error};
 pub use crate::error::{ClientError, ErrorKind, Method, SseError};
@@ -289,6 +290,7 @@ async fn open(
                 &name,
                 Via::Stdio(program),
                 options,
+                None,
             )
             .await;
             match service {
@@ -498,17 +500,20 @@ async fn streamable(
                 name,
                 Via::Http,
                 options,
+                None,
             )
             .await
         }
         Some(oauth) => match auth::OAuthHttp::new(client.clone(), url, oauth.clone()).await {
             Ok(authorized) => {
+                let agent_busy = authorized.agent_busy();
                 let transport = StreamableHttpClientTransport::with_client(authorized, config);
                 handshake(
                     handler(options).serve_with_lifecycle(transport, mode),
                     name,
                     Via::Http,
                     options,
+                    Some(agent_busy),
                 )
                 .await
             }
@@ -545,6 +550,7 @@ async fn legacy(
         name,
         Via::Http,
         options,
+        None,
     )
     .await
 }
@@ -585,6 +591,39 @@ async fn wait_for_standalone_stream(
     }
 }
 
+/// Runs `work` within `limit`, except while `agent_busy` says the
+/// authorization agent has the URL (a person may be in a browser, which
+/// takes longer than any exchange): the limit stops while it does, and
+/// runs whole again after. `Err` when the limit is reached.
+async fn within<T>(
+    limit: Duration,
+    agent_busy: Option<watch::Receiver<bool>>,
+    work: impl Future<Output = T>,
+) -> Result<T, tokio::time::error::Elapsed> {
+    let Some(mut busy) = agent_busy else {
+        return tokio::time::timeout(limit, work).await;
+    };
+    let mut work = std::pin::pin!(work);
+    loop {
+        match tokio::time::timeout(limit, &mut work).await {
+            Ok(done) => return Ok(done),
+            Err(elapsed) => {
+                // Busy now, or busy for a while since the window opened.
+                let was_busy = busy.has_changed().unwrap_or(false) || *busy.borrow();
+                busy.borrow_and_update();
+                if !was_busy {
+                    return Err(elapsed);
+                }
+                let idle = busy.wait_for(|busy| !*busy);
+                tokio::select! {
+                    done = &mut work => return Ok(done),
+                    _ = idle => {}
+                }
+            }
+        }
+    }
+}
+
 /// Runs the handshake within exactly the time limit. Every lower layer
 /// (the HTTP client's per-attempt limit, rmcp's discovery fallback) waits
 /// longer than this, so a server that never answers is a timeout whatever
@@ -594,13 +633,14 @@ async fn handshake<F>(
     target: &str,
     via: Via<'_>,
     options: &ConnectOptions,
+    agent_busy: Option<watch::Receiver<bool>>,
 ) -> Result<RunningService<RoleClient, Handler>, ClientError>
 where
     F: Future<
         Output = Result<RunningService<RoleClient, Handler>, rmcp::service::ClientInitializeError>,
     >,
 {
-    match tokio::time::timeout(options.timeout, start).await {
+    match within(options.timeout, agent_busy, start).await {
         Ok(Ok(service)) => Ok(service),
         Ok(Err(error)) => Err(classify(target, via, &error)),
         Err(_) => Err(ClientError::Timeout {

@@ -294,3 +294,50 @@ async fn stops_stepping_up_when_the_server_never_grants_enough() {
     assert!(authorizations <= 4, "{authorizations} authorizations");
     session.close().await;
 }
+
+/// An agent that takes longer than any exchange, as a person in a browser
+/// does, before doing what the headless agent does.
+struct SlowAgent(HeadlessAgent);
+
+impl nexo_client::auth::AuthorizationAgent for SlowAgent {
+    fn redirect_uri(
+        &self,
+    ) -> futures::future::BoxFuture<'_, Result<String, rmcp::transport::auth::AuthError>> {
+        self.0.redirect_uri()
+    }
+
+    fn authorize<'a>(
+        &'a self,
+        authorization_url: &'a str,
+    ) -> futures::future::BoxFuture<'a, Result<String, rmcp::transport::auth::AuthError>> {
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_millis(2500)).await;
+            self.0.authorize(authorization_url).await
+        })
+    }
+}
+
+/// Issue 15 (found while testing point 4): the time a person takes in the
+/// browser does not count against `--timeout` (a person had 15 s to
+/// authorize, the handshake's limit).
+#[tokio::test]
+async fn issue_15_a_person_may_take_longer_than_the_timeout_to_authorize() {
+    let server = start(Some("write")).await;
+    let options = ConnectOptions {
+        timeout: Duration::from_secs(1),
+        era: Era::Initialize,
+        oauth: Some(OAuthOptions::new(
+            TokenStore::in_memory(),
+            Arc::new(SlowAgent(
+                HeadlessAgent::new(Duration::from_secs(10)).unwrap(),
+            )),
+        )),
+        ..ConnectOptions::default()
+    };
+    let session = nexo_client::connect(&target(&server), &options)
+        .await
+        .unwrap();
+    assert_eq!(server.authorizations.load(Ordering::SeqCst), 1);
+    assert_eq!(session.list_tools().await.unwrap().len(), 1);
+    session.close().await;
+}

@@ -136,6 +136,25 @@ pub struct Authorizing {
     options: Arc<OAuthOptions>,
     /// One authorization at a time, whatever the number of requests waiting.
     flow: Arc<tokio::sync::Mutex<()>>,
+    /// True while the agent has the authorization URL (a person may be in
+    /// a browser): time limits do not run then.
+    agent_busy: Arc<tokio::sync::watch::Sender<bool>>,
+}
+
+/// Marks the agent busy for as long as it lives.
+struct Busy<'a>(&'a tokio::sync::watch::Sender<bool>);
+
+impl<'a> Busy<'a> {
+    fn new(flag: &'a tokio::sync::watch::Sender<bool>) -> Self {
+        flag.send_replace(true);
+        Self(flag)
+    }
+}
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        self.0.send_replace(false);
+    }
 }
 
 impl fmt::Debug for Authorizing {
@@ -202,7 +221,14 @@ impl OAuthHttp {
             resource: resource.into(),
             options: Arc::new(options),
             flow: Arc::default(),
+            agent_busy: Arc::new(tokio::sync::watch::channel(false).0),
         }))
+    }
+
+    /// Follows whether the authorization agent has the authorization URL
+    /// (a person may be in a browser), so that time limits can pause.
+    pub fn agent_busy(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.0.agent_busy.subscribe()
     }
 }
 
@@ -289,11 +315,13 @@ impl Authorizing {
         let session = AuthorizationSession::new(manager, request)
             .await
             .map_err(|(_, error)| error)?;
-        let callback = self
-            .options
-            .agent
-            .authorize(session.get_authorization_url())
-            .await?;
+        let callback = {
+            let _busy = Busy::new(&self.agent_busy);
+            self.options
+                .agent
+                .authorize(session.get_authorization_url())
+                .await?
+        };
         if let Some(error) = agent::redirect_error(&callback) {
             return Err(error);
         }
@@ -324,7 +352,10 @@ impl Authorizing {
             Err(error) => return Err(error),
         };
         tracing::debug!(%scope, "stepping up the token's scopes");
-        let callback_url = self.options.agent.authorize(&url).await?;
+        let callback_url = {
+            let _busy = Busy::new(&self.agent_busy);
+            self.options.agent.authorize(&url).await?
+        };
         if let Some(error) = agent::redirect_error(&callback_url) {
             return Err(error);
         }
