@@ -183,6 +183,8 @@ pub struct Session {
     program: Option<String>,
     /// Whether notices are wanted: calls then ask for progress and logs.
     notices: bool,
+    /// Whether the authorization agent has the URL (see [`within`]).
+    agent_busy: watch::Receiver<bool>,
 }
 
 fn handler(options: &ConnectOptions) -> Handler {
@@ -211,7 +213,8 @@ fn lifecycle(era: Era) -> ClientLifecycleMode {
 /// quotes them back.
 pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Session, ClientError> {
     let secrets = target.secrets();
-    let opened = match open(target, options).await {
+    let agent_busy = Arc::new(watch::channel(false).0);
+    let opened = match open(target, options, &agent_busy).await {
         Ok(opened) => Ok(opened),
         Err(error) => Err(elsewhere(target, error, options.timeout).await),
     };
@@ -224,6 +227,7 @@ pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Sessio
         timeout: options.timeout,
         secrets,
         notices: options.notices.is_some(),
+        agent_busy: agent_busy.subscribe(),
         program: match target {
             Target::Stdio { command, .. } => command.first().cloned(),
             Target::Url { .. } => None,
@@ -234,6 +238,7 @@ pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Sessio
 async fn open(
     target: &Target,
     options: &ConnectOptions,
+    agent_busy: &Arc<watch::Sender<bool>>,
 ) -> Result<(RunningService<RoleClient, Handler>, &'static str), ClientError> {
     let name = target.to_string();
     let (service, transport) = match target {
@@ -247,26 +252,30 @@ async fn open(
             let url = url.expose();
             match transport {
                 HttpTransport::Http => (
-                    streamable(url, &headers, &name, options).await.0?,
+                    streamable(url, &headers, &name, options, agent_busy)
+                        .await
+                        .0?,
                     STREAMABLE_HTTP,
                 ),
                 HttpTransport::Sse => (legacy(url, headers, &name, options).await?, LEGACY_SSE),
-                HttpTransport::Auto => match streamable(url, &headers, &name, options).await {
-                    (Ok(service), _) => (service, STREAMABLE_HTTP),
-                    (Err(error), Some(status)) if matches!(status, 400 | 404 | 405) => {
-                        tracing::info!(
-                            status,
-                            "the server refused Streamable HTTP; trying the legacy HTTP+SSE transport"
-                        );
-                        match legacy(url, headers, &name, options).await {
-                            Ok(service) => (service, LEGACY_SSE),
-                            Err(legacy_error) => {
-                                return Err(both_failed(status, error, legacy_error));
+                HttpTransport::Auto => {
+                    match streamable(url, &headers, &name, options, agent_busy).await {
+                        (Ok(service), _) => (service, STREAMABLE_HTTP),
+                        (Err(error), Some(status)) if matches!(status, 400 | 404 | 405) => {
+                            tracing::info!(
+                                status,
+                                "the server refused Streamable HTTP; trying the legacy HTTP+SSE transport"
+                            );
+                            match legacy(url, headers, &name, options).await {
+                                Ok(service) => (service, LEGACY_SSE),
+                                Err(legacy_error) => {
+                                    return Err(both_failed(status, error, legacy_error));
+                                }
                             }
                         }
+                        (Err(error), _) => return Err(error),
                     }
-                    (Err(error), _) => return Err(error),
-                },
+                }
             }
         }
         Target::Stdio { command, env } => {
@@ -469,6 +478,7 @@ async fn streamable(
     headers: &HeaderMap,
     name: &str,
     options: &ConnectOptions,
+    agent_busy: &Arc<watch::Sender<bool>>,
 ) -> (
     Result<RunningService<RoleClient, Handler>, ClientError>,
     Option<u16>,
@@ -504,24 +514,27 @@ async fn streamable(
             )
             .await
         }
-        Some(oauth) => match auth::OAuthHttp::new(client.clone(), url, oauth.clone()).await {
-            Ok(authorized) => {
-                let agent_busy = authorized.agent_busy();
-                let transport = StreamableHttpClientTransport::with_client(authorized, config);
-                handshake(
-                    handler(options).serve_with_lifecycle(transport, mode),
-                    name,
-                    Via::Http,
-                    options,
-                    Some(agent_busy),
-                )
-                .await
+        Some(oauth) => {
+            match auth::OAuthHttp::new(client.clone(), url, oauth.clone(), agent_busy.clone()).await
+            {
+                Ok(authorized) => {
+                    let agent_busy = authorized.agent_busy();
+                    let transport = StreamableHttpClientTransport::with_client(authorized, config);
+                    handshake(
+                        handler(options).serve_with_lifecycle(transport, mode),
+                        name,
+                        Via::Http,
+                        options,
+                        Some(agent_busy),
+                    )
+                    .await
+                }
+                Err(error) => Err(ClientError::Unauthorized {
+                    target: name.to_owned(),
+                    detail: error.to_string(),
+                }),
             }
-            Err(error) => Err(ClientError::Unauthorized {
-                target: name.to_owned(),
-                detail: error.to_string(),
-            }),
-        },
+        }
     };
     if service.is_ok() {
         wait_for_standalone_stream(standalone, options.timeout).await;
@@ -671,7 +684,10 @@ impl Session {
         method: Method,
         call: impl Future<Output = Result<T, ServiceError>>,
     ) -> Result<T, ClientError> {
-        match tokio::time::timeout(self.timeout, call).await {
+        let mut agent_busy = self.agent_busy.clone();
+        // Only what happens from now on may stop this call's limit.
+        agent_busy.borrow_and_update();
+        match within(self.timeout, Some(agent_busy), call).await {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(error)) => Err(self.service_error(method, error).redacted(&self.secrets)),
             Err(_) => Err(ClientError::Timeout {

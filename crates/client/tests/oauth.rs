@@ -319,7 +319,7 @@ impl nexo_client::auth::AuthorizationAgent for SlowAgent {
 
 /// Issue 15 (found while testing point 4): the time a person takes in the
 /// browser does not count against `--timeout` (a person had 15 s to
-/// authorize, the handshake's limit).
+/// authorize, the handshake's limit), in the handshake or in a step-up.
 #[tokio::test]
 async fn issue_15_a_person_may_take_longer_than_the_timeout_to_authorize() {
     let server = start(Some("write")).await;
@@ -339,5 +339,12 @@ async fn issue_15_a_person_may_take_longer_than_the_timeout_to_authorize() {
         .unwrap();
     assert_eq!(server.authorizations.load(Ordering::SeqCst), 1);
     assert_eq!(session.list_tools().await.unwrap().len(), 1);
+    // A call that needs a larger scope steps up, through the same slow agent.
+    let result = session
+        .call_tool("write", serde_json::Map::new())
+        .await
+        .unwrap();
+    assert_eq!(result.is_error, None);
+    assert_eq!(server.authorizations.load(Ordering::SeqCst), 2);
     session.close().await;
 }

@@ -210,10 +210,12 @@ fn issuer_of(metadata: &AuthorizationMetadata) -> String {
 }
 
 impl OAuthHttp {
+    /// `agent_busy` is set while the agent has the authorization URL.
     pub async fn new(
         http: RetryingHttp,
         resource: &str,
         options: OAuthOptions,
+        agent_busy: Arc<tokio::sync::watch::Sender<bool>>,
     ) -> Result<Self, AuthError> {
         let manager = AuthorizationManager::new(resource).await?;
         Ok(Forward(Authorizing {
@@ -221,7 +223,7 @@ impl OAuthHttp {
             resource: resource.into(),
             options: Arc::new(options),
             flow: Arc::default(),
-            agent_busy: Arc::new(tokio::sync::watch::channel(false).0),
+            agent_busy,
         }))
     }
 
