@@ -2,23 +2,19 @@
 //! pick a server with [`Bundled`] and receive it, already built, through a
 //! [`ServerVisitor`], so that code generic over any rmcp handler (the
 //! serving runtime, an in-process client) needs no list of its own. A server
-//! that takes options (`dns`, `files`, `music`) reads them from [`ServerOptions`].
+//! that takes options (`dns`, `files`, `music`) reads them from
+//! [`ServerOptions`], which [`ServerOptions::for_server`] makes from what the
+//! user gave ([`GivenOptions`]).
 
-/// What the command line needs of the DNS server's options.
-pub mod dns {
-    pub use nexo_dns::{DnsOptions, parse_address};
-}
-
-/// What the command line needs of the files server's options.
-pub mod files {
-    pub use nexo_files::{AllowedExtensions, FilesOptions};
-}
+mod options;
 
 use std::fmt;
 use std::str::FromStr;
 
 use rmcp::ServerHandler;
 use rmcp::model::Tool;
+
+pub use crate::options::{Defaults, GivenOptions, OptionsError};
 
 /// A server `nexo serve` can run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,26 +85,6 @@ impl Bundled {
             Bundled::Files => "files",
             Bundled::Music => "music",
             Bundled::Everything => "everything",
-        }
-    }
-
-    /// One line for help texts.
-    pub fn summary(self) -> &'static str {
-        match self {
-            Bundled::Morse => "echo, morse and demorse (seed 000's remote server)",
-            Bundled::Utils => "time, sha256, echo and calc (seed 001's remote server)",
-            Bundled::Dns => {
-                "DNS diagnostics: zone health, mail policies, DNSSEC, propagation (seed 000's local server)"
-            }
-            Bundled::Files => {
-                "read-only access inside the given directories, safe by construction (seed 004)"
-            }
-            Bundled::Music => {
-                "a music library on SQLite: songs, playlists by rules, M3U/JSON/CSV exports (seed 001's local server)"
-            }
-            Bundled::Everything => {
-                "every protocol feature, as the MCP conformance suite expects (test_* tools)"
-            }
         }
     }
 

@@ -1,15 +1,17 @@
 //! The command line: a contract that scripts and docs depend on (DESIGN.md).
 
+use std::convert::Infallible;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
+use nexo_client::{Secret, TargetUrl};
 
 /// nexo: an MCP toolkit in one binary.
 ///
 /// Serve ready-made MCP servers, and call or inspect any MCP server by hand.
 #[derive(Debug, Parser)]
-#[command(name = "nexo", version, propagate_version = true)]
+#[command(name = "nexo", version, propagate_version = true, after_help = EXIT_STATUS)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -19,19 +21,26 @@ pub struct Cli {
 pub enum Command {
     /// Run a bundled MCP server over stdio (the default) or HTTP.
     Serve(ServeArgs),
-    /// List a server's tools.
-    Tools(ListArgs),
+    /// List a server's tools, or describe one: `nexo tools TARGET [NAME]`.
+    #[command(after_help = TOOLS_EXAMPLES)]
+    Tools(ToolsArgs),
     /// Call one tool: `nexo call TARGET TOOL key=value ...` or `TOOL '{"json":...}'`.
+    #[command(after_help = CALL_EXAMPLES)]
     Call(CallArgs),
     /// List a server's resources.
+    #[command(after_help = RESOURCES_EXAMPLES)]
     Resources(ListArgs),
     /// Read one resource by URI.
+    #[command(after_help = READ_EXAMPLES)]
     Read(ReadArgs),
     /// List a server's prompts.
+    #[command(after_help = PROMPTS_EXAMPLES)]
     Prompts(ListArgs),
     /// Get one prompt, filled with `key=value` arguments.
+    #[command(after_help = PROMPT_EXAMPLES)]
     Prompt(PromptArgs),
     /// Show the server's identity, protocol revision, capabilities and transport.
+    #[command(after_help = DISCOVER_EXAMPLES)]
     Discover(ListArgs),
     /// The client the official MCP conformance suite drives: connects to URL,
     /// lists and calls its tools, answers elicitation with schema defaults.
@@ -54,13 +63,24 @@ pub struct ServeArgs {
     pub server: String,
     /// Serve Streamable HTTP at /mcp instead of stdio. ADDR is HOST:PORT,
     /// HOST, or PORT; without a port, $PORT or 8000; without a host, 127.0.0.1.
-    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
+    #[arg(
+        long,
+        value_name = "ADDR",
+        num_args = 0..=1,
+        default_missing_value = "",
+        value_parser = not_a_server_name
+    )]
     pub http: Option<String>,
     /// Append one JSON line per tool call to FILE.
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
     /// Largest request body (HTTP) or message line (stdio) accepted, in bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = nexo_serve::DEFAULT_MAX_BODY)]
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value_t = nexo_serve::DEFAULT_MAX_BODY,
+        value_parser = positive_bytes
+    )]
     pub max_body: usize,
     /// A browser origin allowed to call the server (repeatable; `*` for any).
     /// Default: loopback origins only.
@@ -95,21 +115,6 @@ pub struct DnsArgs {
     pub auth_port: Option<u16>,
 }
 
-impl DnsArgs {
-    /// The first dns option given, by its flag, if any.
-    pub fn first_given(&self) -> Option<&'static str> {
-        if self.resolver.is_some() {
-            Some("--resolver")
-        } else if self.timeout.is_some() {
-            Some("--timeout")
-        } else if self.auth_port.is_some() {
-            Some("--auth-port")
-        } else {
-            None
-        }
-    }
-}
-
 /// The arguments and options of `nexo serve files`; refused with any other
 /// server.
 #[derive(Debug, Args)]
@@ -135,23 +140,6 @@ pub struct FilesArgs {
     pub allow_hard_links: bool,
 }
 
-impl FilesArgs {
-    /// The first files argument or option given, as typed, if any.
-    pub fn first_given(&self) -> Option<String> {
-        if let Some(root) = self.roots.first() {
-            Some(root.display().to_string())
-        } else if self.allow_reports {
-            Some("--allow-reports".to_owned())
-        } else if !self.allow_ext.is_empty() {
-            Some("--allow-ext".to_owned())
-        } else if self.allow_hard_links {
-            Some("--allow-hard-links".to_owned())
-        } else {
-            None
-        }
-    }
-}
-
 /// The options of `nexo serve music`; refused with any other server.
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Options of `nexo serve music`")]
@@ -161,13 +149,6 @@ pub struct MusicArgs {
     /// ~/.local/share/nexo/music.sqlite3].
     #[arg(long, value_name = "FILE")]
     pub db: Option<PathBuf>,
-}
-
-impl MusicArgs {
-    /// The first music option given, by its flag, if any.
-    pub fn first_given(&self) -> Option<&'static str> {
-        self.db.is_some().then_some("--db")
-    }
 }
 
 /// Reads every `--timeout`: a positive number of seconds, fractions allowed,
@@ -180,6 +161,33 @@ fn positive_seconds(text: &str) -> Result<Duration, String> {
         .ok_or_else(|| "not a positive number of seconds (for example `2.5`)".to_owned())
 }
 
+/// Reads `--max-body`: a positive number of bytes (0 would refuse every
+/// message, each with a message about its size rather than the option).
+fn positive_bytes(text: &str) -> Result<usize, String> {
+    text.parse::<usize>()
+        .ok()
+        .filter(|bytes| *bytes > 0)
+        .ok_or_else(|| "not a positive number of bytes (for example `4194304`)".to_owned())
+}
+
+/// Reads `--http`'s optional address, refusing a server's name, which is
+/// what `nexo serve --http morse` means to say.
+fn not_a_server_name(text: &str) -> Result<String, String> {
+    match text.parse::<nexo_bundled::Bundled>() {
+        Ok(server) => Err(format!(
+            "`{server}` is a server, not an address; write `nexo serve {server} --http [ADDR]`"
+        )),
+        Err(_) => Ok(text.to_owned()),
+    }
+}
+
+/// Reads a value that may hold a credential into a type that never prints
+/// it; what it must look like is checked later, by errors that do not
+/// quote it (clap's own would).
+fn secret(text: &str) -> Result<Secret, Infallible> {
+    Ok(Secret::new(text))
+}
+
 /// The help of `nexo serve <SERVER>`, naming every bundled server.
 fn server_help() -> String {
     let names: Vec<&str> = nexo_bundled::Bundled::ALL
@@ -189,40 +197,45 @@ fn server_help() -> String {
     format!("The server to run: {}", names.join(", "))
 }
 
-/// Which server to talk to.
+/// Which server to talk to: exactly one of `--url` and `--stdio`.
 #[derive(Debug, Args)]
+#[command(group(ArgGroup::new("target").required(true).args(["url", "stdio"])))]
 pub struct TargetArgs {
     /// The server's URL, e.g. http://127.0.0.1:8000/mcp (Streamable HTTP) or
     /// http://127.0.0.1:8000/sse (the legacy HTTP+SSE transport).
     #[arg(
         long,
         value_name = "URL",
-        conflicts_with = "stdio",
-        required_unless_present = "stdio"
+        value_parser = |text: &str| Ok::<_, Infallible>(TargetUrl::new(text))
     )]
-    pub url: Option<String>,
+    pub url: Option<TargetUrl>,
     /// A command that speaks MCP on stdin/stdout, quoted as one argument.
     #[arg(long, value_name = "COMMAND")]
     pub stdio: Option<String>,
     /// HTTP transport for --url.
-    #[arg(long, value_enum, default_value_t = TransportArg::Auto, requires = "url")]
+    #[arg(long, value_enum, default_value_t = TransportArg::Auto, conflicts_with = "stdio")]
     pub transport: TransportArg,
     /// Extra HTTP header for --url, 'Name: value' (repeatable).
-    #[arg(long = "header", value_name = "'NAME: VALUE'", requires = "url")]
-    pub headers: Vec<String>,
+    #[arg(
+        long = "header",
+        value_name = "'NAME: VALUE'",
+        conflicts_with = "stdio",
+        value_parser = secret
+    )]
+    pub headers: Vec<Secret>,
     /// Environment variable for the --stdio child, KEY=VALUE (repeatable).
-    #[arg(short = 'e', value_name = "KEY=VALUE", requires = "stdio")]
-    pub env: Vec<String>,
+    #[arg(short = 'e', value_name = "KEY=VALUE", conflicts_with = "url", value_parser = secret)]
+    pub env: Vec<Secret>,
     /// OAuth client id registered with the server's authorization server
     /// (default: register dynamically, or a Client ID Metadata Document).
-    #[arg(long, value_name = "ID", requires = "url")]
+    #[arg(long, value_name = "ID", conflicts_with = "stdio")]
     pub client_id: Option<String>,
     /// The secret of --client-id, for confidential clients.
-    #[arg(long, value_name = "SECRET", requires = "client_id")]
-    pub client_secret: Option<String>,
+    #[arg(long, value_name = "SECRET", requires = "client_id", value_parser = secret)]
+    pub client_secret: Option<Secret>,
     /// HTTPS URL of a Client ID Metadata Document describing this client,
     /// used as the client id where the authorization server supports it.
-    #[arg(long, value_name = "URL", requires = "url")]
+    #[arg(long, value_name = "URL", conflicts_with = "stdio")]
     pub client_metadata_url: Option<String>,
     /// Seconds to wait for each exchange.
     #[arg(long, value_name = "SECONDS", default_value = "15", value_parser = positive_seconds)]
@@ -233,6 +246,10 @@ pub struct TargetArgs {
     /// Print the exact MCP result object as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Show what a --stdio server writes to its stderr (its logs); without
+    /// this only its last lines are shown, when it fails.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -264,12 +281,88 @@ pub struct ListArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct ToolsArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// One tool to describe in full: its description, its arguments
+    /// (required ones first) and its output schema.
+    pub name: Option<String>,
+}
+
+/// The exit statuses (DESIGN.md; the MCP Inspector CLI's, plus 6).
+const EXIT_STATUS: &str = "\
+Exit status:
+  0  success
+  1  bad usage, or an unexpected error (a peer breaking the protocol included)
+  3  the server requires authorization (401/403)
+  4  the server could not be reached (refused, DNS, timeout, child failed)
+  5  the tool or server reported an error (isError, JSON-RPC error, unknown tool)
+  6  the call did nothing: the server asks for a confirmation first
+On failure the last line on stderr is JSON: {\"error\":{\"code\",\"message\",\"hint\"}}";
+
+/// The examples of a client command, then the exit statuses they share.
+macro_rules! client_help {
+    ($examples:literal) => {
+        concat!(
+            "Examples:\n",
+            $examples,
+            "\n\nExit status: 0 success, 1 bad usage, 3 authorization required, 4 unreachable,\n",
+            "5 the server reported an error; the last line on stderr is then one JSON object."
+        )
+    };
+}
+
+const RESOURCES_EXAMPLES: &str = client_help!(
+    "  nexo resources --stdio 'nexo serve everything'\n  \
+     nexo resources --url http://127.0.0.1:8000/mcp --json"
+);
+const READ_EXAMPLES: &str = client_help!(
+    "  nexo read --stdio 'nexo serve everything' test://static-text\n  \
+     nexo read --url http://127.0.0.1:8000/mcp file:///README.md --json"
+);
+const PROMPTS_EXAMPLES: &str = client_help!(
+    "  nexo prompts --stdio 'nexo serve everything'\n  \
+     nexo prompts --url http://127.0.0.1:8000/mcp --json"
+);
+const PROMPT_EXAMPLES: &str = client_help!(
+    "  nexo prompt --stdio 'nexo serve everything' test_prompt_with_arguments arg1=a arg2=b\n  \
+     nexo prompt --url http://127.0.0.1:8000/mcp summary topic=dns --json"
+);
+const DISCOVER_EXAMPLES: &str = client_help!(
+    "  nexo discover --stdio 'nexo serve morse'\n  \
+     nexo discover --url http://127.0.0.1:8000/mcp --protocol 2025 --json"
+);
+
+const TOOLS_EXAMPLES: &str = "\
+Examples:
+  nexo tools --stdio 'nexo serve morse'
+  nexo tools --stdio 'nexo serve morse' morse
+  nexo tools --url http://127.0.0.1:8000/mcp --json
+
+Exit status: 0 success, 1 bad usage, 3 authorization required, 4 unreachable,
+5 the server reported an error (an unknown tool included); the last line on
+stderr is then one JSON object.";
+
+const CALL_EXAMPLES: &str = "\
+Examples:
+  nexo call --stdio 'nexo serve morse' morse texto='SOS prueba'
+  nexo call --stdio 'nexo serve utils' calc expression='2 * (3 + 4)'
+  nexo call --url http://127.0.0.1:8000/mcp morse '{\"texto\": \"hola\"}' --json
+  nexo call --stdio 'nexo serve music' add_song @song.json
+
+Exit status: 0 success, 1 bad usage, 3 authorization required, 4 unreachable,
+5 the tool or server reported an error, 6 the call did nothing because the
+server asks for a confirmation (call again as the hint says); the last line
+on stderr is then one JSON object.";
+
+#[derive(Debug, Args)]
 pub struct CallArgs {
     #[command(flatten)]
     pub target: TargetArgs,
     /// The tool's name.
     pub tool: String,
-    /// Arguments: key=value pairs (coerced by the tool's schema) or one JSON object.
+    /// Arguments: key=value pairs (coerced by the tool's schema), one JSON
+    /// object, `@FILE` (a JSON object in FILE) or `-` (one on stdin).
     pub arguments: Vec<String>,
 }
 

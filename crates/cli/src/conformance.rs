@@ -12,7 +12,8 @@
 
 use std::sync::Arc;
 
-use nexo_client::auth::{ClientIdentity, HeadlessAgent, OAuthOptions, Secret, TokenStore};
+use nexo_client::arguments::{Property, Schema};
+use nexo_client::auth::{HeadlessAgent, OAuthOptions, Secret, TokenStore};
 use nexo_client::{ConnectOptions, ElicitationPolicy, Era, HttpTransport, Target};
 use rmcp::model::{JsonObject, Tool};
 use serde_json::Value;
@@ -25,9 +26,6 @@ use crate::failure::Failure;
 /// accept as this client's id (the suite hosts no document; its servers
 /// recognise this URL).
 const SUITE_CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
-
-/// The first revision of the stateless era (`server/discover`, per-request `_meta`).
-const FIRST_STATELESS_REVISION: &str = "2026-07-28";
 
 /// What `MCP_CONFORMANCE_CONTEXT` may carry: client credentials, and
 /// arguments to use for named tools instead of ones made from the schema.
@@ -46,39 +44,25 @@ struct ToolCall {
     arguments: JsonObject,
 }
 
-/// The era a revision belongs to: dated revisions are `YYYY-MM-DD`, so
-/// they order as strings.
-fn era(revision: Option<&str>) -> Era {
-    match revision {
-        None => Era::Auto,
-        Some(revision) if revision >= FIRST_STATELESS_REVISION => Era::Discover,
-        Some(_) => Era::Initialize,
-    }
-}
-
 /// Arguments for a tool from its input schema: each required property gets
 /// its `default`, else its first `enum` value, else a plain value of its type.
 fn arguments(tool: &Tool) -> JsonObject {
-    let schema = tool.input_schema.as_ref();
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|names| names.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let properties = schema.get("properties").and_then(Value::as_object);
-    required
-        .into_iter()
+    let schema = Schema::new(&tool.input_schema);
+    schema
+        .required()
         .map(|name| {
-            let property = properties.and_then(|p| p.get(name));
+            let property = schema.property(name);
             (name.to_owned(), example(property))
         })
         .collect()
 }
 
-fn example(property: Option<&Value>) -> Value {
+fn example(property: Option<Property<'_>>) -> Value {
     let Some(property) = property else {
         return Value::String("test".into());
     };
+    let kind = property.type_name().unwrap_or("string");
+    let property = property.schema;
     if let Some(default) = property.get("default") {
         return default.clone();
     }
@@ -89,11 +73,6 @@ fn example(property: Option<&Value>) -> Value {
     {
         return first.clone();
     }
-    let kind = match property.get("type") {
-        Some(Value::Array(kinds)) => kinds.iter().find_map(Value::as_str).unwrap_or("string"),
-        Some(kind) => kind.as_str().unwrap_or("string"),
-        None => "string",
-    };
     match kind {
         "number" | "integer" => Value::from(1),
         "boolean" => Value::Bool(true),
@@ -133,21 +112,18 @@ pub async fn run(args: ConformanceArgs) -> Result<(), Failure> {
     let tool_calls = context.tool_calls;
     let options = ConnectOptions {
         timeout,
-        era: era(revision.as_deref()),
-        oauth: Some(OAuthOptions {
-            store: TokenStore::in_memory(),
-            agent: Arc::new(agent),
-            identity: ClientIdentity {
-                client_id: context.client_id,
-                client_secret: context.client_secret.map(Secret::new),
-                metadata_url: Some(SUITE_CLIENT_METADATA_URL.into()),
-                ..ClientIdentity::default()
-            },
-        }),
+        era: revision.as_deref().map_or(Era::Auto, Era::for_revision),
+        oauth: Some(
+            OAuthOptions::new(TokenStore::in_memory(), Arc::new(agent))
+                .with_client(context.client_id, context.client_secret.map(Secret::new))
+                .with_metadata_url(Some(SUITE_CLIENT_METADATA_URL.into())),
+        ),
         elicitation: ElicitationPolicy::SchemaDefaults,
+        child_stderr: None,
+        notices: None,
     };
     let target = Target::Url {
-        url: args.url,
+        url: args.url.into(),
         transport: HttpTransport::Http,
         headers: Vec::new(),
     };
@@ -176,14 +152,6 @@ pub async fn run(args: ConformanceArgs) -> Result<(), Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn eras_of_revisions() {
-        assert_eq!(era(None), Era::Auto);
-        assert_eq!(era(Some("2025-11-25")), Era::Initialize);
-        assert_eq!(era(Some("2025-03-26")), Era::Initialize);
-        assert_eq!(era(Some("2026-07-28")), Era::Discover);
-    }
 
     #[test]
     fn arguments_follow_the_schema() {

@@ -7,6 +7,10 @@ use std::path::PathBuf;
 pub const PORT: &str = "PORT";
 /// Log filter for the diagnostics nexo writes to stderr (`info`, `debug`, ...).
 pub const LOG_FILTER: &str = "RUST_LOG";
+/// Set (to anything) to turn colour off (https://no-color.org).
+pub const NO_COLOR: &str = "NO_COLOR";
+/// The terminal's width in columns, when stdout is no terminal to ask.
+pub const COLUMNS: &str = "COLUMNS";
 /// Where OAuth tokens are kept (default: `<config dir>/nexo/tokens`). Tests
 /// point it at a temporary directory so they never touch the real home.
 pub const TOKEN_DIR: &str = "NEXO_TOKEN_DIR";

@@ -17,6 +17,8 @@ pub enum Exit {
     Unreachable = 4,
     /// The tool or server reported an error.
     Remote = 5,
+    /// The call did nothing: the server asks for a confirmation first.
+    NeedsConfirmation = 6,
 }
 
 impl Exit {
@@ -26,7 +28,109 @@ impl Exit {
             ErrorKind::Unauthorized => Exit::Unauthorized,
             ErrorKind::Unreachable => Exit::Unreachable,
             ErrorKind::Remote => Exit::Remote,
+            ErrorKind::NeedsConfirmation => Exit::NeedsConfirmation,
         }
+    }
+}
+
+/// What every error a person can meet gives the report: a stable code for
+/// scripts, the exit status, what lies under the message and what to do.
+/// The human `error:`/`caused by:`/`hint:` lines and the JSON error line are
+/// both written from it ([`Failure::from_error`]), so the two cannot
+/// disagree. Implemented here for the libraries' error types, whose own
+/// `hint` methods it reads.
+pub trait Hinted: std::error::Error {
+    /// The `code` of the JSON error line.
+    fn code(&self) -> &'static str;
+    fn exit(&self) -> Exit;
+    /// What to do about it.
+    fn hint(&self) -> Option<String>;
+    /// The `caused by:` lines: the error's sources, outermost first.
+    fn causes(&self) -> Vec<String> {
+        let mut causes = Vec::new();
+        let mut source = self.source();
+        while let Some(error) = source {
+            causes.push(error.to_string());
+            source = error.source();
+        }
+        causes
+    }
+}
+
+impl Hinted for ClientError {
+    fn code(&self) -> &'static str {
+        ClientError::code(self)
+    }
+
+    fn exit(&self) -> Exit {
+        Exit::of(self.kind())
+    }
+
+    fn hint(&self) -> Option<String> {
+        ClientError::hint(self)
+    }
+
+    fn causes(&self) -> Vec<String> {
+        ClientError::causes(self)
+    }
+}
+
+impl Hinted for nexo_serve::ServeError {
+    fn code(&self) -> &'static str {
+        match self {
+            Self::BadAddress { .. } => "usage",
+            _ => "error",
+        }
+    }
+
+    fn exit(&self) -> Exit {
+        Exit::Usage
+    }
+
+    fn hint(&self) -> Option<String> {
+        nexo_serve::ServeError::hint(self)
+    }
+}
+
+impl Hinted for nexo_bundled::UnknownServer {
+    fn code(&self) -> &'static str {
+        "usage"
+    }
+
+    fn exit(&self) -> Exit {
+        Exit::Usage
+    }
+
+    fn hint(&self) -> Option<String> {
+        Some("run `nexo serve --help` to see the servers".into())
+    }
+}
+
+impl Hinted for nexo_bundled::OptionsError {
+    fn code(&self) -> &'static str {
+        "usage"
+    }
+
+    fn exit(&self) -> Exit {
+        Exit::Usage
+    }
+
+    fn hint(&self) -> Option<String> {
+        Some(nexo_bundled::OptionsError::hint(self))
+    }
+}
+
+impl Hinted for nexo_bundled::BuildError {
+    fn code(&self) -> &'static str {
+        "error"
+    }
+
+    fn exit(&self) -> Exit {
+        Exit::Usage
+    }
+
+    fn hint(&self) -> Option<String> {
+        Some(nexo_bundled::BuildError::hint(self))
     }
 }
 
@@ -48,6 +152,17 @@ impl Failure {
             message: message.into(),
             causes: Vec::new(),
             hint,
+        }
+    }
+
+    /// Any error a person can meet, as [`Hinted`] describes it.
+    pub fn from_error<E: Hinted>(error: &E) -> Self {
+        Self {
+            exit: error.exit(),
+            code: error.code(),
+            message: error.to_string(),
+            causes: error.causes(),
+            hint: error.hint(),
         }
     }
 
@@ -84,7 +199,7 @@ impl Failure {
         if let Some(hint) = &self.hint {
             error["hint"] = serde_json::json!(hint);
         }
-        let mut text = human.to_owned();
+        let mut text = crate::output::paint_labels(human, crate::output::colour());
         text.push_str(&serde_json::json!({ "error": error }).to_string());
         text.push('\n');
         let _ = std::io::stderr().write_all(text.as_bytes());
@@ -94,36 +209,109 @@ impl Failure {
     /// Arguments clap could not read. clap's own wording (the problem, the
     /// usage line, the pointer to `--help`) is kept for people; the exit
     /// status and JSON line are those of any bad usage, where clap alone
-    /// would exit 2 and write no JSON.
+    /// would exit 2 and write no JSON. The JSON message holds what the
+    /// first lines say, the missing arguments included.
     pub fn bad_arguments(error: &clap::Error) -> ExitCode {
         let mut human = error.render().to_string();
-        let message = human
-            .lines()
-            .find_map(|line| line.strip_prefix("error: "))
-            .unwrap_or("a required argument or subcommand is missing")
-            .to_owned();
         if !human.ends_with('\n') {
             human.push('\n');
         }
-        Self::usage(message, Some("run the command with `--help`".into())).report_after(&human)
+        let hint = clap_hint(error);
+        if let Some(specific) = &hint {
+            human.push_str(&format!("hint: {specific}\n"));
+        }
+        let hint = hint.unwrap_or_else(|| "run the command with `--help`".to_owned());
+        Self::usage(clap_message(&human), Some(hint)).report_after(&human)
+    }
+}
+
+/// The problem clap reports, on one line: its `error:` line and, when that
+/// line announces a list (`...were not provided:`), the list's items.
+fn clap_message(rendered: &str) -> String {
+    let mut lines = rendered
+        .lines()
+        .skip_while(|line| !line.starts_with("error: "));
+    let Some(first) = lines.next().and_then(|line| line.strip_prefix("error: ")) else {
+        return "a required argument or subcommand is missing".to_owned();
+    };
+    if !first.ends_with(':') {
+        return first.to_owned();
+    }
+    let items: Vec<&str> = lines
+        .take_while(|line| line.starts_with(' '))
+        .map(str::trim)
+        .collect();
+    format!("{first} {}", items.join(", "))
+}
+
+/// What to do about arguments clap refused, beyond clap's pointer to
+/// `--help`: the servers, when the one missing is `nexo serve`'s.
+fn clap_hint(error: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue};
+    let missing_server = matches!(
+        error.get(ContextKind::InvalidArg),
+        Some(ContextValue::Strings(names)) if names.iter().any(|name| name == "<SERVER>")
+    );
+    if missing_server {
+        let names: Vec<&str> = nexo_bundled::Bundled::ALL
+            .iter()
+            .map(|bundled| bundled.name())
+            .collect();
+        Some(format!("name the server to run: {}", names.join(", ")))
+    } else {
+        None
     }
 }
 
 impl From<ClientError> for Failure {
     fn from(error: ClientError) -> Self {
-        Self {
-            exit: Exit::of(error.kind()),
-            code: error.code(),
-            message: error.to_string(),
-            causes: error.detail().map(str::to_owned).into_iter().collect(),
-            hint: error.hint(),
-        }
+        Self::from_error(&error)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 15, point 10: the JSON line of a usage error says what is missing.
+    #[test]
+    fn issue_15_clap_messages_keep_their_lists() {
+        let rendered = "error: the following required arguments were not provided:\n  \
+                        <--url <URL>|--stdio <COMMAND>>\n\nUsage: nexo tools\n";
+        assert_eq!(
+            clap_message(rendered),
+            "the following required arguments were not provided: <--url <URL>|--stdio <COMMAND>>"
+        );
+        assert_eq!(
+            clap_message("error: unexpected argument 'x' found\n\nUsage: nexo\n"),
+            "unexpected argument 'x' found"
+        );
+    }
+
+    /// Issue 15, point 7: every library error reports through [`Hinted`],
+    /// with the code, exit status and hint the JSON line carries.
+    #[test]
+    fn issue_15_every_error_reports_through_one_trait() {
+        let bad_address = nexo_serve::ServeError::BadAddress {
+            addr: "99999".into(),
+        };
+        let foreign = nexo_bundled::OptionsError::NoRoots;
+        let unknown = nexo_bundled::UnknownServer("nope".into());
+        let tool = ClientError::UnknownTool {
+            tool: "x".into(),
+            known: vec!["a".into()],
+        };
+        let failures = [
+            (Failure::from_error(&bad_address), "usage", Exit::Usage),
+            (Failure::from_error(&foreign), "usage", Exit::Usage),
+            (Failure::from_error(&unknown), "usage", Exit::Usage),
+            (Failure::from(tool), "unknown_tool", Exit::Remote),
+        ];
+        for (failure, code, exit) in failures {
+            assert_eq!((failure.code, failure.exit), (code, exit), "{failure:?}");
+            assert!(failure.hint.is_some(), "{failure:?}");
+        }
+    }
 
     #[test]
     fn exit_statuses_follow_the_inspector_cli() {
@@ -133,6 +321,7 @@ mod tests {
             (ErrorKind::Unauthorized, 3),
             (ErrorKind::Unreachable, 4),
             (ErrorKind::Remote, 5),
+            (ErrorKind::NeedsConfirmation, 6),
         ];
         for (kind, status) in table {
             assert_eq!(Exit::of(kind) as u8, status, "{kind:?}");

@@ -4,34 +4,23 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use nexo_client::auth::{ClientIdentity, LoopbackAgent, OAuthOptions, Secret, TokenStore};
+use nexo_client::arguments::Schema;
+use nexo_client::auth::{LoopbackAgent, OAuthOptions, TokenStore};
 use nexo_client::{
-    ClientError, ConnectOptions, ElicitationPolicy, Era, HttpTransport, Session, Target,
+    ClientError, ConnectOptions, ElicitationPolicy, EnvVar, Era, Header, HttpTransport, Session,
+    Target,
 };
-use rmcp::model::{
-    CallToolResult, ContentBlock, GetPromptResult, JsonObject, ReadResourceResult, Tool,
-};
+use rmcp::model::{CallToolResult, ContentBlock, GetPromptResult, ReadResourceResult, Tool};
 use serde_json::Value;
 
-use crate::args::{CallArgs, EraArg, ListArgs, PromptArgs, ReadArgs, TargetArgs, TransportArg};
+use crate::args::{
+    CallArgs, EraArg, ListArgs, PromptArgs, ReadArgs, TargetArgs, ToolsArgs, TransportArg,
+};
 use crate::env;
 use crate::failure::{Exit, Failure};
 use crate::output;
 
 fn target(args: &TargetArgs) -> Result<Target, ClientError> {
-    let pairs = |values: &[String], separator: char, form: &str| {
-        values
-            .iter()
-            .map(|value| {
-                value
-                    .split_once(separator)
-                    .map(|(k, v)| (k.trim().to_owned(), v.trim_start().to_owned()))
-                    .ok_or_else(|| {
-                        ClientError::usage(format!("`{value}` is not of the form {form}"), None)
-                    })
-            })
-            .collect::<Result<Vec<_>, _>>()
-    };
     match (&args.url, &args.stdio) {
         (Some(url), _) => Ok(Target::Url {
             url: url.clone(),
@@ -40,9 +29,19 @@ fn target(args: &TargetArgs) -> Result<Target, ClientError> {
                 TransportArg::Http => HttpTransport::Http,
                 TransportArg::Sse => HttpTransport::Sse,
             },
-            headers: pairs(&args.headers, ':', "'Name: value'")?,
+            headers: args
+                .headers
+                .iter()
+                .map(|text| Header::parse(text.expose()))
+                .collect::<Result<_, _>>()?,
         }),
-        (None, Some(command)) => Target::stdio(command, pairs(&args.env, '=', "KEY=VALUE")?),
+        (None, Some(command)) => Target::stdio(
+            command,
+            args.env
+                .iter()
+                .map(|text| EnvVar::parse(text.expose()))
+                .collect::<Result<_, _>>()?,
+        ),
         (None, None) => Err(ClientError::usage(
             "no server given",
             Some("add `--url URL` or `--stdio 'COMMAND'`".to_owned()),
@@ -59,25 +58,20 @@ async fn open(args: &TargetArgs) -> Result<Session, Failure> {
             EraArg::Initialize => Era::Initialize,
             EraArg::Discover => Era::Discover,
         },
-        oauth: oauth(args, &target),
+        oauth: oauth(args).for_target(&target),
         elicitation: ElicitationPolicy::Decline,
+        child_stderr: args
+            .verbose
+            .then(|| Arc::new(|line: &str| output::status(line)) as nexo_client::StderrSink),
+        notices: Some(Arc::new(output::notice)),
     };
     Ok(nexo_client::connect(&target, &options).await?)
 }
 
-/// OAuth for a URL target, unless the user brings their own `Authorization`
-/// header: the person opens the authorization URL, the browser comes back
-/// to a loopback listener, tokens are kept per issuer in the token directory.
-fn oauth(args: &TargetArgs, target: &Target) -> Option<OAuthOptions> {
-    let Target::Url { headers, .. } = target else {
-        return None;
-    };
-    if headers
-        .iter()
-        .any(|(name, _)| name.eq_ignore_ascii_case("authorization"))
-    {
-        return None;
-    }
+/// OAuth for a person: they open the authorization URL, the browser comes
+/// back to a loopback listener, tokens are kept per issuer in the token
+/// directory.
+fn oauth(args: &TargetArgs) -> OAuthOptions {
     let store = match env::token_dir() {
         Some(dir) => TokenStore::in_dir(dir),
         None => {
@@ -93,16 +87,10 @@ fn oauth(args: &TargetArgs, target: &Target) -> Option<OAuthOptions> {
             "the server requires authorization; open this URL in a browser to continue:\n\n  {url}\n\nwaiting for the browser to come back..."
         ));
     };
-    Some(OAuthOptions {
-        store,
-        agent: Arc::new(LoopbackAgent::new(Arc::new(show), AUTHORIZATION_WAIT)),
-        identity: ClientIdentity {
-            client_id: args.client_id.clone(),
-            client_secret: args.client_secret.clone().map(Secret::new),
-            metadata_url: args.client_metadata_url.clone(),
-            ..ClientIdentity::default()
-        },
-    })
+    let agent = Arc::new(LoopbackAgent::new(Arc::new(show), AUTHORIZATION_WAIT));
+    OAuthOptions::new(store, agent)
+        .with_client(args.client_id.clone(), args.client_secret.clone())
+        .with_metadata_url(args.client_metadata_url.clone())
 }
 
 /// How long a person has to finish authorizing in the browser.
@@ -115,39 +103,34 @@ async fn with_session<T>(
 ) -> Result<T, Failure> {
     let session = open(args).await?;
     let result = work(&session).await;
+    output::end_progress();
     session.close().await;
     result
 }
 
 fn signature(tool: &Tool) -> String {
-    let required: Vec<&str> = tool
-        .input_schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|names| names.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    tool.input_schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|properties| {
-            properties
-                .iter()
-                .map(|(name, schema)| {
-                    let kind = schema.get("type").and_then(Value::as_str).unwrap_or("any");
-                    let optional = if required.contains(&name.as_str()) {
-                        ""
-                    } else {
-                        "?"
-                    };
-                    format!("{name}{optional}: {kind}")
-                })
-                .collect::<Vec<_>>()
-                .join(", ")
+    Schema::new(&tool.input_schema)
+        .properties()
+        .map(|property| {
+            let optional = if property.required { "" } else { "?" };
+            let kind = property.type_name().unwrap_or("any");
+            format!("{}{optional}: {kind}", property.name)
         })
-        .unwrap_or_default()
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
-pub async fn tools(args: ListArgs) -> Result<(), Failure> {
+pub async fn tools(args: ToolsArgs) -> Result<(), Failure> {
+    if let Some(name) = &args.name {
+        let tool =
+            with_session(&args.target, async |session| Ok(session.tool(name).await?)).await?;
+        if args.target.json {
+            output::json(&tool);
+        } else {
+            output::data(&tool_text(&tool));
+        }
+        return Ok(());
+    }
     let tools = with_session(&args.target, async |session| {
         Ok(session.list_tools().await?)
     })
@@ -174,51 +157,79 @@ pub async fn tools(args: ListArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-pub async fn call(args: CallArgs) -> Result<(), Failure> {
-    let result = with_session(&args.target, async |session| {
-        let schema = if args.arguments.is_empty() {
-            JsonObject::new()
-        } else {
-            let tools = session.list_tools().await?;
-            match tools.iter().find(|tool| tool.name == args.tool) {
-                Some(tool) => tool.input_schema.as_ref().clone(),
-                None => {
-                    let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
-                    return Err(Failure::from(ClientError::Rpc {
-                        code: -32602,
-                        message: format!(
-                            "unknown tool `{}` (the server has: {})",
-                            args.tool,
-                            names.join(", ")
-                        ),
-                        data: None,
-                    }));
-                }
-            }
-        };
-        let arguments = nexo_client::arguments::tool_arguments(&schema, &args.arguments)?;
-        Ok(session.call_tool(&args.tool, arguments).await?)
-    })
-    .await?;
-    if args.target.json {
-        output::json(&result);
-    } else {
-        output::data(&call_text(&result));
+/// One tool in full: its description, its arguments (required ones first)
+/// with their types and descriptions, and its output schema.
+fn tool_text(tool: &Tool) -> String {
+    let mut text = format!("{}\n", tool.name);
+    if let Some(title) = &tool.title {
+        text.push_str(&format!("{title}\n"));
     }
-    if result.is_error == Some(true) {
-        return Err(Failure::from(ClientError::Tool {
-            tool: args.tool.clone(),
-            message: first_text(&result.content).unwrap_or_else(|| "no details given".into()),
-        }));
+    if let Some(description) = &tool.description {
+        text.push_str(&format!("\n{}\n", description.trim_end()));
     }
-    Ok(())
+    let schema = Schema::new(&tool.input_schema);
+    let mut properties: Vec<_> = schema.properties().collect();
+    properties.sort_by_key(|property| !property.required);
+    text.push_str("\nArguments:\n");
+    if properties.is_empty() {
+        text.push_str("  (none)\n");
+    }
+    let rows: Vec<Vec<String>> = properties
+        .iter()
+        .map(|property| {
+            let kind = property.type_name().unwrap_or("any");
+            let described = property
+                .schema
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            vec![
+                format!("  {}", property.name),
+                if property.required {
+                    format!("{kind}, required")
+                } else {
+                    kind.to_owned()
+                },
+                described.to_owned(),
+            ]
+        })
+        .collect();
+    if !rows.is_empty() {
+        text.push_str(&output::rows(rows));
+    }
+    if let Some(output_schema) = &tool.output_schema {
+        text.push_str(&format!(
+            "\nOutput schema:\n{}\n",
+            serde_json::to_string_pretty(output_schema.as_ref()).unwrap_or_default()
+        ));
+    }
+    text
 }
 
-fn first_text(content: &[ContentBlock]) -> Option<String> {
-    content.iter().find_map(|block| match block {
-        ContentBlock::Text(text) => Some(text.text.clone()),
-        _ => None,
+pub async fn call(args: CallArgs) -> Result<(), Failure> {
+    let words = argument_words(&args.arguments)?;
+    let result = with_session(&args.target, async |session| {
+        let tool = session.tool(&args.tool).await?;
+        let given = nexo_client::arguments::tool_arguments(&tool.input_schema, &words)?;
+        for name in &given.undescribed {
+            output::status(&format!(
+                "warning: the tool's schema describes no argument `{name}`; sending it anyway"
+            ));
+        }
+        Ok(session.call_tool(&args.tool, given.arguments).await?)
     })
+    .await?;
+    let failure = nexo_client::tool_failure(&args.tool, &result);
+    if args.target.json {
+        output::json(&result);
+    } else if failure.is_none() {
+        // A tool's error is no data: it is told once, on stderr.
+        output::data(&call_text(&result));
+    }
+    match failure {
+        Some(error) => Err(error.into()),
+        None => Ok(()),
+    }
 }
 
 /// One line for a content block, read from its wire form so that block
@@ -247,6 +258,40 @@ fn content_text(content: &[ContentBlock]) -> String {
             )
         })
         .collect()
+}
+
+/// The call's argument words, with `@FILE` and `-` (stdin) read: each a
+/// JSON object, for arguments too large for a command line.
+fn argument_words(words: &[String]) -> Result<Vec<String>, Failure> {
+    let (text, source) = match words {
+        [only] if only == "-" => (
+            std::io::read_to_string(std::io::stdin()).map_err(|error| {
+                Failure::usage(
+                    format!("cannot read the arguments from stdin: {error}"),
+                    None,
+                )
+            })?,
+            "stdin".to_owned(),
+        ),
+        [only] if only.starts_with('@') => {
+            let path = &only[1..];
+            let text = std::fs::read_to_string(path).map_err(|error| {
+                Failure::usage(
+                    format!("cannot read the arguments file `{path}`: {error}"),
+                    Some("give a file holding one JSON object: `@args.json`".into()),
+                )
+            })?;
+            (text, format!("`{path}`"))
+        }
+        _ => return Ok(words.to_vec()),
+    };
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(_)) => Ok(vec![text]),
+        _ => Err(Failure::usage(
+            format!("the arguments in {source} are not one JSON object"),
+            Some(r#"write them as one object: {"name": "value"}"#.into()),
+        )),
+    }
 }
 
 fn call_text(result: &CallToolResult) -> String {
@@ -374,13 +419,7 @@ pub async fn prompts(args: ListArgs) -> Result<(), Failure> {
 }
 
 pub async fn prompt(args: PromptArgs) -> Result<(), Failure> {
-    let mut arguments = JsonObject::new();
-    for word in &args.arguments {
-        let (key, value) = word.split_once('=').ok_or_else(|| {
-            Failure::usage(format!("`{word}` is not of the form key=value"), None)
-        })?;
-        arguments.insert(key.to_owned(), Value::String(value.to_owned()));
-    }
+    let arguments = nexo_client::arguments::prompt_arguments(&args.arguments)?;
     let result: GetPromptResult = with_session(&args.target, async |session| {
         Ok(session.get_prompt(&args.name, arguments).await?)
     })

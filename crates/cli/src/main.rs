@@ -19,7 +19,7 @@ use crate::args::{Cli, Command};
 use crate::failure::Failure;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(arguments()) {
         Ok(cli) => cli,
         Err(error) if is_requested_output(&error) => {
             return match error.print() {
@@ -65,6 +65,21 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => failure.report(),
     }
+}
+
+/// The command line, without `-h`/`--help` after `nexo help`: clap's `help`
+/// subcommand takes them for the name of a subcommand (`nexo help -h`
+/// exited 1), where they can only ask for help.
+fn arguments() -> Vec<std::ffi::OsString> {
+    let mut arguments: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if arguments.get(1).is_some_and(|word| word == "help") {
+        let tail = arguments.split_off(2);
+        arguments.extend(
+            tail.into_iter()
+                .filter(|word| word != "-h" && word != "--help"),
+        );
+    }
+    arguments
 }
 
 /// `--help` and `--version`: what was asked for, not an error.

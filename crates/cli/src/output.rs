@@ -1,8 +1,12 @@
 //! Writing results: JSON for scripts, short tables and text for people.
 //! Stdout carries data only; a closed pipe (`nexo tools ... | head`) ends
-//! quietly.
+//! quietly. Tables fit the terminal's width; the labels of what goes to
+//! stderr (`error:`, `hint:`, `warning:`) are coloured when stderr is a
+//! terminal and `NO_COLOR` is not set.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
+
+use crate::env;
 
 use comfy_table::{ContentArrangement, Table, presets};
 
@@ -24,11 +28,163 @@ pub fn json<T: serde::Serialize>(value: &T) {
 
 /// A line for the person at the terminal (stderr).
 pub fn status(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
+    let _ = writeln!(std::io::stderr(), "{}", paint_labels(line, colour()));
 }
 
-/// A plain table: a header row and aligned columns, no borders or colour.
-pub fn table(header: &[&str], rows: Vec<Vec<String>>) -> String {
+/// Whether a progress bar is drawn on the current stderr line.
+static PROGRESS_DRAWN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A server's log message or progress, on stderr while a call runs: logs
+/// dimmed on a terminal, progress as a bar redrawn in place on a terminal
+/// and as plain lines otherwise.
+pub fn notice(notice: nexo_client::handler::Notice) {
+    use nexo_client::handler::Notice;
+    use std::sync::atomic::Ordering;
+    let terminal = std::io::stderr().is_terminal();
+    let mut stderr = std::io::stderr().lock();
+    if PROGRESS_DRAWN.swap(false, Ordering::Relaxed) {
+        let _ = write!(stderr, "\r\x1b[K");
+    }
+    match notice {
+        Notice::Log {
+            level,
+            logger,
+            text,
+        } => {
+            let from = logger
+                .map(|logger| format!(" {logger}"))
+                .unwrap_or_default();
+            let line = format!("[{level}{from}] {text}");
+            if colour() {
+                let _ = writeln!(stderr, "\x1b[2m{line}\x1b[0m");
+            } else {
+                let _ = writeln!(stderr, "{line}");
+            }
+        }
+        Notice::Progress {
+            progress,
+            total,
+            message,
+        } => {
+            let message = message
+                .map(|message| format!(" {message}"))
+                .unwrap_or_default();
+            match total.filter(|total| *total > 0.0) {
+                Some(total) if terminal => {
+                    const BAR: usize = 30;
+                    let done = (progress / total).clamp(0.0, 1.0);
+                    // The bar's cells are whole characters.
+                    #[expect(
+                        clippy::cast_possible_truncation,
+                        clippy::cast_sign_loss,
+                        reason = "a fraction of 30, clamped to 0..=1"
+                    )]
+                    let filled = (done * BAR as f64).round() as usize;
+                    let _ = write!(
+                        stderr,
+                        "[{}{}] {:>3.0}%{message}",
+                        "#".repeat(filled),
+                        " ".repeat(BAR - filled),
+                        done * 100.0
+                    );
+                    let _ = stderr.flush();
+                    PROGRESS_DRAWN.store(true, Ordering::Relaxed);
+                }
+                Some(total) => {
+                    let _ = writeln!(stderr, "progress: {progress} of {total}{message}");
+                }
+                None => {
+                    let _ = writeln!(stderr, "progress: {progress}{message}");
+                }
+            }
+        }
+    }
+}
+
+/// Ends a progress bar's line, if one is drawn.
+pub fn end_progress() {
+    if PROGRESS_DRAWN.swap(false, std::sync::atomic::Ordering::Relaxed) {
+        let _ = writeln!(std::io::stderr());
+    }
+}
+
+/// Whether stderr gets colour: a terminal, and no `NO_COLOR`.
+pub fn colour() -> bool {
+    env::var(env::NO_COLOR).is_none() && std::io::stderr().is_terminal()
+}
+
+/// `text` with the label that starts each of its lines (`error:`,
+/// `hint:`, `warning:`, `caused by:`) coloured, when `colour` says so.
+pub fn paint_labels(text: &str, colour: bool) -> String {
+    const LABELS: [(&str, &str); 4] = [
+        ("error:", "\x1b[1;31m"),
+        ("warning:", "\x1b[1;33m"),
+        ("hint:", "\x1b[1;36m"),
+        ("  caused by:", "\x1b[2m"),
+    ];
+    if !colour {
+        return text.to_owned();
+    }
+    text.split_inclusive('\n')
+        .map(
+            |line| match LABELS.iter().find(|(label, _)| line.starts_with(label)) {
+                Some((label, style)) => {
+                    format!("{style}{label}\x1b[0m{}", &line[label.len()..])
+                }
+                None => line.to_owned(),
+            },
+        )
+        .collect()
+}
+
+/// The width tables may take: the terminal's, when stdout is one, else
+/// `$COLUMNS`; `None` when neither says (a pipe: no limit but the cells').
+fn width() -> Option<usize> {
+    if std::io::stdout().is_terminal()
+        && let Some((terminal_size::Width(columns), _)) = terminal_size::terminal_size()
+    {
+        return Some(usize::from(columns));
+    }
+    env::var(env::COLUMNS).and_then(|columns| columns.parse().ok())
+}
+
+/// The narrowest a table's last column (a description) is cut to.
+const NARROWEST_DESCRIPTION: usize = 20;
+/// A description's length in a table when the width is unknown.
+const DESCRIPTION_WITHOUT_WIDTH: usize = 72;
+
+/// Shortens each row's last cell (a description) to what the width leaves.
+fn fit(header: &[&str], rows: &mut [Vec<String>]) {
+    let columns = header.len();
+    let mut widths: Vec<usize> = header.iter().map(|title| title.chars().count()).collect();
+    for row in rows.iter() {
+        for (column, cell) in row.iter().enumerate().take(columns) {
+            widths[column] = widths[column].max(cell.chars().count());
+        }
+    }
+    let others: usize = widths.iter().take(columns.saturating_sub(1)).sum();
+    let gaps = 2 * columns.saturating_sub(1);
+    let room = match width() {
+        Some(width) => width
+            .saturating_sub(others + gaps)
+            .max(NARROWEST_DESCRIPTION),
+        None => DESCRIPTION_WITHOUT_WIDTH,
+    };
+    for row in rows.iter_mut() {
+        if let Some(last) = row.last_mut()
+            && last.chars().count() > room
+        {
+            let mut short: String = last.chars().take(room.saturating_sub(1)).collect();
+            short.push('…');
+            *last = short;
+        }
+    }
+}
+
+/// A plain table: a header row and aligned columns, no borders or colour;
+/// its last column (a description) is cut to fit the terminal's width.
+pub fn table(header: &[&str], mut rows: Vec<Vec<String>>) -> String {
+    fit(header, &mut rows);
     let mut table = Table::new();
     table
         .load_preset(presets::NOTHING)
@@ -45,12 +201,54 @@ pub fn table(header: &[&str], rows: Vec<Vec<String>>) -> String {
     format!("{}\n", text.join("\n"))
 }
 
-/// The first line of a description, shortened for a table cell.
-pub fn summary(text: Option<&str>) -> String {
-    let line = text.unwrap_or_default().lines().next().unwrap_or_default();
-    let mut short: String = line.chars().take(72).collect();
-    if line.chars().count() > 72 {
-        short.push('…');
+/// Aligned columns without a header (the leading blanks of the first cell
+/// kept), for lists inside a text.
+pub fn rows(rows: Vec<Vec<String>>) -> String {
+    let mut table = Table::new();
+    table
+        .load_preset(presets::NOTHING)
+        .set_content_arrangement(ContentArrangement::Disabled);
+    for row in rows {
+        table.add_row(row);
     }
-    short
+    let text: Vec<String> = table
+        .to_string()
+        .lines()
+        .map(|line| line.trim_end().strip_prefix(' ').unwrap_or(line).to_owned())
+        .collect();
+    format!("{}\n", text.join("\n"))
+}
+
+/// The first line of a description, for a table cell ([`table`] cuts it
+/// to the width).
+pub fn summary(text: Option<&str>) -> String {
+    text.unwrap_or_default()
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_are_coloured_only_when_asked() {
+        let text = "error: x\n  caused by: y\nhint: z\n{\"error\":{}}\n";
+        assert_eq!(paint_labels(text, false), text);
+        let painted = paint_labels(text, true);
+        assert!(
+            painted.starts_with("\x1b[1;31merror:\x1b[0m x\n"),
+            "{painted:?}"
+        );
+        assert!(
+            painted.contains("\x1b[1;36mhint:\x1b[0m z\n"),
+            "{painted:?}"
+        );
+        assert!(
+            painted.ends_with("{\"error\":{}}\n"),
+            "the JSON line stays plain"
+        );
+    }
 }

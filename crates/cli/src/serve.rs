@@ -1,12 +1,12 @@
 //! `nexo serve`: wires a bundled server to the serving runtime.
 
 use futures::future::BoxFuture;
-use nexo_bundled::{Bundled, ServerOptions, ServerVisitor};
+use nexo_bundled::{Bundled, Defaults, GivenOptions, ServerOptions, ServerVisitor};
 use nexo_serve::ServeOptions;
 use rmcp::ServerHandler;
 use rmcp::model::Tool;
 
-use crate::args::{DnsArgs, FilesArgs, MusicArgs, ServeArgs};
+use crate::args::ServeArgs;
 use crate::env;
 use crate::failure::Failure;
 
@@ -14,23 +14,20 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
     let bundled: Bundled = args
         .server
         .parse()
-        .map_err(|error: nexo_bundled::UnknownServer| {
-            Failure::usage(
-                error.to_string(),
-                Some("run `nexo serve --help` to see the servers".into()),
-            )
-        })?;
+        .map_err(|error| Failure::from_error(&error))?;
     let http = match &args.http {
         Some(spec) => {
             let spec = (!spec.is_empty()).then_some(spec.as_str());
             Some(
                 nexo_serve::listen_address(spec, env::var(env::PORT).as_deref())
-                    .map_err(serve_failure)?,
+                    .map_err(|error| Failure::from_error(&error))?,
             )
         }
         None => None,
     };
-    let server_options = server_options(bundled, &args.dns, &args.files, &args.music)?;
+    let server_options =
+        ServerOptions::for_server(bundled, &given_options(&args), defaults(bundled))
+            .map_err(|error| Failure::from_error(&error))?;
     let options = ServeOptions {
         server_name: bundled.name().to_owned(),
         tools: Vec::new(),
@@ -41,108 +38,31 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
     };
     let launch = bundled
         .visit(&server_options, Launch { http, options })
-        .map_err(|error| {
-            let hint = error.hint();
-            Failure::unexpected(&anyhow::Error::new(error), Some(hint))
-        })?;
-    launch.await.map_err(serve_failure)
+        .map_err(|error| Failure::from_error(&error))?;
+    launch.await.map_err(|error| Failure::from_error(&error))
 }
 
-/// The options of the chosen server; a server's options given to another
-/// server are a usage error.
-fn server_options(
-    bundled: Bundled,
-    dns: &DnsArgs,
-    files: &FilesArgs,
-    music: &MusicArgs,
-) -> Result<ServerOptions, Failure> {
-    refuse_foreign(bundled, Bundled::Dns, dns.first_given().map(str::to_owned))?;
-    refuse_foreign(bundled, Bundled::Files, files.first_given())?;
-    refuse_foreign(
-        bundled,
-        Bundled::Music,
-        music.first_given().map(str::to_owned),
-    )?;
-    let mut options = ServerOptions::default();
-    match bundled {
-        Bundled::Dns => options.dns = dns_options(dns)?,
-        Bundled::Files => options.files = files_options(files)?,
-        Bundled::Music => options.music.db = music_db(music)?,
-        _ => {}
-    }
-    Ok(options)
-}
-
-/// A usage error when `given`, an option of `owner`, was given to `bundled`.
-fn refuse_foreign(bundled: Bundled, owner: Bundled, given: Option<String>) -> Result<(), Failure> {
-    match given {
-        Some(given) if bundled != owner => Err(Failure::usage(
-            format!("`{given}` is an option of `nexo serve {owner}`, not of `{bundled}`"),
-            Some(format!("remove `{given}`, or run `nexo serve {owner}`")),
-        )),
-        _ => Ok(()),
+/// What the command line gave for any server's options.
+fn given_options(args: &ServeArgs) -> GivenOptions {
+    GivenOptions {
+        resolver: args.dns.resolver.clone(),
+        dns_timeout: args.dns.timeout,
+        auth_port: args.dns.auth_port,
+        roots: args.files.roots.clone(),
+        allow_reports: args.files.allow_reports,
+        allow_ext: args.files.allow_ext.clone(),
+        allow_hard_links: args.files.allow_hard_links,
+        db: args.music.db.clone(),
     }
 }
 
-fn files_options(files: &FilesArgs) -> Result<nexo_bundled::files::FilesOptions, Failure> {
-    if files.roots.is_empty() {
-        return Err(Failure::usage(
-            "`nexo serve files` needs the directories it may read",
-            Some("give one or more: `nexo serve files ./project ./docs`".into()),
-        ));
+/// The defaults the environment gives `server` (only what it uses is
+/// looked up: finding the DNS log's directory creates it).
+fn defaults(server: Bundled) -> Defaults {
+    Defaults {
+        dns_log: (server == Bundled::Dns).then(env::dns_log).flatten(),
+        music_db: (server == Bundled::Music).then(env::music_db).flatten(),
     }
-    let mut options = nexo_bundled::files::FilesOptions {
-        roots: files.roots.clone(),
-        allow_reports: files.allow_reports,
-        allow_hard_links: files.allow_hard_links,
-        ..Default::default()
-    };
-    if !files.allow_ext.is_empty() {
-        options.extensions = nexo_bundled::files::AllowedExtensions::from_list(&files.allow_ext)
-            .map_err(|error| Failure::usage(error.to_string(), Some(error.hint())))?;
-    }
-    Ok(options)
-}
-
-/// The music library's file: `--db`, else the default under the user's data
-/// directory.
-fn music_db(music: &MusicArgs) -> Result<std::path::PathBuf, Failure> {
-    match &music.db {
-        Some(db) => Ok(db.clone()),
-        None => env::music_db().ok_or_else(|| {
-            Failure::usage(
-                "no data directory to keep the music library in (neither `XDG_DATA_HOME` \
-                 nor `HOME` is set)",
-                Some("give the library's file with `--db FILE`".into()),
-            )
-        }),
-    }
-}
-
-fn dns_options(dns: &DnsArgs) -> Result<nexo_bundled::dns::DnsOptions, Failure> {
-    let mut options = nexo_bundled::dns::DnsOptions::default();
-    if let Some(text) = &dns.resolver {
-        let address = nexo_bundled::dns::parse_address(text).ok_or_else(|| {
-            Failure::usage(
-                format!("`{text}` is not a resolver address"),
-                Some("give an IP address with an optional port: `--resolver 192.0.2.1:53`".into()),
-            )
-        })?;
-        options.resolver = Some(address);
-    }
-    if let Some(timeout) = dns.timeout {
-        options.timeout = timeout;
-    }
-    if let Some(port) = dns.auth_port {
-        options.auth_port = port;
-    }
-    options.log = env::dns_log();
-    Ok(options)
-}
-
-fn serve_failure(error: nexo_serve::ServeError) -> Failure {
-    let hint = error.hint();
-    Failure::unexpected(&anyhow::Error::new(error), hint)
 }
 
 struct Launch {

@@ -1,6 +1,8 @@
 //! Errors of reaching and calling a server, each with the kind that decides
 //! the CLI's exit status and a hint saying what to try.
 
+use rmcp::model::ErrorCode;
+
 /// What kind of failure this was; the CLI maps each to an exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
@@ -12,8 +14,21 @@ pub enum ErrorKind {
     Unreachable,
     /// The server answered with an error (JSON-RPC error, unknown tool, `isError`).
     Remote,
+    /// The call did nothing: the server asks for a confirmation first.
+    NeedsConfirmation,
     /// The peer broke the protocol, or something unexpected failed.
     Protocol,
+}
+
+/// The request a [`ClientError::Rpc`] answered, which decides its hint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    ListTools,
+    CallTool,
+    ListResources,
+    ReadResource,
+    ListPrompts,
+    GetPrompt,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -25,33 +40,62 @@ pub enum ClientError {
     },
     #[error("the server at `{target}` requires authorization")]
     Unauthorized { target: String, detail: String },
+    /// A 401/403 although the user gave an `Authorization` header.
+    #[error("the server at `{target}` refused the authorization given")]
+    TokenRefused { target: String, detail: String },
     #[error("cannot reach `{target}`: {detail}")]
     Unreachable {
         target: String,
         detail: String,
         hint: String,
+        /// The last lines a stdio server wrote to its stderr, if it failed.
+        stderr: Vec<String>,
     },
     #[error("`{target}` did not answer within {seconds} s")]
     Timeout { target: String, seconds: f64 },
     #[error("the server returned error {code}: {message}")]
     Rpc {
+        method: Method,
         code: i32,
         message: String,
         data: Option<serde_json::Value>,
     },
     #[error("the tool `{tool}` reported an error: {message}")]
     Tool { tool: String, message: String },
+    /// A result whose `structuredContent.status` is `needs_confirmation`
+    /// (the music server's `add_song` and `clear_library` without a client
+    /// that can be asked): nothing was done.
+    #[error("`{tool}` did nothing yet: {message}")]
+    NeedsConfirmation {
+        tool: String,
+        message: String,
+        /// The arguments to call again with (`confirm`, `playlist`).
+        retry_with: Vec<String>,
+    },
+    #[error("the server has no tool `{tool}`")]
+    UnknownTool {
+        tool: String,
+        /// The tools the server has.
+        known: Vec<String>,
+    },
     #[error("the connection to `{target}` failed: {detail}")]
-    Protocol { target: String, detail: String },
+    Protocol {
+        target: String,
+        detail: String,
+        hint: String,
+        /// The last lines a stdio server wrote to its stderr, if it failed.
+        stderr: Vec<String>,
+    },
 }
 
 impl ClientError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Self::Usage { .. } => ErrorKind::Usage,
-            Self::Unauthorized { .. } => ErrorKind::Unauthorized,
+            Self::Unauthorized { .. } | Self::TokenRefused { .. } => ErrorKind::Unauthorized,
             Self::Unreachable { .. } | Self::Timeout { .. } => ErrorKind::Unreachable,
-            Self::Rpc { .. } | Self::Tool { .. } => ErrorKind::Remote,
+            Self::Rpc { .. } | Self::Tool { .. } | Self::UnknownTool { .. } => ErrorKind::Remote,
+            Self::NeedsConfirmation { .. } => ErrorKind::NeedsConfirmation,
             Self::Protocol { .. } => ErrorKind::Protocol,
         }
     }
@@ -60,11 +104,13 @@ impl ClientError {
     pub fn code(&self) -> &'static str {
         match self {
             Self::Usage { .. } => "usage",
-            Self::Unauthorized { .. } => "unauthorized",
+            Self::Unauthorized { .. } | Self::TokenRefused { .. } => "unauthorized",
             Self::Unreachable { .. } => "unreachable",
             Self::Timeout { .. } => "timeout",
             Self::Rpc { .. } => "server_error",
             Self::Tool { .. } => "tool_error",
+            Self::UnknownTool { .. } => "unknown_tool",
+            Self::NeedsConfirmation { .. } => "needs_confirmation",
             Self::Protocol { .. } => "protocol_error",
         }
     }
@@ -73,6 +119,12 @@ impl ClientError {
     pub fn hint(&self) -> Option<String> {
         match self {
             Self::Usage { hint, .. } => hint.clone(),
+            Self::TokenRefused { .. } => Some(
+                "the server refused the `Authorization` header given with `--header`: check \
+                 that the token is valid and not expired, or leave the header out to let nexo \
+                 authorize with OAuth"
+                    .into(),
+            ),
             Self::Unauthorized { .. } => Some(
                 "nexo authorizes with OAuth when the server asks; if its authorization server \
                  needs a registered client, pass `--client-id` (and `--client-secret`), or pass \
@@ -83,27 +135,158 @@ impl ClientError {
             Self::Timeout { .. } => {
                 Some("raise the limit with `--timeout SECONDS`, or check the server's logs".into())
             }
-            Self::Rpc { code: -32601, .. } => Some(
+            Self::Rpc { code, .. } if *code == ErrorCode::METHOD_NOT_FOUND.0 => Some(
                 "the server does not implement this method; `nexo discover` shows what it offers"
                     .into(),
             ),
-            Self::Rpc { code: -32602, .. } => Some(
-                "check the arguments against the tool's schema: `nexo tools TARGET --json`".into(),
-            ),
+            Self::Rpc { method, code, .. }
+                if *code == ErrorCode::INVALID_PARAMS.0
+                    || *code == ErrorCode::RESOURCE_NOT_FOUND.0 =>
+            {
+                match method {
+                    Method::CallTool => Some(
+                        "check the arguments against the tool's schema: `nexo tools TARGET --json`"
+                            .into(),
+                    ),
+                    Method::ReadResource => {
+                        Some("check the URI: `nexo resources TARGET` lists them".into())
+                    }
+                    Method::GetPrompt => Some(
+                        "check the prompt's name and arguments: `nexo prompts TARGET` lists them"
+                            .into(),
+                    ),
+                    _ => None,
+                }
+            }
+            Self::NeedsConfirmation { retry_with, .. } if retry_with.is_empty() => {
+                Some("call the tool again once you have decided".into())
+            }
+            Self::NeedsConfirmation { retry_with, .. } => Some(format!(
+                "to go ahead, call it again with the same arguments and {}",
+                retry_with
+                    .iter()
+                    .map(|name| if name == "confirm" {
+                        "`confirm=true`".to_owned()
+                    } else {
+                        format!("`{name}=...`")
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            )),
+            Self::UnknownTool { known, .. } if known.is_empty() => {
+                Some("the server lists no tools".into())
+            }
+            Self::UnknownTool { known, .. } => Some(format!(
+                "the server's tools: {}; `nexo tools TARGET NAME` describes one",
+                known.join(", ")
+            )),
             Self::Rpc { .. } | Self::Tool { .. } => None,
-            Self::Protocol { .. } => Some(
-                "run with `RUST_LOG=debug` to see the exchange; check the URL, and pick the \
-                 transport with `--transport http` or `--transport sse`"
-                    .into(),
-            ),
+            Self::Protocol { hint, .. } => Some(hint.clone()),
         }
     }
 
-    /// What lies under the message, for a `caused by:` line.
-    pub fn detail(&self) -> Option<&str> {
+    /// What lies under the message, for `caused by:` lines: the detail of
+    /// a refused authorization, the last stderr lines of a failed child.
+    pub fn causes(&self) -> Vec<String> {
         match self {
-            Self::Unauthorized { detail, .. } => Some(detail),
-            _ => None,
+            Self::Unauthorized { detail, .. } | Self::TokenRefused { detail, .. } => {
+                vec![detail.clone()]
+            }
+            Self::Unreachable { stderr, .. } | Self::Protocol { stderr, .. } => stderr.clone(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// This error with the last lines `program` wrote to its stderr, where
+    /// they explain it (the child exited, or broke the protocol).
+    pub(crate) fn with_stderr(mut self, program: &str, lines: Vec<String>) -> Self {
+        if let Self::Unreachable { stderr, .. } | Self::Protocol { stderr, .. } = &mut self {
+            *stderr = lines
+                .into_iter()
+                .map(|line| format!("{program} (stderr): {line}"))
+                .collect();
+        }
+        self
+    }
+
+    /// This error with every occurrence of `secrets` in its text replaced
+    /// by [`crate::secret::REDACTED`].
+    pub(crate) fn redacted(self, secrets: &[String]) -> Self {
+        if secrets.is_empty() {
+            return self;
+        }
+        let scrub = |mut text: String| {
+            for secret in secrets {
+                if text.contains(secret.as_str()) {
+                    text = text.replace(secret.as_str(), crate::secret::REDACTED);
+                }
+            }
+            text
+        };
+        match self {
+            Self::Usage { message, hint } => Self::Usage {
+                message: scrub(message),
+                hint: hint.map(scrub),
+            },
+            Self::Unauthorized { target, detail } => Self::Unauthorized {
+                target: scrub(target),
+                detail: scrub(detail),
+            },
+            Self::TokenRefused { target, detail } => Self::TokenRefused {
+                target: scrub(target),
+                detail: scrub(detail),
+            },
+            Self::Unreachable {
+                target,
+                detail,
+                hint,
+                stderr,
+            } => Self::Unreachable {
+                target: scrub(target),
+                detail: scrub(detail),
+                hint: scrub(hint),
+                stderr: stderr.into_iter().map(scrub).collect(),
+            },
+            Self::Timeout { target, seconds } => Self::Timeout {
+                target: scrub(target),
+                seconds,
+            },
+            Self::Rpc {
+                method,
+                code,
+                message,
+                data,
+            } => Self::Rpc {
+                method,
+                code,
+                message: scrub(message),
+                data,
+            },
+            Self::Tool { tool, message } => Self::Tool {
+                tool,
+                message: scrub(message),
+            },
+            unknown @ Self::UnknownTool { .. } => unknown,
+            Self::NeedsConfirmation {
+                tool,
+                message,
+                retry_with,
+            } => Self::NeedsConfirmation {
+                tool,
+                message: scrub(message),
+                retry_with,
+            },
+            Self::Protocol {
+                target,
+                detail,
+                hint,
+                stderr,
+            } => Self::Protocol {
+                target: scrub(target),
+                detail: scrub(detail),
+                hint,
+                stderr: stderr.into_iter().map(scrub).collect(),
+            },
         }
     }
 

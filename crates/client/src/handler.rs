@@ -1,4 +1,6 @@
-//! nexo's side of server-to-client requests. Today: elicitation, answered
+//! nexo's side of server-to-client messages: the notifications that tell
+//! about a request in progress (log messages, progress), handed to the
+//! caller's [`NoticeSink`]; and elicitation, answered
 //! by a policy the caller picks (rmcp declines by default): decline, fill in
 //! the schema's defaults, or hand each form to the caller's own
 //! [`ElicitationResponder`] (a person at a prompt, a test's script). The same
@@ -10,13 +12,41 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+#[expect(
+    deprecated,
+    reason = "SEP-2577 deprecates logging, but servers of every revision before it still log"
+)]
+use rmcp::model::LoggingMessageNotificationParam;
 use rmcp::model::{
     ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
-    FormElicitationCapability, JsonObject,
+    FormElicitationCapability, JsonObject, ProgressNotificationParam,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 use serde_json::Value;
+
+use crate::arguments::Schema;
+
+/// A notification about work in progress, for whoever shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Notice {
+    /// A log message (`notifications/message`): its level (`info`,
+    /// `warning`, ...), the logger's name and the text.
+    Log {
+        level: String,
+        logger: Option<String>,
+        text: String,
+    },
+    /// Progress (`notifications/progress`) of a request that asked for it.
+    Progress {
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
+}
+
+/// Receives the [`Notice`]s of a session.
+pub type NoticeSink = Arc<dyn Fn(Notice) + Send + Sync>;
 
 /// Answers elicitation requests on a user's behalf.
 #[async_trait]
@@ -49,10 +79,20 @@ impl fmt::Debug for ElicitationPolicy {
 }
 
 /// The client handler behind every [`crate::Session`].
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Handler {
     info: ClientConfig,
     elicitation: ElicitationPolicy,
+    notices: Option<NoticeSink>,
+}
+
+impl fmt::Debug for Handler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Handler")
+            .field("info", &self.info)
+            .field("elicitation", &self.elicitation)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Handler {
@@ -61,31 +101,81 @@ impl Handler {
             info.capabilities.elicitation =
                 Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
         }
-        Self { info, elicitation }
+        Self {
+            info,
+            elicitation,
+            notices: None,
+        }
+    }
+
+    /// Hands log and progress notifications to `sink`.
+    pub fn with_notices(mut self, sink: Option<NoticeSink>) -> Self {
+        self.notices = sink;
+        self
+    }
+
+    fn notify(&self, notice: Notice) {
+        if let Some(sink) = &self.notices {
+            sink(notice);
+        }
+    }
+}
+
+/// A log message's data as one line of text: a string as is, anything
+/// else as compact JSON.
+fn log_text(data: &Value) -> String {
+    match data {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
     }
 }
 
 /// The `default` of each property of an elicitation schema.
 pub fn schema_defaults(schema: &Value) -> JsonObject {
-    schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|properties| {
-            properties
-                .iter()
-                .filter_map(|(name, property)| {
-                    property
-                        .get("default")
-                        .map(|value| (name.clone(), value.clone()))
-                })
-                .collect()
+    Schema::of_value(schema)
+        .properties()
+        .filter_map(|property| {
+            let default = property.schema.get("default")?;
+            Some((property.name.to_owned(), default.clone()))
         })
-        .unwrap_or_default()
+        .collect()
 }
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
         self.info.clone()
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.notify(Notice::Progress {
+            progress: params.progress,
+            total: params.total,
+            message: params.message,
+        });
+    }
+
+    #[expect(
+        deprecated,
+        reason = "SEP-2577 deprecates logging, but servers of every revision before it still log"
+    )]
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let level = serde_json::to_value(params.level)
+            .ok()
+            .and_then(|level| level.as_str().map(str::to_owned))
+            .unwrap_or_else(|| "info".into());
+        self.notify(Notice::Log {
+            level,
+            logger: params.logger,
+            text: log_text(&params.data),
+        });
     }
 
     async fn create_elicitation(

@@ -10,32 +10,32 @@
 //! the status rmcp leaves only in its error messages is read by
 //! `status_in_message`.
 
-use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use http::{HeaderName, HeaderValue};
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
-use rmcp::transport::streamable_http_client::{
-    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
-};
+use rmcp::model::ServerJsonRpcMessage;
+use rmcp::transport::streamable_http_client::{StreamableHttpError, StreamableHttpPostResponse};
 use tokio::sync::watch;
+
+use crate::forward::{Forward, HttpError, Layer, SseItem, SseStream};
 
 /// How many times one message is sent before a 429/503 is final.
 pub const MAX_TRIES: u32 = 3;
 /// The wait between tries when the server gives no `Retry-After`.
 pub const DEFAULT_RETRY_DELAY: Duration = Duration::from_millis(1500);
+/// How much longer than the session's time limit one HTTP attempt may take.
+pub const BACKSTOP_MARGIN: Duration = Duration::from_secs(2);
 /// The longest `Retry-After` honoured; a longer one ends the retries.
 const MAX_RETRY_DELAY: Duration = Duration::from_secs(30);
 
-type HttpError = StreamableHttpError<reqwest::Error>;
-type SseItem = Result<sse_stream::Sse, sse_stream::Error>;
-
 /// A reqwest client with nexo's time limit and retry policy.
+pub type RetryingHttp = Forward<Retrying>;
+
+/// What [`RetryingHttp`] does around reqwest (see [`Layer`]).
 #[derive(Clone, Debug)]
-pub struct RetryingHttp {
+pub struct Retrying {
     inner: reqwest::Client,
     timeout: Duration,
     standalone: Arc<watch::Sender<StandaloneStream>>,
@@ -81,34 +81,50 @@ pub(crate) fn client_builder(connect_timeout: Duration) -> reqwest::ClientBuilde
 }
 
 impl RetryingHttp {
+    /// A client for a session whose exchanges are each limited to
+    /// `timeout`. Its own per-attempt limit is a backstop a little longer
+    /// ([`BACKSTOP_MARGIN`]), so that the session's limit, which reports a
+    /// timeout, always fires first: a lower layer giving up at the same
+    /// moment ended the session's transport instead, and the same silent
+    /// server was reported as a closed channel or a timeout at random.
     pub fn new(timeout: Duration) -> Result<Self, reqwest::Error> {
+        let timeout = timeout + BACKSTOP_MARGIN;
         let inner = client_builder(timeout).build()?;
         let (standalone, _) = watch::channel(StandaloneStream::NotExpected);
-        Ok(Self {
+        Ok(Forward(Retrying {
             inner,
             timeout,
             standalone: Arc::new(standalone),
             refused: Arc::default(),
-        })
+        }))
     }
 
     /// Follows the session's standalone stream (see [`StandaloneStream`]).
     pub fn standalone_stream(&self) -> watch::Receiver<StandaloneStream> {
-        self.standalone.subscribe()
+        self.0.standalone.subscribe()
     }
 
     /// The status of the first session-less POST refused without a JSON-RPC
     /// answer (404 or 405 from a server that only speaks the legacy
     /// HTTP+SSE transport, say).
     pub fn refused_status(&self) -> Option<u16> {
-        self.refused.get().copied()
+        self.0.refused.get().copied()
+    }
+}
+
+impl Layer for Retrying {
+    type Inner = reqwest::Client;
+
+    fn inner(&self) -> &reqwest::Client {
+        &self.inner
     }
 
     /// Runs `attempt` until it succeeds, fails for good, or runs out of tries.
-    async fn with_retries<T, F, Fut>(&self, mut attempt: F) -> Result<T, HttpError>
+    async fn run<T, F, Fut>(&self, attempt: F) -> Result<T, HttpError>
     where
-        F: FnMut() -> Fut,
-        Fut: Future<Output = Result<T, HttpError>>,
+        T: Send,
+        F: Fn() -> Fut + Send,
+        Fut: Future<Output = Result<T, HttpError>> + Send,
     {
         let mut tries = 0;
         loop {
@@ -138,6 +154,47 @@ impl RetryingHttp {
                 other => return other,
             }
         }
+    }
+
+    fn posted(
+        &self,
+        session_id: Option<&Arc<str>>,
+        response: Result<StreamableHttpPostResponse, HttpError>,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        if session_id.is_none()
+            && let Some(status) = refusal_status(&response)
+        {
+            let _ = self.refused.set(status);
+        }
+        let response = response?;
+        if let StreamableHttpPostResponse::Json(_, Some(_))
+        | StreamableHttpPostResponse::Sse(_, Some(_)) = &response
+        {
+            self.standalone.send_if_modified(|state| {
+                let first_session = *state == StandaloneStream::NotExpected;
+                if first_session {
+                    *state = StandaloneStream::Opening;
+                }
+                first_session
+            });
+        }
+        Ok(match response {
+            StreamableHttpPostResponse::Sse(stream, session) => {
+                StreamableHttpPostResponse::Sse(tolerant(stream), session)
+            }
+            other => other,
+        })
+    }
+
+    fn streamed(
+        &self,
+        opening: bool,
+        stream: Result<SseStream, HttpError>,
+    ) -> Result<SseStream, HttpError> {
+        if opening {
+            self.standalone.send_replace(StandaloneStream::Settled);
+        }
+        Ok(tolerant(stream?))
     }
 }
 
@@ -213,122 +270,108 @@ fn tolerant(stream: BoxStream<'static, SseItem>) -> BoxStream<'static, SseItem> 
         .boxed()
 }
 
-impl StreamableHttpClient for RetryingHttp {
-    type Error = reqwest::Error;
+/// A server on 127.0.0.1 that answers every request with one fixed
+/// refusal, so that tests read the errors rmcp really makes of it.
+#[cfg(test)]
+pub(crate) mod refusing {
+    use axum::http::{HeaderName, StatusCode};
+    use axum::response::IntoResponse;
 
-    async fn post_message(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<StreamableHttpPostResponse, HttpError> {
-        self.post_message_with_max_sse_event_size(
-            uri,
-            message,
-            session_id,
-            auth_header,
-            custom_headers,
-            usize::MAX,
-        )
-        .await
-    }
-
-    async fn post_message_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<StreamableHttpPostResponse, HttpError> {
-        let response = self
-            .with_retries(|| {
-                self.inner.post_message_with_max_sse_event_size(
-                    uri.clone(),
-                    message.clone(),
-                    session_id.clone(),
-                    auth_header.clone(),
-                    custom_headers.clone(),
-                    max_sse_event_size,
-                )
-            })
-            .await;
-        if session_id.is_none()
-            && let Some(status) = refusal_status(&response)
-        {
-            let _ = self.refused.set(status);
-        }
-        let response = response?;
-        if let StreamableHttpPostResponse::Json(_, Some(_))
-        | StreamableHttpPostResponse::Sse(_, Some(_)) = &response
-        {
-            self.standalone.send_if_modified(|state| {
-                let first_session = *state == StandaloneStream::NotExpected;
-                if first_session {
-                    *state = StandaloneStream::Opening;
+    /// Serves `status`, `headers` and a plain-text `body`; gives the URL.
+    pub async fn serve(
+        status: u16,
+        headers: &'static [(&'static str, &'static str)],
+        body: &'static str,
+    ) -> String {
+        let Ok(status) = StatusCode::from_u16(status) else {
+            panic!("no HTTP status {status}");
+        };
+        let refuse = move || async move {
+            let headers: Vec<(HeaderName, &str)> = headers
+                .iter()
+                .filter_map(|(name, value)| Some((HeaderName::try_from(*name).ok()?, *value)))
+                .collect();
+            let mut response = (status, body).into_response();
+            for (name, value) in headers {
+                if let Ok(value) = value.parse() {
+                    response.headers_mut().insert(name, value);
                 }
-                first_session
-            });
-        }
-        Ok(match response {
-            StreamableHttpPostResponse::Sse(stream, session) => {
-                StreamableHttpPostResponse::Sse(tolerant(stream), session)
             }
-            other => other,
-        })
+            response
+        };
+        let app = axum::Router::new().fallback(refuse);
+        let Ok(listener) = tokio::net::TcpListener::bind("127.0.0.1:0").await else {
+            panic!("cannot bind 127.0.0.1:0");
+        };
+        let Ok(address) = listener.local_addr() else {
+            panic!("no local address");
+        };
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        format!("http://{address}/mcp")
     }
 
-    async fn delete_session(
-        &self,
-        uri: Arc<str>,
-        session_id: Arc<str>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<(), HttpError> {
-        self.with_retries(|| {
-            self.inner.delete_session(
-                uri.clone(),
-                session_id.clone(),
-                auth_header.clone(),
-                custom_headers.clone(),
-            )
-        })
-        .await
-    }
-
-    async fn get_stream(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<BoxStream<'static, SseItem>, HttpError> {
-        let opening = last_event_id.is_none();
-        let stream = self
-            .with_retries(|| {
-                self.inner.get_stream(
-                    uri.clone(),
-                    session_id.clone(),
-                    last_event_id.clone(),
-                    auth_header.clone(),
-                    custom_headers.clone(),
-                )
+    /// A first message of each era, as rmcp sends it.
+    pub fn first_message(method: &str) -> rmcp::model::ClientJsonRpcMessage {
+        let params = if method == "initialize" {
+            serde_json::json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"}
             })
-            .await;
-        if opening {
-            self.standalone.send_replace(StandaloneStream::Settled);
+        } else {
+            serde_json::json!({})
+        };
+        let message =
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        match serde_json::from_value(message) {
+            Ok(message) => message,
+            Err(error) => panic!("`{method}` is no client message: {error}"),
         }
-        Ok(tolerant(stream?))
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
+    use rmcp::transport::streamable_http_client::StreamableHttpClient;
+
     use super::*;
+
+    /// Issue 15, point 6: rmcp keeps the status of some refusals only in its
+    /// message text; these read it from what rmcp really makes of a real
+    /// refusal, so that a change of wording in an rmcp upgrade fails here
+    /// rather than silently changing `--transport auto`'s fallback.
+    #[tokio::test]
+    async fn issue_15_refusal_statuses_read_from_rmcp_messages_on_the_wire() {
+        let cases = [
+            ("initialize", 404, Some(404)),
+            ("initialize", 405, Some(405)),
+            ("server/discover", 400, Some(400)),
+            ("server/discover", 404, Some(404)),
+            ("initialize", 502, None),
+        ];
+        for (method, status, expected) in cases {
+            let url = refusing::serve(status, &[("content-type", "text/plain")], "no").await;
+            let Ok(client) = RetryingHttp::new(Duration::from_secs(10)) else {
+                panic!("cannot build the client");
+            };
+            let response = client
+                .post_message(
+                    url.into(),
+                    refusing::first_message(method),
+                    None,
+                    None,
+                    HashMap::new(),
+                )
+                .await;
+            assert_eq!(
+                client.refused_status(),
+                expected,
+                "{method} refused with {status}: {response:?}"
+            );
+        }
+    }
 
     #[test]
     fn refusals_read_from_rmcp_messages() {

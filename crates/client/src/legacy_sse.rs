@@ -236,7 +236,10 @@ impl Link {
                 Some(Err(error)) => tracing::debug!(%error, "skipping a malformed SSE line"),
                 Some(Ok(event)) => match interpret(&self.url, &event)? {
                     Incoming::Endpoint(endpoint) => {
-                        tracing::debug!(endpoint = %endpoint.url, "legacy SSE stream open");
+                        tracing::debug!(
+                            endpoint = %crate::secret::redact_userinfo(endpoint.url.as_str()),
+                            "legacy SSE stream open"
+                        );
                         return Ok((events, endpoint));
                     }
                     other => tracing::debug!(?other, "skipping an event before the endpoint"),
@@ -538,7 +541,8 @@ impl LegacySse {
         headers: HeaderMap,
         timeout: Duration,
     ) -> Result<Self, SseError> {
-        let parsed = Url::parse(url).map_err(|_| SseError::BadUrl(url.to_owned()))?;
+        let parsed = Url::parse(url)
+            .map_err(|_| SseError::BadUrl(crate::secret::redact_userinfo(url).into_owned()))?;
         let http = crate::http::client_builder(timeout)
             .build()
             .map_err(SseError::Request)?;

@@ -6,15 +6,18 @@
 //! This crate knows no particular server. The protocol is rmcp's; what is
 //! here is the choice of transport and protocol era, the HTTP retry policy
 //! ([`http`]), OAuth when a server asks for it ([`auth`]), answers to
-//! server requests ([`handler`]), argument coercion ([`arguments`]) and
-//! error classification.
+//! server requests ([`handler`]), argument coercion ([`arguments`]),
+//! credentials that never print ([`secret`]) and error classification.
 
 pub mod arguments;
 pub mod auth;
+mod classify;
 mod error;
+pub mod forward;
 pub mod handler;
 pub mod http;
 pub mod legacy_sse;
+pub mod secret;
 mod target;
 
 use std::process::Stdio;
@@ -33,13 +36,18 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
 };
 use rmcp::{ClientServiceExt, RoleClient};
+use tokio::sync::watch;
 
-pub use crate::error::{ClientError, ErrorKind, SseError};
+use crate::classify::{Via, classify, spawn_error};
+pub use crate::error::{ClientError, ErrorKind, Method, SseError};
 pub use crate::handler::{ElicitationPolicy, ElicitationResponder, Handler};
+pub use crate::secret::{EnvVar, Header, Secret, TargetUrl};
 pub use crate::target::{HttpTransport, Target};
 
 /// The default time limit for one exchange (`--timeout`).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long a failed child's stderr is read on before the failure is shown.
+const CHILD_STDERR_WAIT: Duration = Duration::from_millis(300);
 /// The longest wait for a session's standalone stream after the handshake.
 const STANDALONE_STREAM_WAIT: Duration = Duration::from_secs(3);
 
@@ -55,14 +63,99 @@ pub enum Era {
     Discover,
 }
 
+impl Era {
+    /// The era a protocol revision belongs to, as rmcp decides it: a
+    /// revision with the `initialize` handshake (2025-11-25 and older) or a
+    /// stateless one (2026-07-28 on).
+    pub fn for_revision(revision: &str) -> Era {
+        let version: ProtocolVersion =
+            match serde_json::from_value(serde_json::Value::String(revision.to_owned())) {
+                Ok(version) => version,
+                Err(_) => return Era::Auto,
+            };
+        if version.has_initialize() {
+            Era::Initialize
+        } else {
+            Era::Discover
+        }
+    }
+}
+
+/// Receives each line a stdio server writes to its stderr.
+pub type StderrSink = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// How to connect.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ConnectOptions {
     pub timeout: Duration,
     pub era: Era,
     /// OAuth for URL targets that answer 401; `None` reports the 401 as is.
     pub oauth: Option<auth::OAuthOptions>,
     pub elicitation: ElicitationPolicy,
+    /// Where a stdio server's own log lines (its stderr) go. `None` keeps
+    /// them out of the way: only the last few are kept, and shown with a
+    /// failure of the child.
+    pub child_stderr: Option<StderrSink>,
+    /// Where the server's log and progress notifications go; `None` drops
+    /// them (and asks for none).
+    pub notices: Option<handler::NoticeSink>,
+}
+
+impl std::fmt::Debug for ConnectOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectOptions")
+            .field("timeout", &self.timeout)
+            .field("era", &self.era)
+            .field("oauth", &self.oauth)
+            .field("elicitation", &self.elicitation)
+            .field("child_stderr", &self.child_stderr.as_ref().map(|_| "sink"))
+            .field("notices", &self.notices.as_ref().map(|_| "sink"))
+            .finish()
+    }
+}
+
+/// How many of a stdio server's last stderr lines a failure shows.
+const STDERR_TAIL: usize = 5;
+
+/// The last lines a stdio server wrote to its stderr.
+#[derive(Clone, Default)]
+struct StderrTail(Arc<std::sync::Mutex<std::collections::VecDeque<String>>>);
+
+impl StderrTail {
+    fn push(&self, line: &str) {
+        if let Ok(mut lines) = self.0.lock() {
+            if lines.len() == STDERR_TAIL {
+                lines.pop_front();
+            }
+            lines.push_back(line.to_owned());
+        }
+    }
+
+    fn lines(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .map(|lines| lines.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+/// Reads a child's stderr to its end: each line to `sink`, the last few
+/// kept in `tail`.
+fn follow_stderr(
+    stderr: tokio::process::ChildStderr,
+    sink: Option<StderrSink>,
+    tail: StderrTail,
+) -> tokio::task::JoinHandle<()> {
+    use tokio::io::AsyncBufReadExt;
+    tokio::spawn(async move {
+        let mut lines = tokio::io::BufReader::new(stderr).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            tail.push(&line);
+            if let Some(sink) = &sink {
+                sink(&line);
+            }
+        }
+    })
 }
 
 impl Default for ConnectOptions {
@@ -72,6 +165,8 @@ impl Default for ConnectOptions {
             era: Era::Auto,
             oauth: None,
             elicitation: ElicitationPolicy::default(),
+            child_stderr: None,
+            notices: None,
         }
     }
 }
@@ -82,13 +177,21 @@ pub struct Session {
     target: String,
     transport: &'static str,
     timeout: Duration,
+    /// What no error may show ([`Target::secrets`]).
+    secrets: Vec<String>,
+    /// The program of a stdio target.
+    program: Option<String>,
+    /// Whether notices are wanted: calls then ask for progress and logs.
+    notices: bool,
+    /// Whether the authorization agent has the URL (see [`within`]).
+    agent_busy: watch::Receiver<bool>,
 }
 
 fn handler(options: &ConnectOptions) -> Handler {
     let mut info = ClientConfig::default();
     info.client_info.name = "nexo".into();
     info.client_info.version = env!("CARGO_PKG_VERSION").into();
-    Handler::new(info, options.elicitation.clone())
+    Handler::new(info, options.elicitation.clone()).with_notices(options.notices.clone())
 }
 
 fn lifecycle(era: Era) -> ClientLifecycleMode {
@@ -105,8 +208,38 @@ fn lifecycle(era: Era) -> ClientLifecycleMode {
     }
 }
 
-/// Connects to `target` and completes the protocol handshake.
+/// Connects to `target` and completes the protocol handshake. No error of
+/// this session shows the target's credentials, even where the server
+/// quotes them back.
 pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Session, ClientError> {
+    let secrets = target.secrets();
+    let agent_busy = Arc::new(watch::channel(false).0);
+    let opened = match open(target, options, &agent_busy).await {
+        Ok(opened) => Ok(opened),
+        Err(error) => Err(elsewhere(target, error, options.timeout).await),
+    };
+    let (service, transport) =
+        opened.map_err(|error| token_refused(target, error).redacted(&secrets))?;
+    Ok(Session {
+        service,
+        target: target.to_string(),
+        transport,
+        timeout: options.timeout,
+        secrets,
+        notices: options.notices.is_some(),
+        agent_busy: agent_busy.subscribe(),
+        program: match target {
+            Target::Stdio { command, .. } => command.first().cloned(),
+            Target::Url { .. } => None,
+        },
+    })
+}
+
+async fn open(
+    target: &Target,
+    options: &ConnectOptions,
+    agent_busy: &Arc<watch::Sender<bool>>,
+) -> Result<(RunningService<RoleClient, Handler>, &'static str), ClientError> {
     let name = target.to_string();
     let (service, transport) = match target {
         Target::Url {
@@ -114,29 +247,35 @@ pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Sessio
             transport,
             headers,
         } => {
-            let headers = header_map(headers)?;
+            let headers = header_map(headers);
+            http_url(url)?;
+            let url = url.expose();
             match transport {
                 HttpTransport::Http => (
-                    streamable(url, &headers, &name, options).await.0?,
+                    streamable(url, &headers, &name, options, agent_busy)
+                        .await
+                        .0?,
                     STREAMABLE_HTTP,
                 ),
                 HttpTransport::Sse => (legacy(url, headers, &name, options).await?, LEGACY_SSE),
-                HttpTransport::Auto => match streamable(url, &headers, &name, options).await {
-                    (Ok(service), _) => (service, STREAMABLE_HTTP),
-                    (Err(error), Some(status)) if matches!(status, 400 | 404 | 405) => {
-                        tracing::info!(
-                            status,
-                            "the server refused Streamable HTTP; trying the legacy HTTP+SSE transport"
-                        );
-                        match legacy(url, headers, &name, options).await {
-                            Ok(service) => (service, LEGACY_SSE),
-                            Err(legacy_error) => {
-                                return Err(both_failed(status, error, legacy_error));
+                HttpTransport::Auto => {
+                    match streamable(url, &headers, &name, options, agent_busy).await {
+                        (Ok(service), _) => (service, STREAMABLE_HTTP),
+                        (Err(error), Some(status)) if matches!(status, 400 | 404 | 405) => {
+                            tracing::info!(
+                                status,
+                                "the server refused Streamable HTTP; trying the legacy HTTP+SSE transport"
+                            );
+                            match legacy(url, headers, &name, options).await {
+                                Ok(service) => (service, LEGACY_SSE),
+                                Err(legacy_error) => {
+                                    return Err(both_failed(status, error, legacy_error));
+                                }
                             }
                         }
+                        (Err(error), _) => return Err(error),
                     }
-                    (Err(error), _) => return Err(error),
-                },
+                }
             }
         }
         Target::Stdio { command, env } => {
@@ -144,26 +283,177 @@ pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Sessio
                 .split_first()
                 .ok_or_else(|| ClientError::usage("the `--stdio` command is empty", None))?;
             let mut child = tokio::process::Command::new(program);
-            child.args(arguments).envs(env.iter().map(|(k, v)| (k, v)));
-            let (transport, _) = TokioChildProcess::builder(child)
-                .stderr(Stdio::inherit())
+            child
+                .args(arguments)
+                .envs(env.iter().map(|var| (&var.key, var.value.expose())));
+            let (transport, stderr) = TokioChildProcess::builder(child)
+                .stderr(Stdio::piped())
                 .spawn()
                 .map_err(|error| spawn_error(&name, program, &error))?;
+            let tail = StderrTail::default();
+            let reader = stderr
+                .map(|stderr| follow_stderr(stderr, options.child_stderr.clone(), tail.clone()));
             let mode = lifecycle(options.era);
             let service = handshake(
                 handler(options).serve_with_lifecycle(transport, mode),
                 &name,
+                Via::Stdio(program),
                 options,
+                None,
             )
-            .await?;
-            (service, "stdio")
+            .await;
+            match service {
+                Ok(service) => (service, "stdio"),
+                Err(error) => {
+                    // What the child said before it failed, read to its end
+                    // if it has exited (briefly: it may still be running).
+                    if let Some(reader) = reader {
+                        let _ = tokio::time::timeout(CHILD_STDERR_WAIT, reader).await;
+                    }
+                    return Err(error.with_stderr(program, tail.lines()));
+                }
+            }
         }
     };
-    Ok(Session {
-        service,
-        target: name,
-        transport,
-        timeout: options.timeout,
+    Ok((service, transport))
+}
+
+/// The longest wait for a health document while explaining a failure.
+const HEALTH_WAIT: Duration = Duration::from_secs(2);
+
+/// When a URL answered but spoke no MCP, asks its origin's health document
+/// (`GET /`, as `nexo serve` and seed 000's servers publish it) where MCP
+/// is mounted, and says so in the hint: `--url http://host:8000` for a
+/// server at `/mcp` is the commonest slip.
+async fn elsewhere(target: &Target, error: ClientError, timeout: Duration) -> ClientError {
+    let (Target::Url { url, .. }, ClientError::Protocol { .. }) = (target, &error) else {
+        return error;
+    };
+    let Ok(mut parsed) = ::url::Url::parse(url.expose()) else {
+        return error;
+    };
+    let given_path = parsed.path().to_owned();
+    parsed.set_path("/");
+    parsed.set_query(None);
+    let Ok(client) = http::client_builder(HEALTH_WAIT.min(timeout)).build() else {
+        return error;
+    };
+    let health = async {
+        let response = client.get(parsed.clone()).send().await.ok()?;
+        let document: serde_json::Value = response.json().await.ok()?;
+        document.get("mount")?.as_str().map(str::to_owned)
+    };
+    let mount = tokio::time::timeout(HEALTH_WAIT.min(timeout), health)
+        .await
+        .ok()
+        .flatten();
+    match (mount, error) {
+        (
+            Some(mount),
+            ClientError::Protocol {
+                target: name,
+                detail,
+                stderr,
+                ..
+            },
+        ) if mount.starts_with('/') && mount != given_path => {
+            parsed.set_path(&mount);
+            ClientError::Protocol {
+                target: name,
+                detail,
+                stderr,
+                hint: format!(
+                    "this server serves MCP at `{mount}`: try `--url {}`",
+                    secret::redact_userinfo(parsed.as_str())
+                ),
+            }
+        }
+        (_, error) => error,
+    }
+}
+
+/// A refused authorization is the given token's fault when the user gave
+/// one: no hint to pass a token then.
+fn token_refused(target: &Target, error: ClientError) -> ClientError {
+    let Target::Url { headers, .. } = target else {
+        return error;
+    };
+    let given = headers
+        .iter()
+        .any(|header| header.name() == ::http::header::AUTHORIZATION);
+    match error {
+        ClientError::Unauthorized { target, detail } if given => {
+            ClientError::TokenRefused { target, detail }
+        }
+        other => other,
+    }
+}
+
+/// Refuses a URL target that is no `http` or `https` URL before anything
+/// tries to reach it (OAuth's discovery would take a bad URL for a refused
+/// authorization; rmcp's own errors name its types).
+fn http_url(url: &TargetUrl) -> Result<(), ClientError> {
+    let shown = url.to_string();
+    let text = url.expose();
+    match ::url::Url::parse(text) {
+        Ok(parsed) if matches!(parsed.scheme(), "http" | "https") && parsed.has_host() => Ok(()),
+        Ok(parsed) if text.contains("://") => Err(ClientError::usage(
+            format!("`{shown}` is not an HTTP URL"),
+            Some(format!(
+                "nexo reaches servers over `http://` and `https://` (not `{}://`); for a local \
+                 command use `--stdio 'COMMAND'`",
+                parsed.scheme()
+            )),
+        )),
+        _ if !text.contains("://") && !text.trim().is_empty() => Err(ClientError::usage(
+            format!("`{shown}` is not a URL: it has no scheme"),
+            Some(format!("write it with its scheme: `--url http://{shown}`")),
+        )),
+        _ => Err(ClientError::usage(
+            format!("`{shown}` is not a valid URL"),
+            Some("write it as `--url http://HOST:PORT/mcp`".to_owned()),
+        )),
+    }
+}
+
+/// What a tool's result says went wrong, if anything: an error it reported
+/// (`isError`; the first text block is its message), or a call that did
+/// nothing because it needs a confirmation first (`structuredContent`
+/// `{"status": "needs_confirmation", "message", "retry_with"}`, the
+/// convention of the bundled servers that ask before acting).
+pub fn tool_failure(tool: &str, result: &CallToolResult) -> Option<ClientError> {
+    if result.is_error != Some(true) {
+        let structured = result.structured_content.as_ref()?;
+        if structured.get("status")?.as_str()? != "needs_confirmation" {
+            return None;
+        }
+        let field = |name: &str| structured.get(name);
+        return Some(ClientError::NeedsConfirmation {
+            tool: tool.to_owned(),
+            message: field("message")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("it needs a confirmation")
+                .to_owned(),
+            retry_with: field("retry_with")
+                .and_then(serde_json::Value::as_array)
+                .map(|names| {
+                    names
+                        .iter()
+                        .filter_map(serde_json::Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default(),
+        });
+    }
+    let message = result
+        .content
+        .iter()
+        .find_map(|block| block.as_text().map(|text| text.text.clone()))
+        .unwrap_or_else(|| "no details given".into());
+    Some(ClientError::Tool {
+        tool: tool.to_owned(),
+        message,
     })
 }
 
@@ -171,23 +461,13 @@ pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Sessio
 const STREAMABLE_HTTP: &str = "streamable-http";
 const LEGACY_SSE: &str = "sse";
 
-/// `--header` values as HTTP headers.
-fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, ClientError> {
+/// `--header` values as an HTTP header map.
+fn header_map(headers: &[Header]) -> HeaderMap {
     let mut map = HeaderMap::new();
-    for (key, value) in headers {
-        let parsed = (
-            ::http::HeaderName::try_from(key.as_str()),
-            ::http::HeaderValue::try_from(value.as_str()),
-        );
-        let (Ok(key), Ok(value)) = parsed else {
-            return Err(ClientError::usage(
-                format!("`{key}: {value}` is not a valid HTTP header"),
-                Some("write headers as --header 'Name: value'".to_owned()),
-            ));
-        };
-        map.append(key, value);
+    for header in headers {
+        map.append(header.name().clone(), header.value().clone());
     }
-    Ok(map)
+    map
 }
 
 /// Connects over Streamable HTTP. Beside the outcome: the status with which
@@ -198,6 +478,7 @@ async fn streamable(
     headers: &HeaderMap,
     name: &str,
     options: &ConnectOptions,
+    agent_busy: &Arc<watch::Sender<bool>>,
 ) -> (
     Result<RunningService<RoleClient, Handler>, ClientError>,
     Option<u16>,
@@ -208,6 +489,8 @@ async fn streamable(
             let error = ClientError::Protocol {
                 target: name.to_owned(),
                 detail: format!("cannot build the HTTP client: {error}"),
+                hint: Via::Http.protocol_hint(),
+                stderr: Vec::new(),
             };
             return (Err(error), None);
         }
@@ -225,25 +508,33 @@ async fn streamable(
             handshake(
                 handler(options).serve_with_lifecycle(transport, mode),
                 name,
+                Via::Http,
                 options,
+                None,
             )
             .await
         }
-        Some(oauth) => match auth::OAuthHttp::new(client.clone(), url, oauth.clone()).await {
-            Ok(authorized) => {
-                let transport = StreamableHttpClientTransport::with_client(authorized, config);
-                handshake(
-                    handler(options).serve_with_lifecycle(transport, mode),
-                    name,
-                    options,
-                )
-                .await
+        Some(oauth) => {
+            match auth::OAuthHttp::new(client.clone(), url, oauth.clone(), agent_busy.clone()).await
+            {
+                Ok(authorized) => {
+                    let agent_busy = authorized.agent_busy();
+                    let transport = StreamableHttpClientTransport::with_client(authorized, config);
+                    handshake(
+                        handler(options).serve_with_lifecycle(transport, mode),
+                        name,
+                        Via::Http,
+                        options,
+                        Some(agent_busy),
+                    )
+                    .await
+                }
+                Err(error) => Err(ClientError::Unauthorized {
+                    target: name.to_owned(),
+                    detail: error.to_string(),
+                }),
             }
-            Err(error) => Err(ClientError::Unauthorized {
-                target: name.to_owned(),
-                detail: error.to_string(),
-            }),
-        },
+        }
     };
     if service.is_ok() {
         wait_for_standalone_stream(standalone, options.timeout).await;
@@ -262,7 +553,7 @@ async fn legacy(
 ) -> Result<RunningService<RoleClient, Handler>, ClientError> {
     let transport = legacy_sse::LegacySse::connect(url, headers, options.timeout)
         .await
-        .map_err(|error| classify(name, &error))?;
+        .map_err(|error| classify(name, Via::Http, &error))?;
     let era = match options.era {
         Era::Auto => Era::Initialize,
         era => era,
@@ -270,7 +561,9 @@ async fn legacy(
     handshake(
         handler(options).serve_with_lifecycle(transport, lifecycle(era)),
         name,
+        Via::Http,
         options,
+        None,
     )
     .await
 }
@@ -281,12 +574,14 @@ async fn legacy(
 /// authorization, a stream that would not open) is what stopped the last try.
 fn both_failed(status: u16, streamable: ClientError, legacy: ClientError) -> ClientError {
     match (streamable, legacy) {
-        (ClientError::Protocol { target, .. }, ClientError::Protocol { detail, .. }) => {
+        (ClientError::Protocol { target, hint, .. }, ClientError::Protocol { detail, .. }) => {
             ClientError::Protocol {
                 target,
+                hint,
                 detail: format!(
                     "Streamable HTTP: the first POST got HTTP {status}; legacy HTTP+SSE: {detail}"
                 ),
+                stderr: Vec::new(),
             }
         }
         (_, legacy) => legacy,
@@ -309,164 +604,62 @@ async fn wait_for_standalone_stream(
     }
 }
 
+/// Runs `work` within `limit`, except while `agent_busy` says the
+/// authorization agent has the URL (a person may be in a browser, which
+/// takes longer than any exchange): the limit stops while it does, and
+/// runs whole again after. `Err` when the limit is reached.
+async fn within<T>(
+    limit: Duration,
+    agent_busy: Option<watch::Receiver<bool>>,
+    work: impl Future<Output = T>,
+) -> Result<T, tokio::time::error::Elapsed> {
+    let Some(mut busy) = agent_busy else {
+        return tokio::time::timeout(limit, work).await;
+    };
+    let mut work = std::pin::pin!(work);
+    loop {
+        match tokio::time::timeout(limit, &mut work).await {
+            Ok(done) => return Ok(done),
+            Err(elapsed) => {
+                // Busy now, or busy for a while since the window opened.
+                let was_busy = busy.has_changed().unwrap_or(false) || *busy.borrow();
+                busy.borrow_and_update();
+                if !was_busy {
+                    return Err(elapsed);
+                }
+                let idle = busy.wait_for(|busy| !*busy);
+                tokio::select! {
+                    done = &mut work => return Ok(done),
+                    _ = idle => {}
+                }
+            }
+        }
+    }
+}
+
+/// Runs the handshake within exactly the time limit. Every lower layer
+/// (the HTTP client's per-attempt limit, rmcp's discovery fallback) waits
+/// longer than this, so a server that never answers is a timeout whatever
+/// the limit, not whichever layer gave up first.
 async fn handshake<F>(
     start: F,
     target: &str,
+    via: Via<'_>,
     options: &ConnectOptions,
+    agent_busy: Option<watch::Receiver<bool>>,
 ) -> Result<RunningService<RoleClient, Handler>, ClientError>
 where
     F: Future<
         Output = Result<RunningService<RoleClient, Handler>, rmcp::service::ClientInitializeError>,
     >,
 {
-    match tokio::time::timeout(options.timeout + Duration::from_secs(1), start).await {
+    match within(options.timeout, agent_busy, start).await {
         Ok(Ok(service)) => Ok(service),
-        Ok(Err(error)) => Err(classify(target, &error)),
+        Ok(Err(error)) => Err(classify(target, via, &error)),
         Err(_) => Err(ClientError::Timeout {
             target: target.to_owned(),
             seconds: options.timeout.as_secs_f64(),
         }),
-    }
-}
-
-fn spawn_error(target: &str, program: &str, error: &std::io::Error) -> ClientError {
-    let hint = if error.kind() == std::io::ErrorKind::NotFound {
-        format!("`{program}` was not found; check the command and your PATH")
-    } else {
-        format!("check that `{program}` can be run")
-    };
-    ClientError::Unreachable {
-        target: target.to_owned(),
-        detail: format!("cannot start `{program}`: {error}"),
-        hint,
-    }
-}
-
-/// Every message in an error's chain, outermost first.
-fn chain(error: &(dyn std::error::Error + 'static)) -> Vec<String> {
-    let mut messages = Vec::new();
-    let mut current = Some(error);
-    while let Some(error) = current {
-        let message = error.to_string();
-        if !messages.iter().any(|seen: &String| seen.contains(&message)) {
-            messages.push(message);
-        }
-        current = error.source();
-    }
-    messages
-}
-
-/// The next error in the chain. rmcp's transport-error wrappers keep their
-/// cause in a field without exposing it as `source()`, so step into them.
-fn cause<'a>(
-    error: &'a (dyn std::error::Error + 'static),
-) -> Option<&'a (dyn std::error::Error + 'static)> {
-    use rmcp::service::ClientInitializeError;
-    use rmcp::transport::streamable_http_client::StreamableHttpError;
-    if let Some(ClientInitializeError::TransportError { error, .. }) =
-        error.downcast_ref::<ClientInitializeError>()
-    {
-        return Some(error.error.as_ref());
-    }
-    if let Some(ServiceError::TransportSend(error)) = error.downcast_ref::<ServiceError>() {
-        return Some(error.error.as_ref());
-    }
-    if let Some(StreamableHttpError::Client(request)) =
-        error.downcast_ref::<StreamableHttpError<reqwest::Error>>()
-    {
-        return Some(request);
-    }
-    error.source()
-}
-
-/// Sorts a failed handshake into unreachable, unauthorized or protocol error.
-fn classify(target: &str, error: &(dyn std::error::Error + 'static)) -> ClientError {
-    let mut current = Some(error);
-    while let Some(error) = current {
-        if let Some(http) = error.downcast_ref::<rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>>() {
-            use rmcp::transport::streamable_http_client::StreamableHttpError as E;
-            match http {
-                E::AuthRequired(_) | E::InsufficientScope(_) | E::Auth(_) => {
-                    return ClientError::Unauthorized {
-                        target: target.to_owned(),
-                        detail: http.to_string(),
-                    };
-                }
-                E::HttpStatus(status) if matches!(status.status, 401 | 403) => {
-                    return ClientError::Unauthorized {
-                        target: target.to_owned(),
-                        detail: http.to_string(),
-                    };
-                }
-                _ => {}
-            }
-        }
-        if let Some(sse) = error.downcast_ref::<SseError>() {
-            match sse {
-                SseError::Status {
-                    status: 401 | 403, ..
-                } => {
-                    return ClientError::Unauthorized {
-                        target: target.to_owned(),
-                        detail: sse.to_string(),
-                    };
-                }
-                SseError::TimedOut(seconds) => {
-                    return ClientError::Timeout {
-                        target: target.to_owned(),
-                        seconds: *seconds,
-                    };
-                }
-                SseError::Closed => {
-                    return ClientError::Unreachable {
-                        target: target.to_owned(),
-                        detail: sse.to_string(),
-                        hint: "the server's SSE stream dropped; check that the server is still running"
-                            .into(),
-                    };
-                }
-                _ => {}
-            }
-        }
-        if let Some(request) = error.downcast_ref::<reqwest::Error>()
-            && (request.is_connect() || request.is_timeout())
-        {
-            return unreachable(target, error);
-        }
-        if let Some(io) = error.downcast_ref::<std::io::Error>() {
-            use std::io::ErrorKind as K;
-            if matches!(
-                io.kind(),
-                K::ConnectionRefused
-                    | K::TimedOut
-                    | K::NotFound
-                    | K::HostUnreachable
-                    | K::NetworkUnreachable
-            ) {
-                return unreachable(target, error);
-            }
-        }
-        current = cause(error);
-    }
-    let detail = chain(error).join(": ");
-    if detail.contains("connection closed") || detail.contains("ConnectionClosed") {
-        return ClientError::Unreachable {
-            target: target.to_owned(),
-            detail,
-            hint: "the server closed the connection during the handshake; run its command by hand to see why it exits".into(),
-        };
-    }
-    ClientError::Protocol {
-        target: target.to_owned(),
-        detail,
-    }
-}
-
-fn unreachable(target: &str, error: &(dyn std::error::Error + 'static)) -> ClientError {
-    ClientError::Unreachable {
-        target: target.to_owned(),
-        detail: chain(error).last().cloned().unwrap_or_default(),
-        hint: "check that the server is running and the address is right".into(),
     }
 }
 
@@ -476,18 +669,27 @@ impl Session {
         self.service.peer_info()
     }
 
+    fn via(&self) -> Via<'_> {
+        self.program.as_deref().map_or(Via::Http, Via::Stdio)
+    }
+
     /// `stdio`, `streamable-http` or `sse`.
     pub fn transport(&self) -> &'static str {
         self.transport
     }
 
+    /// Runs one request of `method` within the time limit.
     async fn bounded<T>(
         &self,
+        method: Method,
         call: impl Future<Output = Result<T, ServiceError>>,
     ) -> Result<T, ClientError> {
-        match tokio::time::timeout(self.timeout, call).await {
+        let mut agent_busy = self.agent_busy.clone();
+        // Only what happens from now on may stop this call's limit.
+        agent_busy.borrow_and_update();
+        match within(self.timeout, Some(agent_busy), call).await {
             Ok(Ok(value)) => Ok(value),
-            Ok(Err(error)) => Err(self.service_error(error)),
+            Ok(Err(error)) => Err(self.service_error(method, error).redacted(&self.secrets)),
             Err(_) => Err(ClientError::Timeout {
                 target: self.target.clone(),
                 seconds: self.timeout.as_secs_f64(),
@@ -495,7 +697,7 @@ impl Session {
         }
     }
 
-    fn service_error(&self, error: ServiceError) -> ClientError {
+    fn service_error(&self, method: Method, error: ServiceError) -> ClientError {
         match error {
             ServiceError::McpError(data) if legacy_sse::stream_dropped(&data) => {
                 ClientError::Unreachable {
@@ -505,9 +707,11 @@ impl Session {
                            session); run the command again, and check that the request is safe \
                            to repeat"
                         .into(),
+                    stderr: Vec::new(),
                 }
             }
             ServiceError::McpError(data) => ClientError::Rpc {
+                method,
                 code: data.code.0,
                 message: data.message.into_owned(),
                 data: data.data,
@@ -518,25 +722,40 @@ impl Session {
             },
             ServiceError::TransportSend(_)
                 if matches!(
-                    classify(&self.target, &error),
+                    classify(&self.target, self.via(), &error),
                     ClientError::Unauthorized { .. }
                 ) =>
             {
-                classify(&self.target, &error)
+                classify(&self.target, self.via(), &error)
             }
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
                 ClientError::Unreachable {
                     target: self.target.clone(),
                     detail: error.to_string(),
                     hint: "the server went away; check that it is still running".into(),
+                    stderr: Vec::new(),
                 }
             }
-            other => classify(&self.target, &other),
+            other => classify(&self.target, self.via(), &other),
         }
     }
 
     pub async fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
-        self.bounded(self.service.list_all_tools()).await
+        self.bounded(Method::ListTools, self.service.list_all_tools())
+            .await
+    }
+
+    /// The tool called `name`, from the server's list; an unknown name is
+    /// [`ClientError::UnknownTool`], naming the tools there are.
+    pub async fn tool(&self, name: &str) -> Result<Tool, ClientError> {
+        let tools = self.list_tools().await?;
+        match tools.iter().find(|tool| tool.name == name) {
+            Some(tool) => Ok(tool.clone()),
+            None => Err(ClientError::UnknownTool {
+                tool: name.to_owned(),
+                known: tools.iter().map(|tool| tool.name.to_string()).collect(),
+            }),
+        }
     }
 
     /// Calls `name`; a result with `isError` is returned, not turned into an error.
@@ -545,16 +764,31 @@ impl Session {
         name: &str,
         arguments: JsonObject,
     ) -> Result<CallToolResult, ClientError> {
-        let params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
-        self.bounded(self.service.call_tool(params)).await
+        let mut params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
+        if self.notices {
+            let mut meta =
+                rmcp::model::RequestMetaObject::with_progress_token(rmcp::model::ProgressToken(
+                    rmcp::model::NumberOrString::String(format!("nexo-{name}").into()),
+                ));
+            #[expect(
+                deprecated,
+                reason = "SEP-2577 deprecates logging, but servers before it log only when asked"
+            )]
+            meta.set_log_level(rmcp::model::LoggingLevel::Info);
+            params.meta = Some(meta);
+        }
+        self.bounded(Method::CallTool, self.service.call_tool(params))
+            .await
     }
 
     pub async fn list_resources(&self) -> Result<Vec<Resource>, ClientError> {
-        self.bounded(self.service.list_all_resources()).await
+        self.bounded(Method::ListResources, self.service.list_all_resources())
+            .await
     }
 
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
         self.bounded(
+            Method::ReadResource,
             self.service
                 .read_resource(ReadResourceRequestParams::new(uri)),
         )
@@ -562,7 +796,8 @@ impl Session {
     }
 
     pub async fn list_prompts(&self) -> Result<Vec<Prompt>, ClientError> {
-        self.bounded(self.service.list_all_prompts()).await
+        self.bounded(Method::ListPrompts, self.service.list_all_prompts())
+            .await
     }
 
     pub async fn get_prompt(
@@ -572,7 +807,8 @@ impl Session {
     ) -> Result<GetPromptResult, ClientError> {
         let mut params = GetPromptRequestParams::new(name);
         params.arguments = Some(arguments);
-        self.bounded(self.service.get_prompt(params)).await
+        self.bounded(Method::GetPrompt, self.service.get_prompt(params))
+            .await
     }
 
     /// Ends the session (and the child process, for stdio targets).
@@ -580,5 +816,57 @@ impl Session {
         if let Err(error) = self.service.cancel().await {
             tracing::debug!(%error, "closing the session");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::ErrorCode;
+
+    use super::*;
+
+    #[test]
+    fn eras_of_revisions() {
+        let table = [
+            ("2024-11-05", Era::Initialize),
+            ("2025-03-26", Era::Initialize),
+            ("2025-06-18", Era::Initialize),
+            ("2025-11-25", Era::Initialize),
+            ("2026-07-28", Era::Discover),
+        ];
+        for (revision, era) in table {
+            assert_eq!(Era::for_revision(revision), era, "{revision}");
+        }
+    }
+
+    #[test]
+    fn tool_results_with_is_error_are_failures() {
+        use rmcp::model::ContentBlock as Content;
+        let failed = CallToolResult::error(vec![Content::text("division by zero")]);
+        match tool_failure("calc", &failed) {
+            Some(ClientError::Tool { tool, message }) => {
+                assert_eq!(
+                    (tool.as_str(), message.as_str()),
+                    ("calc", "division by zero")
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        let fine = CallToolResult::success(vec![Content::text("4")]);
+        assert!(tool_failure("calc", &fine).is_none());
+    }
+
+    #[test]
+    fn hints_by_json_rpc_code() {
+        let rpc = |code: ErrorCode| ClientError::Rpc {
+            method: Method::CallTool,
+            code: code.0,
+            message: String::new(),
+            data: None,
+        };
+        let hint = |code| rpc(code).hint().unwrap_or_default();
+        assert!(hint(ErrorCode::METHOD_NOT_FOUND).contains("nexo discover"));
+        assert!(hint(ErrorCode::INVALID_PARAMS).contains("schema"));
+        assert_eq!(rpc(ErrorCode::INTERNAL_ERROR).hint(), None);
     }
 }

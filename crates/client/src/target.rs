@@ -1,6 +1,10 @@
-//! Where a server is: a URL, a command to spawn, or an in-process handler.
+//! Where a server is: a URL or a command to spawn. A target prints (and
+//! debug-prints) without its credentials: URL userinfo, credential headers
+//! and `-e` values are redacted ([`crate::secret`]).
 
 use std::fmt;
+
+use crate::secret::{EnvVar, Header, TargetUrl};
 
 /// How to speak HTTP to a URL target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -19,25 +23,22 @@ pub enum HttpTransport {
 #[derive(Debug, Clone)]
 pub enum Target {
     Url {
-        url: String,
+        url: TargetUrl,
         transport: HttpTransport,
-        /// Extra request headers, `Name: value`.
-        headers: Vec<(String, String)>,
+        /// Extra request headers.
+        headers: Vec<Header>,
     },
     Stdio {
         /// The command line, split like a shell would.
         command: Vec<String>,
-        /// Extra environment for the child, `KEY=VALUE`.
-        env: Vec<(String, String)>,
+        /// Extra environment for the child.
+        env: Vec<EnvVar>,
     },
 }
 
 impl Target {
     /// A stdio target from one command-line string (`'npx -y server /tmp'`).
-    pub fn stdio(
-        command_line: &str,
-        env: Vec<(String, String)>,
-    ) -> Result<Self, crate::ClientError> {
+    pub fn stdio(command_line: &str, env: Vec<EnvVar>) -> Result<Self, crate::ClientError> {
         let command = shell_words::split(command_line).map_err(|error| {
             crate::ClientError::usage(
                 format!("cannot split the command `{command_line}`: {error}"),
@@ -54,10 +55,48 @@ impl Target {
     }
 }
 
+impl Target {
+    /// The credentials this target carries, as text to scrub from anything a
+    /// peer sends back (a server may quote a refused token in its error):
+    /// credential header values and their last word (the token after
+    /// `Bearer`), the URL's userinfo, and `-e` values long enough not to
+    /// be ordinary words.
+    pub(crate) fn secrets(&self) -> Vec<String> {
+        /// Shorter `-e` values (`1`, `true`, `debug`) are left alone.
+        const SHORTEST_ENV_SECRET: usize = 8;
+        let mut secrets = Vec::new();
+        match self {
+            Target::Url { url, headers, .. } => {
+                for header in headers.iter().filter(|header| header.is_credential()) {
+                    if let Ok(value) = header.value().to_str() {
+                        secrets.push(value.trim().to_owned());
+                        if let Some(last) = value.split_whitespace().last() {
+                            secrets.push(last.to_owned());
+                        }
+                    }
+                }
+                if let Ok(parsed) = url::Url::parse(url.expose()) {
+                    secrets.push(parsed.username().to_owned());
+                    secrets.extend(parsed.password().map(str::to_owned));
+                }
+            }
+            Target::Stdio { env, .. } => secrets.extend(
+                env.iter()
+                    .map(|var| var.value.expose().to_owned())
+                    .filter(|value| value.len() >= SHORTEST_ENV_SECRET),
+            ),
+        }
+        secrets.retain(|secret| !secret.is_empty());
+        // Longest first, so that a value is redacted whole before its parts.
+        secrets.sort_by_key(|secret| std::cmp::Reverse(secret.len()));
+        secrets
+    }
+}
+
 impl fmt::Display for Target {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Target::Url { url, .. } => f.write_str(url),
+            Target::Url { url, .. } => url.fmt(f),
             Target::Stdio { command, .. } => f.write_str(&shell_words::join(command)),
         }
     }

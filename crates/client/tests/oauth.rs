@@ -216,7 +216,7 @@ fn options(store: TokenStore) -> ConnectOptions {
 
 fn target(server: &Server) -> Target {
     Target::Url {
-        url: format!("{}/mcp", server.base),
+        url: format!("{}/mcp", server.base).into(),
         transport: HttpTransport::Http,
         headers: Vec::new(),
     }
@@ -292,5 +292,59 @@ async fn stops_stepping_up_when_the_server_never_grants_enough() {
         "it stepped up at least once: {authorizations} authorizations"
     );
     assert!(authorizations <= 4, "{authorizations} authorizations");
+    session.close().await;
+}
+
+/// An agent that takes longer than any exchange, as a person in a browser
+/// does, before doing what the headless agent does.
+struct SlowAgent(HeadlessAgent);
+
+impl nexo_client::auth::AuthorizationAgent for SlowAgent {
+    fn redirect_uri(
+        &self,
+    ) -> futures::future::BoxFuture<'_, Result<String, rmcp::transport::auth::AuthError>> {
+        self.0.redirect_uri()
+    }
+
+    fn authorize<'a>(
+        &'a self,
+        authorization_url: &'a str,
+    ) -> futures::future::BoxFuture<'a, Result<String, rmcp::transport::auth::AuthError>> {
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_millis(2500)).await;
+            self.0.authorize(authorization_url).await
+        })
+    }
+}
+
+/// Issue 15 (found while testing point 4): the time a person takes in the
+/// browser does not count against `--timeout` (a person had 15 s to
+/// authorize, the handshake's limit), in the handshake or in a step-up.
+#[tokio::test]
+async fn issue_15_a_person_may_take_longer_than_the_timeout_to_authorize() {
+    let server = start(Some("write")).await;
+    let options = ConnectOptions {
+        timeout: Duration::from_secs(1),
+        era: Era::Initialize,
+        oauth: Some(OAuthOptions::new(
+            TokenStore::in_memory(),
+            Arc::new(SlowAgent(
+                HeadlessAgent::new(Duration::from_secs(10)).unwrap(),
+            )),
+        )),
+        ..ConnectOptions::default()
+    };
+    let session = nexo_client::connect(&target(&server), &options)
+        .await
+        .unwrap();
+    assert_eq!(server.authorizations.load(Ordering::SeqCst), 1);
+    assert_eq!(session.list_tools().await.unwrap().len(), 1);
+    // A call that needs a larger scope steps up, through the same slow agent.
+    let result = session
+        .call_tool("write", serde_json::Map::new())
+        .await
+        .unwrap();
+    assert_eq!(result.is_error, None);
+    assert_eq!(server.authorizations.load(Ordering::SeqCst), 2);
     session.close().await;
 }

@@ -133,16 +133,24 @@ fn assert_client(target: &Target, (era, revision): (Option<&str>, &str)) {
     assert_eq!(failed.code(), 5, "{context}: {failed:#?}");
     let error = failed.error_line();
     assert_eq!(error["error"]["code"], "tool_error", "{context}");
-    let text = failed.stdout.strip_suffix('\n').unwrap();
+    assert_eq!(
+        failed.stdout, "",
+        "{context}: the error is told on stderr only"
+    );
+    let message = error["error"]["message"].as_str().unwrap().to_owned();
+    let text = message
+        .strip_prefix("the tool `morse` reported an error: ")
+        .unwrap();
     assert!(
         text.contains("'#'"),
         "{context}: names the character: {text}"
     );
-    assert_eq!(
-        error["error"]["message"],
-        format!("the tool `morse` reported an error: {text}"),
-        "{context}: stdout is the tool's error text"
-    );
+    let told = failed
+        .stderr
+        .lines()
+        .filter(|line| !line.starts_with('{') && line.contains(text))
+        .count();
+    assert_eq!(told, 1, "{context}: told people once: {failed:#?}");
 
     let failed = nexo("call", &["morse", "texto=#", "--json"]);
     assert_eq!(failed.code(), 5, "{context}: {failed:#?}");
@@ -310,8 +318,13 @@ fn unknown_tool_exits_5() {
         args.extend(arguments);
         let failed = run(&args);
         assert_eq!(failed.code(), 5, "{failed:#?}");
-        let code = failed.error_line()["error"]["code"].clone();
-        assert_eq!(code, "server_error", "{failed:#?}");
+        let error = failed.error_line()["error"].clone();
+        assert_eq!(error["code"], "unknown_tool", "{failed:#?}");
+        assert_eq!(error["message"], "the server has no tool `nosuch`");
+        assert_eq!(
+            error["hint"],
+            "the server's tools: demorse, echo, morse; `nexo tools TARGET NAME` describes one"
+        );
         assert!(failed.stdout.is_empty(), "{failed:#?}");
     }
 }
@@ -344,4 +357,105 @@ fn failed_authorization_exits_3() {
         (3, Some("unauthorized")),
         "{failed:#?}"
     );
+}
+
+/// Issue 15, point 11: arguments from a file (`@FILE`) and from stdin
+/// (`-`), for arguments too large for a command line.
+#[test]
+fn issue_15_arguments_from_a_file_and_from_stdin() {
+    use std::io::Write;
+    let server = serve_morse_command();
+    let dir = crate::support::TempDir::new("arguments");
+    let file = dir.path().join("args.json");
+    std::fs::write(&file, r#"{"texto": "SOS prueba"}"#).unwrap();
+    let from_file = format!("@{}", file.display());
+    let called = run(&["call", "--stdio", &server, "morse", &from_file]);
+    assert_eq!(called.assert_success().stdout, format!("{SOS_PRUEBA}\n"));
+
+    let mut command = crate::support::nexo();
+    command
+        .args(["call", "--stdio", &server, "morse", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"texto": "SOS prueba"}"#)
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        format!("{SOS_PRUEBA}\n")
+    );
+
+    std::fs::write(&file, "texto=SOS").unwrap();
+    let refused = run(&["call", "--stdio", &server, "morse", &from_file]);
+    assert_eq!(refused.code(), 1, "{refused:#?}");
+    assert_eq!(refused.error_line()["error"]["code"], "usage");
+}
+
+/// Issue 15, point 11: an argument the schema does not describe is sent
+/// with a warning (the morse tools allow others); one given twice is refused.
+#[test]
+fn issue_15_undescribed_and_repeated_arguments() {
+    let server = serve_morse_command();
+    let warned = run(&["call", "--stdio", &server, "morse", "texto=SOS", "speed=2"]);
+    warned.assert_success();
+    assert!(
+        warned
+            .stderr
+            .contains("warning: the tool's schema describes no argument `speed`"),
+        "{warned:#?}"
+    );
+    let twice = run(&["call", "--stdio", &server, "morse", "texto=a", "texto=b"]);
+    assert_eq!(twice.code(), 1, "{twice:#?}");
+    assert_eq!(
+        twice.error_line()["error"]["message"],
+        "the argument `texto` is given twice"
+    );
+}
+
+/// Issue 15, point 13: a server's log messages and progress reach stderr
+/// while a call runs (plain lines when stderr is no terminal), over stdio
+/// and Streamable HTTP, in both eras; stdout keeps the result only.
+#[test]
+fn issue_15_logs_and_progress_while_a_call_runs() {
+    use crate::support::{nexo_path, shell_quote};
+    let stdio = format!("{} serve everything", shell_quote(nexo_path()));
+    let http = HttpServer::serve("everything", &[]);
+    let url = http.mcp_url();
+    let targets: [&[&str]; 4] = [
+        &["--stdio", &stdio],
+        &["--stdio", &stdio, "--protocol", "2025"],
+        &["--url", &url],
+        &["--url", &url, "--protocol", "2025"],
+    ];
+    for target in targets {
+        let call = |tool: &str| {
+            let mut args = vec!["call", tool];
+            args.extend_from_slice(target);
+            run(&args)
+        };
+        let logged = call("test_tool_with_logging");
+        logged.assert_success();
+        assert!(
+            logged
+                .stderr
+                .contains("[info nexo-everything] Tool execution started"),
+            "{target:?}: {logged:#?}"
+        );
+        assert!(!logged.stdout.contains("Tool execution"), "{logged:#?}");
+        let progressed = call("test_tool_with_progress");
+        progressed.assert_success();
+        assert!(
+            progressed
+                .stderr
+                .contains("progress: 50 of 100 Completed step 50 of 100"),
+            "{target:?}: {progressed:#?}"
+        );
+    }
 }

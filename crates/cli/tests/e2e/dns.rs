@@ -39,7 +39,7 @@ fn ping_bad_domain_silent_resolver_and_call_log() {
         "dominio=192.0.2.1",
     ]);
     assert_eq!(bad.code(), 5, "{bad:#?}");
-    assert!(bad.stdout.contains("is an IP address"), "{bad:#?}");
+    assert!(bad.stderr.contains("is an IP address"), "{bad:#?}");
 
     let propagated = run(&[
         "call",

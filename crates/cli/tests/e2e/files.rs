@@ -682,7 +682,7 @@ fn nexo_call_reads_lists_and_writes_reports() {
     ]);
     assert_eq!(refused.code(), 5, "a tool error exits 5: {refused:#?}");
     assert!(
-        refused.stdout.contains("outside the allowed directories"),
+        refused.stderr.contains("outside the allowed directories"),
         "{refused:#?}"
     );
     let refused = run(&["call", "--stdio", &server, "write_report", "content=# x"]);

@@ -19,11 +19,13 @@
 
 mod client;
 mod dns;
+mod exit_codes;
 mod files;
 mod http_policy;
 mod http_wire;
 mod legacy_sse;
 mod music;
+mod secrets;
 mod shutdown;
 mod snapshots;
 mod sse_client;

@@ -64,7 +64,7 @@ fn stdio(db: &std::path::Path) -> Target {
 
 fn url(server: &HttpServer) -> Target {
     Target::Url {
-        url: server.mcp_url(),
+        url: server.mcp_url().into(),
         transport: HttpTransport::Http,
         headers: Vec::new(),
     }
@@ -208,7 +208,16 @@ fn the_argument_retry_through_nexo_call() {
             "add_song",
             &arguments.to_string(),
         ]);
-        run.assert_success().stdout_json()["structuredContent"].clone()
+        let structured = run.stdout_json()["structuredContent"].clone();
+        // Issue 15, point 13: a call that wrote nothing because it needs a
+        // confirmation exits 6, with the JSON line saying so.
+        if structured["status"] == "needs_confirmation" {
+            assert_eq!(run.code(), 6, "{run:#?}");
+            assert_eq!(run.error_line()["error"]["code"], "needs_confirmation");
+        } else {
+            run.assert_success();
+        }
+        structured
     };
     let asked = nexo_call(bohemian());
     assert_eq!(asked["status"], "needs_confirmation");
@@ -238,9 +247,16 @@ fn the_argument_retry_through_nexo_call() {
     assert_eq!(titles, ["Bohemian Rhapsody", "Bohemian Rhapsody"]);
 
     let clear = run(&["call", "--stdio", &server, "clear_library", "--json"]);
+    assert_eq!(clear.code(), 6, "{clear:#?}");
     assert_eq!(
-        clear.assert_success().stdout_json()["structuredContent"]["status"],
+        clear.stdout_json()["structuredContent"]["status"],
         "needs_confirmation"
+    );
+    let clear = run(&["call", "--stdio", &server, "clear_library"]);
+    assert_eq!(clear.code(), 6, "{clear:#?}");
+    assert_eq!(
+        clear.error_line()["error"]["hint"],
+        "to go ahead, call it again with the same arguments and `confirm=true`"
     );
     let clear = run(&[
         "call",
@@ -265,7 +281,7 @@ fn the_argument_retry_through_nexo_call() {
     ]);
     assert_eq!(bad.code(), 5, "a tool error: {bad:#?}");
     assert!(
-        bad.stdout.contains("`year` 99999 is out of range"),
+        bad.stderr.contains("`year` 99999 is out of range"),
         "{bad:#?}"
     );
 }

@@ -1,8 +1,9 @@
 //! The exact output of the command line, snapshotted with insta and
 //! insta-cmd (exit code, stdout and stderr): `--help` of `nexo` and of every
-//! subcommand, the human table of `nexo tools`, and the two most common
-//! errors. Ports, paths, times and session ids are filtered out, so the
-//! snapshots hold on any machine.
+//! subcommand; the human output and `--json` of every client command; exits
+//! 1 (bad usage), 3 (authorization), 4 (unreachable) and 5 (tool and server
+//! errors) with their stderr. Ports, paths, times, versions and session ids
+//! are filtered out, so the snapshots hold on any machine.
 
 use std::path::Path;
 use std::process::Command;
@@ -50,6 +51,8 @@ fn settings() -> insta::Settings {
         r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
         "[SESSION]",
     );
+    // A bundled server's version, as `discover` shows it.
+    settings.add_filter(r"\b(nexo-[a-z]+) \d+\.\d+\.\d+\b", "$1 [VERSION]");
     settings
 }
 
@@ -121,4 +124,253 @@ fn unknown_server_error() {
     let mut command = nexo();
     command.args(["serve", "nope"]);
     settings().bind(|| assert_cmd_snapshot!("unknown_server_error", command));
+}
+
+/// Issue 15, point 10: bad usage, each with its stderr and JSON line.
+#[test]
+fn usage_errors() {
+    let cases: [(&str, &[&str]); 9] = [
+        ("usage_tools_without_target", &["tools"]),
+        (
+            "usage_header_with_stdio",
+            &["tools", "--stdio", "x", "--header", "A: b"],
+        ),
+        (
+            "usage_env_with_url",
+            &["tools", "--url", "http://127.0.0.1:9/mcp", "-e", "A=b"],
+        ),
+        (
+            "usage_both_targets",
+            &["tools", "--url", "http://127.0.0.1:9/mcp", "--stdio", "x"],
+        ),
+        ("usage_serve_without_server", &["serve"]),
+        (
+            "usage_serve_http_server_name",
+            &["serve", "--http", "morse"],
+        ),
+        (
+            "usage_serve_bad_port",
+            &["serve", "morse", "--http", "99999"],
+        ),
+        (
+            "usage_serve_max_body_zero",
+            &["serve", "morse", "--max-body", "0"],
+        ),
+        (
+            "usage_url_without_scheme",
+            &["tools", "--url", "127.0.0.1:9/mcp"],
+        ),
+    ];
+    for (name, args) in cases {
+        let mut command = nexo();
+        command.args(args);
+        settings().bind(|| assert_cmd_snapshot!(name, command));
+    }
+}
+
+/// Issue 15, point 10: `nexo help -h` is help, not an error.
+#[test]
+fn help_of_help() {
+    for args in [&["help", "-h"][..], &["help", "serve", "--help"]] {
+        let asked = run(args);
+        asked.assert_success();
+        assert!(asked.stdout.contains("Usage: nexo"), "{asked:#?}");
+    }
+}
+
+/// `nexo ARGS` run from the binary's directory, so that `--stdio './nexo
+/// serve ...'` holds no path in the recorded arguments.
+fn in_binary_dir(args: &[&str]) -> Command {
+    let directory = Path::new(nexo_path()).parent().unwrap();
+    let mut command = nexo();
+    command.current_dir(directory).args(args);
+    command
+}
+
+const MORSE: &str = "./nexo serve morse";
+const EVERYTHING: &str = "./nexo serve everything";
+
+/// Issue 15, point 8: the human output and `--json` of every client
+/// command, and exit 5 with its stderr, over stdio.
+#[test]
+fn client_commands() {
+    let cases: [(&str, &[&str]); 16] = [
+        (
+            "call_text",
+            &["call", "--stdio", MORSE, "morse", "texto=SOS prueba"],
+        ),
+        (
+            "call_json",
+            &["call", "--stdio", MORSE, "morse", "texto=SOS", "--json"],
+        ),
+        (
+            "call_tool_error",
+            &["call", "--stdio", EVERYTHING, "test_error_handling"],
+        ),
+        (
+            "call_unknown_tool",
+            &["call", "--stdio", MORSE, "nosuch", "texto=x"],
+        ),
+        (
+            "call_bad_argument",
+            &["call", "--stdio", MORSE, "morse", "notapair"],
+        ),
+        ("tools_json", &["tools", "--stdio", MORSE, "--json"]),
+        ("tools_one", &["tools", "--stdio", MORSE, "morse"]),
+        (
+            "tools_one_ref",
+            &["tools", "--stdio", EVERYTHING, "json_schema_2020_12_tool"],
+        ),
+        ("resources_table", &["resources", "--stdio", EVERYTHING]),
+        (
+            "read_text",
+            &["read", "--stdio", EVERYTHING, "test://static-text"],
+        ),
+        (
+            "read_binary",
+            &["read", "--stdio", EVERYTHING, "test://static-binary"],
+        ),
+        (
+            "read_unknown",
+            &["read", "--stdio", EVERYTHING, "test://nope"],
+        ),
+        ("prompts_table", &["prompts", "--stdio", EVERYTHING]),
+        (
+            "prompt_text",
+            &[
+                "prompt",
+                "--stdio",
+                EVERYTHING,
+                "test_prompt_with_arguments",
+                "arg1=uno",
+                "arg2=dos",
+            ],
+        ),
+        (
+            "prompt_json",
+            &[
+                "prompt",
+                "--stdio",
+                EVERYTHING,
+                "test_simple_prompt",
+                "--json",
+            ],
+        ),
+        ("discover_text", &["discover", "--stdio", EVERYTHING]),
+    ];
+    for (name, args) in cases {
+        let mut command = in_binary_dir(args);
+        settings().bind(|| assert_cmd_snapshot!(name, command));
+    }
+}
+
+/// A server that answers every request with 401 and a challenge, its
+/// discovery and registration endpoints included.
+fn refusing_server() -> u16 {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut buffer = [0_u8; 8192];
+            let _ = stream.read(&mut buffer);
+            let _ = stream.write_all(
+                b"HTTP/1.1 401 Unauthorized\r\nwww-authenticate: Bearer realm=\"test\"\r\n\
+                  content-length: 0\r\nconnection: close\r\n\r\n",
+            );
+        }
+    });
+    port
+}
+
+/// Issue 15, point 8: exit 3 with its stderr, with and without a token of
+/// the user's own.
+#[test]
+fn unauthorized_errors() {
+    let port = refusing_server();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let mut settings = settings();
+    settings.add_filter(&format!(r"\b{port}\b"), "[PORT]");
+    let shown_url = "http://127.0.0.1:[PORT]/mcp";
+    let cases: [(&str, &[&str]); 2] = [
+        ("unauthorized_error", &[]),
+        (
+            "unauthorized_with_token_error",
+            &["--header", "Authorization: Bearer abc"],
+        ),
+    ];
+    for (name, extra) in cases {
+        let mut args = vec!["tools", "--url", url.as_str()];
+        args.extend_from_slice(extra);
+        let failed = run(&args);
+        let mut shown = vec!["tools", "--url", shown_url];
+        shown.extend_from_slice(extra);
+        settings.bind(|| assert_run_snapshot(name, &shown, &failed));
+    }
+}
+
+/// Issue 15, point 13: a call that did nothing because the server asks for
+/// a confirmation first exits 6, with a hint saying how to go ahead.
+#[test]
+fn needs_confirmation_exits_6() {
+    let dir = crate::support::TempDir::new("music");
+    let db = dir.path().join("music.sqlite3");
+    let server = format!(
+        "{} serve music --db {}",
+        crate::support::shell_quote(nexo_path()),
+        crate::support::shell_quote(&db.display().to_string())
+    );
+    let asked = run(&["call", "--stdio", &server, "clear_library"]);
+    let shown = [
+        "call",
+        "--stdio",
+        "nexo serve music --db [DB]",
+        "clear_library",
+    ];
+    settings().bind(|| assert_run_snapshot("call_needs_confirmation", &shown, &asked));
+}
+
+/// Issue 15, point 13: tables fit the width (`$COLUMNS` when stdout is no
+/// terminal): the descriptions are cut, the names never.
+#[test]
+fn tables_fit_the_width() {
+    for columns in ["60", "100"] {
+        let mut command = in_binary_dir(&["tools", "--stdio", MORSE]);
+        command.env("COLUMNS", columns);
+        let listed = crate::support::run_command(command);
+        listed.assert_success();
+        let width: usize = columns.parse().unwrap();
+        for line in listed.stdout.lines() {
+            assert!(line.chars().count() <= width, "{columns}: {line:?}");
+        }
+        assert!(listed.stdout.contains("demorse"), "{listed:#?}");
+    }
+}
+
+/// Issue 15, point 13: the labels on stderr are coloured on a terminal
+/// (a pseudo-terminal from util-linux's `script`), never with `NO_COLOR`,
+/// never when piped (every other test), and the JSON line never.
+#[test]
+fn colour_on_a_terminal_unless_no_color() {
+    let closed = ClosedPort::new();
+    let line = format!(
+        "{} tools --url http://127.0.0.1:{}/mcp",
+        crate::support::shell_quote(nexo_path()),
+        closed.port
+    );
+    for no_color in [false, true] {
+        let mut command = Command::new("script");
+        command
+            .args(["-qc", &line, "/dev/null"])
+            .env_remove("NO_COLOR");
+        if no_color {
+            command.env("NO_COLOR", "1");
+        }
+        let ran = crate::support::run_command(command);
+        let coloured = ran.stdout.contains("\u{1b}[1;31merror:\u{1b}[0m");
+        assert_eq!(coloured, !no_color, "NO_COLOR: {no_color}: {ran:#?}");
+        let json = ran.stdout.lines().find(|l| l.starts_with('{')).unwrap();
+        assert!(!json.contains('\u{1b}'), "{json:?}");
+    }
 }

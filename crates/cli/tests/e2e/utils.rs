@@ -45,8 +45,12 @@ fn sha256_and_calc_over_stdio() {
 
     let failed = run(&["call", "--stdio", &server, "calc", "expression=1/0"]);
     assert_eq!(failed.code(), 5, "{failed:#?}");
-    assert_eq!(
-        failed.stdout, "division by zero (the `/` at position 2)\n",
+    // The tool's error is told once, on stderr: stdout carries data only.
+    assert_eq!(failed.stdout, "", "{failed:#?}");
+    assert!(
+        failed
+            .stderr
+            .contains("division by zero (the `/` at position 2)"),
         "{failed:#?}"
     );
     assert_eq!(failed.error_line()["error"]["code"], "tool_error");

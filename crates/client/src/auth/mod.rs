@@ -17,56 +17,26 @@
 pub mod agent;
 pub mod store;
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use futures::stream::BoxStream;
-use http::{HeaderName, HeaderValue};
-use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::auth::{
     AuthClient, AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationMetadata,
     AuthorizationRequest, AuthorizationSession, WWWAuthenticateParams,
 };
-use rmcp::transport::streamable_http_client::{
-    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
-};
+use rmcp::transport::streamable_http_client::StreamableHttpError;
 use url::Url;
 
 pub use self::agent::{AuthorizationAgent, HeadlessAgent, LoopbackAgent};
 pub use self::store::TokenStore;
+use crate::forward::{Forward, HttpError, Layer};
 use crate::http::RetryingHttp;
+pub use crate::secret::Secret;
 
 /// How many authorizations (a 401's, then 403 step-ups) one request may
 /// cause before its failure is final: a server that keeps refusing every
 /// token must not loop the client forever.
 pub const MAX_AUTHORIZATIONS_PER_REQUEST: u32 = 3;
-
-/// A secret whose `Debug` and `Display` never show it.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    pub fn new(value: impl Into<String>) -> Self {
-        Self(value.into())
-    }
-
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Secret([redacted])")
-    }
-}
-
-impl fmt::Display for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("[redacted]")
-    }
-}
 
 /// Who nexo is to an authorization server. With none of the optional parts
 /// nexo registers itself dynamically (RFC 7591).
@@ -101,6 +71,48 @@ pub struct OAuthOptions {
     pub identity: ClientIdentity,
 }
 
+impl OAuthOptions {
+    /// OAuth whose authorization URLs `agent` carries, with tokens kept in
+    /// `store`; nexo registers itself dynamically unless told otherwise.
+    pub fn new(store: TokenStore, agent: Arc<dyn AuthorizationAgent>) -> Self {
+        Self {
+            store,
+            agent,
+            identity: ClientIdentity::default(),
+        }
+    }
+
+    /// A client registered out of band, with its secret for confidential
+    /// clients.
+    pub fn with_client(mut self, client_id: Option<String>, secret: Option<Secret>) -> Self {
+        self.identity.client_id = client_id;
+        self.identity.client_secret = secret;
+        self
+    }
+
+    /// A Client ID Metadata Document's URL, used as the client id where the
+    /// authorization server supports it.
+    pub fn with_metadata_url(mut self, url: Option<String>) -> Self {
+        self.identity.metadata_url = url;
+        self
+    }
+
+    /// These options for `target`, or `None` where OAuth does not apply: a
+    /// stdio target, or a URL target that brings its own `Authorization`.
+    pub fn for_target(self, target: &crate::Target) -> Option<Self> {
+        match target {
+            crate::Target::Url { headers, .. }
+                if !headers
+                    .iter()
+                    .any(|header| header.name() == http::header::AUTHORIZATION) =>
+            {
+                Some(self)
+            }
+            _ => None,
+        }
+    }
+}
+
 impl fmt::Debug for OAuthOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OAuthOptions")
@@ -110,23 +122,42 @@ impl fmt::Debug for OAuthOptions {
     }
 }
 
-type HttpError = StreamableHttpError<reqwest::Error>;
-type SseItem = Result<sse_stream::Sse, sse_stream::Error>;
-
 /// The HTTP client for a target that may require authorization: rmcp's
 /// [`AuthClient`] (which attaches the token and refreshes it once when the
 /// server rejects it) around [`RetryingHttp`], plus the decisions rmcp leaves
 /// open: authorize on a 401, step up on a 403, and send the request again.
+pub type OAuthHttp = Forward<Authorizing>;
+
+/// What [`OAuthHttp`] does around rmcp's `AuthClient` (see [`Layer`]).
 #[derive(Clone)]
-pub struct OAuthHttp {
+pub struct Authorizing {
     inner: AuthClient<RetryingHttp>,
     resource: Arc<str>,
     options: Arc<OAuthOptions>,
     /// One authorization at a time, whatever the number of requests waiting.
     flow: Arc<tokio::sync::Mutex<()>>,
+    /// True while the agent has the authorization URL (a person may be in
+    /// a browser): time limits do not run then.
+    agent_busy: Arc<tokio::sync::watch::Sender<bool>>,
 }
 
-impl fmt::Debug for OAuthHttp {
+/// Marks the agent busy for as long as it lives.
+struct Busy<'a>(&'a tokio::sync::watch::Sender<bool>);
+
+impl<'a> Busy<'a> {
+    fn new(flag: &'a tokio::sync::watch::Sender<bool>) -> Self {
+        flag.send_replace(true);
+        Self(flag)
+    }
+}
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        self.0.send_replace(false);
+    }
+}
+
+impl fmt::Debug for Authorizing {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OAuthHttp")
             .field("resource", &self.resource)
@@ -179,20 +210,31 @@ fn issuer_of(metadata: &AuthorizationMetadata) -> String {
 }
 
 impl OAuthHttp {
+    /// `agent_busy` is set while the agent has the authorization URL.
     pub async fn new(
         http: RetryingHttp,
         resource: &str,
         options: OAuthOptions,
+        agent_busy: Arc<tokio::sync::watch::Sender<bool>>,
     ) -> Result<Self, AuthError> {
         let manager = AuthorizationManager::new(resource).await?;
-        Ok(Self {
+        Ok(Forward(Authorizing {
             inner: AuthClient::new(http, manager),
             resource: resource.into(),
             options: Arc::new(options),
             flow: Arc::default(),
-        })
+            agent_busy,
+        }))
     }
 
+    /// Follows whether the authorization agent has the authorization URL
+    /// (a person may be in a browser), so that time limits can pause.
+    pub fn agent_busy(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.0.agent_busy.subscribe()
+    }
+}
+
+impl Authorizing {
     /// Runs `call`, authorizing and calling again while the server refuses
     /// and the per-request budget lasts.
     async fn authorized<T, F, Fut>(&self, call: F) -> Result<T, HttpError>
@@ -275,11 +317,13 @@ impl OAuthHttp {
         let session = AuthorizationSession::new(manager, request)
             .await
             .map_err(|(_, error)| error)?;
-        let callback = self
-            .options
-            .agent
-            .authorize(session.get_authorization_url())
-            .await?;
+        let callback = {
+            let _busy = Busy::new(&self.agent_busy);
+            self.options
+                .agent
+                .authorize(session.get_authorization_url())
+                .await?
+        };
         if let Some(error) = agent::redirect_error(&callback) {
             return Err(error);
         }
@@ -310,7 +354,10 @@ impl OAuthHttp {
             Err(error) => return Err(error),
         };
         tracing::debug!(%scope, "stepping up the token's scopes");
-        let callback_url = self.options.agent.authorize(&url).await?;
+        let callback_url = {
+            let _busy = Busy::new(&self.agent_busy);
+            self.options.agent.authorize(&url).await?
+        };
         if let Some(error) = agent::redirect_error(&callback_url) {
             return Err(error);
         }
@@ -331,86 +378,20 @@ impl OAuthHttp {
     }
 }
 
-impl StreamableHttpClient for OAuthHttp {
-    type Error = reqwest::Error;
+impl Layer for Authorizing {
+    type Inner = AuthClient<RetryingHttp>;
 
-    async fn post_message(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<StreamableHttpPostResponse, HttpError> {
-        self.post_message_with_max_sse_event_size(
-            uri,
-            message,
-            session_id,
-            auth_header,
-            custom_headers,
-            usize::MAX,
-        )
-        .await
+    fn inner(&self) -> &Self::Inner {
+        &self.inner
     }
 
-    async fn post_message_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<StreamableHttpPostResponse, HttpError> {
-        self.authorized(|| {
-            self.inner.post_message_with_max_sse_event_size(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                auth_header.clone(),
-                custom_headers.clone(),
-                max_sse_event_size,
-            )
-        })
-        .await
-    }
-
-    async fn delete_session(
-        &self,
-        uri: Arc<str>,
-        session_id: Arc<str>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<(), HttpError> {
-        self.authorized(|| {
-            self.inner.delete_session(
-                uri.clone(),
-                session_id.clone(),
-                auth_header.clone(),
-                custom_headers.clone(),
-            )
-        })
-        .await
-    }
-
-    async fn get_stream(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<BoxStream<'static, SseItem>, HttpError> {
-        self.authorized(|| {
-            self.inner.get_stream(
-                uri.clone(),
-                session_id.clone(),
-                last_event_id.clone(),
-                auth_header.clone(),
-                custom_headers.clone(),
-            )
-        })
-        .await
+    async fn run<T, F, Fut>(&self, call: F) -> Result<T, HttpError>
+    where
+        T: Send,
+        F: Fn() -> Fut + Send,
+        Fut: Future<Output = Result<T, HttpError>> + Send,
+    {
+        self.authorized(call).await
     }
 }
 
@@ -449,6 +430,37 @@ mod tests {
         assert_eq!(issuer_of(&metadata), "http://127.0.0.1:9");
         metadata.issuer = Some("http://127.0.0.1:9/tenant".into());
         assert_eq!(issuer_of(&metadata), "http://127.0.0.1:9/tenant");
+    }
+
+    /// Issue 15, point 6: rmcp reports a 401 without `WWW-Authenticate` as
+    /// an unexpected response whose text holds the status; this reads what
+    /// rmcp really makes of one.
+    #[tokio::test]
+    async fn issue_15_a_bare_401_on_the_wire_is_a_refusal() {
+        use std::collections::HashMap;
+
+        use rmcp::transport::streamable_http_client::StreamableHttpClient;
+        let bare = crate::http::refusing::serve(401, &[], "{}").await;
+        let challenged = crate::http::refusing::serve(
+            401,
+            &[("www-authenticate", r#"Bearer resource_metadata="x""#)],
+            "{}",
+        )
+        .await;
+        let client = RetryingHttp::new(std::time::Duration::from_secs(10)).unwrap();
+        for (url, with_challenge) in [(bare, false), (challenged, true)] {
+            let message = crate::http::refusing::first_message("initialize");
+            let error = client
+                .post_message(url.into(), message, None, None, HashMap::new())
+                .await
+                .unwrap_err();
+            match refusal(&error) {
+                Some(Refusal::Unauthorized(challenge)) => {
+                    assert_eq!(challenge.is_some(), with_challenge, "{error:?}")
+                }
+                _ => panic!("not read as a 401: {error:?}"),
+            }
+        }
     }
 
     #[test]

@@ -1,0 +1,306 @@
+//! Sorting a failure into what it means to a person: unreachable, a
+//! timeout, a refused authorization or a peer breaking the protocol, with
+//! a hint that fits how the server is reached ([`Via`]). Sorted by rmcp's,
+//! reqwest's and our own error types, walking the chain of causes
+//! ([`cause`] steps into rmcp's wrappers, which hide theirs); no message
+//! text is matched here (the statuses rmcp keeps only in text are read in
+//! `http::status_in_message`, with tests against real refusals).
+
+use rmcp::service::ServiceError;
+
+use crate::error::{ClientError, SseError};
+
+pub(crate) fn spawn_error(target: &str, program: &str, error: &std::io::Error) -> ClientError {
+    let hint = if error.kind() == std::io::ErrorKind::NotFound {
+        format!("`{program}` was not found; check the command and your PATH")
+    } else {
+        format!("check that `{program}` can be run")
+    };
+    ClientError::Unreachable {
+        target: target.to_owned(),
+        detail: format!("cannot start `{program}`: {error}"),
+        hint,
+        stderr: Vec::new(),
+    }
+}
+
+/// Every message in an error's chain, outermost first. rmcp's transport
+/// wrappers are stepped through rather than shown: their messages name Rust
+/// types (`Transport [rmcp::transport::worker::WorkerTransport<...>]`), which
+/// say nothing to a person; what they wrap does.
+fn chain(error: &(dyn std::error::Error + 'static)) -> Vec<String> {
+    use rmcp::service::ClientInitializeError;
+    let mut messages = Vec::new();
+    let mut current = Some(error);
+    while let Some(error) = current {
+        let wrapper = matches!(
+            error.downcast_ref::<ClientInitializeError>(),
+            Some(
+                ClientInitializeError::TransportError { .. }
+                    | ClientInitializeError::LegacyFallbackFailed { .. }
+            )
+        ) || matches!(
+            error.downcast_ref::<ServiceError>(),
+            Some(ServiceError::TransportSend(_))
+        );
+        let message = error.to_string();
+        if !wrapper && !messages.iter().any(|seen: &String| seen.contains(&message)) {
+            messages.push(message);
+        }
+        current = cause(error);
+    }
+    messages
+}
+
+/// The next error in the chain. rmcp's transport-error wrappers keep their
+/// cause in a field without exposing it as `source()`, so step into them.
+fn cause<'a>(
+    error: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a (dyn std::error::Error + 'static)> {
+    use rmcp::service::ClientInitializeError;
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    match error.downcast_ref::<ClientInitializeError>() {
+        Some(ClientInitializeError::TransportError { error, .. }) => {
+            return Some(error.error.as_ref());
+        }
+        // `--protocol auto`: what stopped the handshake is the fallback's failure.
+        Some(ClientInitializeError::LegacyFallbackFailed { fallback, .. }) => {
+            return Some(fallback.as_ref());
+        }
+        _ => {}
+    }
+    if let Some(ServiceError::TransportSend(error)) = error.downcast_ref::<ServiceError>() {
+        return Some(error.error.as_ref());
+    }
+    if let Some(StreamableHttpError::Client(request)) =
+        error.downcast_ref::<StreamableHttpError<reqwest::Error>>()
+    {
+        return Some(request);
+    }
+    error.source()
+}
+
+/// How a server is reached, for what a failure means and what to try.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Via<'a> {
+    Http,
+    /// A child process running this program.
+    Stdio(&'a str),
+}
+
+impl Via<'_> {
+    pub(crate) fn protocol_hint(self) -> String {
+        match self {
+            Via::Http => "run with `RUST_LOG=debug` to see the exchange; check the URL, and pick \
+                          the transport with `--transport http` or `--transport sse`"
+                .into(),
+            Via::Stdio(program) => format!(
+                "run with `RUST_LOG=debug` to see the exchange; `{program}` must write only \
+                 JSON-RPC messages on stdout (its logs belong on stderr)"
+            ),
+        }
+    }
+
+    fn closed(self, target: &str, detail: String) -> ClientError {
+        let hint = match self {
+            Via::Http => "the server closed the connection; check that it is still running".into(),
+            Via::Stdio(program) => {
+                format!("`{program}` exited or closed its stdio; run it by hand to see why")
+            }
+        };
+        ClientError::Unreachable {
+            target: target.to_owned(),
+            detail,
+            hint,
+            stderr: Vec::new(),
+        }
+    }
+}
+
+/// Sorts a failed handshake into unreachable, unauthorized or protocol error.
+pub(crate) fn classify(
+    target: &str,
+    via: Via<'_>,
+    error: &(dyn std::error::Error + 'static),
+) -> ClientError {
+    let mut current = Some(error);
+    while let Some(error) = current {
+        if let Some(http) = error.downcast_ref::<rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>>() {
+            use rmcp::transport::streamable_http_client::StreamableHttpError as E;
+            match http {
+                E::AuthRequired(_) | E::InsufficientScope(_) | E::Auth(_) => {
+                    return ClientError::Unauthorized {
+                        target: target.to_owned(),
+                        detail: http.to_string(),
+                    };
+                }
+                E::HttpStatus(status) if matches!(status.status, 401 | 403) => {
+                    return ClientError::Unauthorized {
+                        target: target.to_owned(),
+                        detail: http.to_string(),
+                    };
+                }
+                _ => {}
+            }
+        }
+        if let Some(sse) = error.downcast_ref::<SseError>() {
+            match sse {
+                SseError::Status {
+                    status: 401 | 403, ..
+                } => {
+                    return ClientError::Unauthorized {
+                        target: target.to_owned(),
+                        detail: sse.to_string(),
+                    };
+                }
+                SseError::TimedOut(seconds) => {
+                    return ClientError::Timeout {
+                        target: target.to_owned(),
+                        seconds: *seconds,
+                    };
+                }
+                SseError::Closed => {
+                    return ClientError::Unreachable {
+                        target: target.to_owned(),
+                        detail: sse.to_string(),
+                        hint: "the server's SSE stream dropped; check that the server is still running"
+                            .into(),
+                        stderr: Vec::new(),
+                    };
+                }
+                _ => {}
+            }
+        }
+        if let Some(rmcp::service::ClientInitializeError::ConnectionClosed(_)) =
+            error.downcast_ref::<rmcp::service::ClientInitializeError>()
+        {
+            return via.closed(target, "the connection closed during the handshake".into());
+        }
+        if let Some(request) = error.downcast_ref::<reqwest::Error>()
+            && (request.is_connect() || request.is_timeout())
+        {
+            return unreachable(target, error);
+        }
+        if let Some(io) = error.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind as K;
+            // A child that exits at once: whether writing the first message
+            // or reading its answer notices first is a matter of timing.
+            if let Via::Stdio(_) = via
+                && matches!(
+                    io.kind(),
+                    K::BrokenPipe | K::ConnectionReset | K::UnexpectedEof
+                )
+            {
+                return via.closed(target, "the connection closed during the handshake".into());
+            }
+            if matches!(
+                io.kind(),
+                K::ConnectionRefused
+                    | K::TimedOut
+                    | K::NotFound
+                    | K::HostUnreachable
+                    | K::NetworkUnreachable
+            ) {
+                return unreachable(target, error);
+            }
+        }
+        current = cause(error);
+    }
+    ClientError::Protocol {
+        target: target.to_owned(),
+        detail: chain(error).join(": "),
+        hint: via.protocol_hint(),
+        stderr: Vec::new(),
+    }
+}
+
+fn unreachable(target: &str, error: &(dyn std::error::Error + 'static)) -> ClientError {
+    ClientError::Unreachable {
+        target: target.to_owned(),
+        detail: chain(error).last().cloned().unwrap_or_default(),
+        hint: "check that the server is running and the address is right".into(),
+        stderr: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::ErrorData;
+    use rmcp::service::ClientInitializeError as Init;
+    use rmcp::transport::TokioChildProcess;
+
+    use super::*;
+    use crate::ErrorKind;
+
+    fn kind(error: &Init) -> ErrorKind {
+        classify("target", Via::Http, error).kind()
+    }
+
+    fn closed() -> Box<Init> {
+        Box::new(Init::ConnectionClosed("initialize response".into()))
+    }
+
+    fn io(kind: std::io::ErrorKind) -> Init {
+        Init::transport::<TokioChildProcess>(std::io::Error::from(kind), "send initialize request")
+    }
+
+    /// Issue 15, point 6: a failed handshake is sorted by rmcp's error types,
+    /// not by the words of its messages.
+    #[test]
+    fn issue_15_handshake_failures_are_classified_by_type() {
+        let legacy_server = || {
+            Box::new(Init::JsonRpcError(ErrorData::method_not_found::<
+                rmcp::model::DiscoverRequestMethod,
+            >()))
+        };
+        let table = [
+            (*closed(), ErrorKind::Unreachable),
+            (
+                Init::LegacyFallbackFailed {
+                    discover: legacy_server(),
+                    fallback: closed(),
+                },
+                ErrorKind::Unreachable,
+            ),
+            (
+                Init::LegacyFallbackFailed {
+                    discover: legacy_server(),
+                    fallback: legacy_server(),
+                },
+                ErrorKind::Protocol,
+            ),
+            (
+                io(std::io::ErrorKind::ConnectionRefused),
+                ErrorKind::Unreachable,
+            ),
+            (io(std::io::ErrorKind::NotFound), ErrorKind::Unreachable),
+            (*legacy_server(), ErrorKind::Protocol),
+            (Init::ExpectedInitResponse(None), ErrorKind::Protocol),
+        ];
+        for (error, expected) in table {
+            assert_eq!(kind(&error), expected, "{error:?}");
+        }
+    }
+
+    /// Issue 15, point 9: no message a person sees names a Rust type.
+    #[test]
+    fn issue_15_messages_name_no_rust_types() {
+        let errors = [
+            io(std::io::ErrorKind::Other),
+            Init::LegacyFallbackFailed {
+                discover: closed(),
+                fallback: Box::new(io(std::io::ErrorKind::InvalidData)),
+            },
+        ];
+        for error in errors {
+            for via in [Via::Http, Via::Stdio("server")] {
+                let classified = classify("target", via, &error);
+                let shown = format!("{classified} {}", classified.causes().join(" "));
+                assert!(
+                    !shown.contains("rmcp::") && !shown.contains("TokioChildProcess"),
+                    "{shown}"
+                );
+            }
+        }
+    }
+}
