@@ -101,21 +101,24 @@ struct CallParams<'a> {
 /// Reads the envelope of one message; `Err` is the error to send back.
 pub fn inspect(bytes: &[u8]) -> Result<Inbound<'_>, Rejection> {
     let envelope: Envelope<'_> = serde_json::from_slice(bytes).map_err(|error| {
+        // Malformed JSON, or valid JSON of the wrong shape: the id may still
+        // be readable before the fault, and a client waiting for that id
+        // then fails at once. JSON-RPC 2.0 asks for `null` only when the
+        // id cannot be detected.
+        let mut scanner = IdScanner::new();
+        scanner.feed(bytes);
+        let id = scanner.finish();
         if error.is_syntax() || error.is_eof() {
             Rejection {
                 code: PARSE_ERROR,
                 message: format!("parse error: {error}"),
-                id: None,
+                id,
             }
         } else {
-            // Valid JSON of the wrong shape: its id may still be readable.
-            // (A parse error keeps `null`, as JSON-RPC 2.0 words it.)
-            let mut scanner = IdScanner::new();
-            scanner.feed(bytes);
             Rejection {
                 code: INVALID_REQUEST,
                 message: "invalid request: expected one JSON-RPC 2.0 message object".into(),
-                id: scanner.finish(),
+                id,
             }
         }
     })?;
@@ -191,13 +194,18 @@ mod tests {
     }
 
     #[test]
-    fn malformed_json_is_a_parse_error_with_null_id() {
-        let rejection = rejection(r#"{"jsonrpc":"2.0","id":1,"method":"#);
-        assert_eq!(rejection.code, PARSE_ERROR);
+    fn issue_15_malformed_json_is_a_parse_error_with_the_id_it_shows() {
+        let shown = rejection(r#"{"jsonrpc":"2.0","id":1,"method":"#);
+        assert_eq!(shown.code, PARSE_ERROR);
         let response: serde_json::Value =
-            serde_json::from_slice(&rejection.to_response()).unwrap_or_default();
-        assert_eq!(response["id"], serde_json::Value::Null);
+            serde_json::from_slice(&shown.to_response()).unwrap_or_default();
+        assert_eq!(response["id"], 1);
         assert_eq!(response["error"]["code"], PARSE_ERROR);
+        // No id before the fault: null, as JSON-RPC 2.0 asks.
+        let blind = rejection(r#"{"jsonrpc":"2.0","method":}"#);
+        let response: serde_json::Value =
+            serde_json::from_slice(&blind.to_response()).unwrap_or_default();
+        assert_eq!(response["id"], serde_json::Value::Null);
     }
 
     #[test]

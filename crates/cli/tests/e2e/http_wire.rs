@@ -293,7 +293,8 @@ async fn json_rpc_errors() {
     assert_eq!(malformed.status, 400, "{malformed:#?}");
     let error = malformed.message();
     assert_eq!(error["error"]["code"], -32700, "{error}");
-    assert_eq!(error["id"], Value::Null, "{error}");
+    // The id shows before the fault: the client is answered by it.
+    assert_eq!(error["id"], 1, "{error}");
 
     let no_message = http.post("[1,2]", &[("Accept", SEED_ACCEPT)]).await;
     assert_eq!(no_message.status, 400, "{no_message:#?}");
@@ -318,7 +319,7 @@ async fn json_rpc_errors() {
     assert_eq!(malformed.status, 400, "{malformed:#?}");
     let error = malformed.message();
     assert_eq!(error["error"]["code"], -32700, "{error}");
-    assert_eq!(error["id"], Value::Null, "{error}");
+    assert_eq!(error["id"], 2, "{error}");
     let no_message = session.post("[1,2]", SEED_ACCEPT).await;
     assert_eq!(no_message.status, 400, "{no_message:#?}");
     assert_eq!(no_message.message()["error"]["code"], -32600);
