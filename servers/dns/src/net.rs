@@ -21,7 +21,7 @@ use futures::StreamExt;
 use futures::future::join_all;
 use futures::stream::FuturesUnordered;
 use hickory_proto::op::ResponseCode;
-use hickory_proto::rr::{Name, RData, RecordType};
+use hickory_proto::rr::{Name, RData, Record, RecordType};
 
 use crate::query::{self, Answer, Ask, QueryError};
 use crate::walk::Cut;
@@ -141,13 +141,7 @@ impl Net {
         name: &Name,
         rtype: RecordType,
     ) -> Result<Answer, QueryError> {
-        let how = Ask {
-            recursive: true,
-            dnssec: false,
-            checking_disabled: false,
-            timeout: self.timeout,
-        };
-        query::ask(server, name, rtype, how).await
+        self.ask_resolver(server, name, rtype, false).await
     }
 
     /// Asks the resolver at `server` with checking disabled (CD): a
@@ -158,10 +152,20 @@ impl Net {
         name: &Name,
         rtype: RecordType,
     ) -> Result<Answer, QueryError> {
+        self.ask_resolver(server, name, rtype, true).await
+    }
+
+    async fn ask_resolver(
+        &self,
+        server: SocketAddr,
+        name: &Name,
+        rtype: RecordType,
+        checking_disabled: bool,
+    ) -> Result<Answer, QueryError> {
         let how = Ask {
             recursive: true,
             dnssec: false,
-            checking_disabled: true,
+            checking_disabled,
             timeout: self.timeout,
         };
         query::ask(server, name, rtype, how).await
@@ -265,11 +269,7 @@ impl Net {
         let addresses = answers
             .iter()
             .flat_map(|answer| &answer.answers)
-            .filter_map(|record| match &record.data {
-                RData::A(a) => Some(IpAddr::V4(a.0)),
-                RData::AAAA(aaaa) => Some(IpAddr::V6(aaaa.0)),
-                _ => None,
-            })
+            .filter_map(address_of)
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
@@ -286,11 +286,7 @@ impl Net {
             .iter()
             .flatten()
             .flat_map(|answer| &answer.answers)
-            .filter_map(|record| match &record.data {
-                RData::A(a) => Some(IpAddr::V4(a.0)),
-                RData::AAAA(aaaa) => Some(IpAddr::V6(aaaa.0)),
-                _ => None,
-            })
+            .filter_map(address_of)
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect()
@@ -455,6 +451,15 @@ pub struct Failed {
     pub name: Name,
     pub rtype: RecordType,
     pub result: Result<Answer, QueryError>,
+}
+
+/// The address an A or AAAA record holds.
+pub fn address_of(record: &Record) -> Option<IpAddr> {
+    match &record.data {
+        RData::A(a) => Some(IpAddr::V4(a.0)),
+        RData::AAAA(aaaa) => Some(IpAddr::V6(aaaa.0)),
+        _ => None,
+    }
 }
 
 /// The owner of the SOA record in `answer`: the zone apex, found in the

@@ -20,10 +20,10 @@ use std::net::IpAddr;
 
 use futures::future::join_all;
 use hickory_proto::op::ResponseCode;
-use hickory_proto::rr::{Name, RData, RecordType};
+use hickory_proto::rr::{Name, RecordType};
 
 use crate::name::show;
-use crate::net::{NameServer, Net, ns_hosts, soa_owner};
+use crate::net::{NameServer, Net, address_of, ns_hosts, soa_owner};
 use crate::query::Answer;
 
 /// Referrals followed at most: deeper than any real name.
@@ -178,11 +178,7 @@ impl Net {
                 .additionals
                 .iter()
                 .filter(|record| record.name.to_lowercase() == *host)
-                .filter_map(|record| match &record.data {
-                    RData::A(a) => Some(IpAddr::V4(a.0)),
-                    RData::AAAA(aaaa) => Some(IpAddr::V6(aaaa.0)),
-                    _ => None,
-                })
+                .filter_map(address_of)
                 .collect();
             let addresses = if glue.is_empty() {
                 self.resolved_addresses(host).await
