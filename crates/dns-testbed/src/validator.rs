@@ -10,8 +10,10 @@
 //! that the bed counts only the questions of the code under test.
 //!
 //! `named` keeps its files in a temporary directory and writes its log
-//! there (`named.log`, quoted in the error when it fails to start); the
-//! process is killed and reaped when the [`Validator`] is dropped.
+//! there (`named.log`, quoted in the error when it fails to start). It is
+//! stopped when the [`Validator`] is dropped, or, for a bed that never is
+//! (one kept in a `static`), by a watching shell once the test process has
+//! exited.
 
 use std::fmt::Write as _;
 use std::net::{SocketAddr, UdpSocket};
@@ -26,6 +28,14 @@ use crate::bed::{Error, VALIDATOR_SOURCE};
 
 /// Where Debian puts `named` when it is not on the PATH.
 const NAMED_SBIN: &str = "/usr/sbin/named";
+/// Runs `named` ($1, with the configuration $2) under a shell that stops it
+/// when this process ($3) is gone or the shell gets SIGTERM: a bed kept in
+/// a `static` is never dropped, and `named` must not outlive the tests.
+const WATCHED: &str = r#""$1" -g -4 -n 1 -c "$2" & n=$!
+trap 'kill $n 2>/dev/null; wait $n; exit 0' TERM INT
+while kill -0 "$3" 2>/dev/null && kill -0 "$n" 2>/dev/null; do sleep 0.5; done
+kill "$n" 2>/dev/null
+wait "$n""#;
 /// How long `named` may take to answer its first question.
 const START_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -44,9 +54,10 @@ impl Validator {
         std::fs::write(path.join("root.hint"), root_hints(hints))?;
         std::fs::write(path.join("named.conf"), config(path, address, anchor))?;
         let log = std::fs::File::create(path.join("named.log"))?;
-        let child = Command::new(named())
-            .args(["-g", "-4", "-n", "1", "-c"])
+        let child = Command::new("sh")
+            .args(["-c", WATCHED, "sh", named()])
             .arg(path.join("named.conf"))
+            .arg(std::process::id().to_string())
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)
@@ -87,7 +98,11 @@ impl Validator {
 
 impl Drop for Validator {
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        // SIGTERM, which the watcher passes on to `named` (a SIGKILL would
+        // leave `named` running without its watcher).
+        let _ = Command::new("kill")
+            .arg(self.child.id().to_string())
+            .status();
         let _ = self.child.wait();
     }
 }
