@@ -25,6 +25,8 @@ pub struct GivenOptions {
     pub dns_timeout: Option<Duration>,
     /// dns: `--auth-port PORT`.
     pub auth_port: Option<u16>,
+    /// dns: `--root-hints ADDR,...`.
+    pub root_hints: Vec<String>,
     /// files: the directories it may read.
     pub roots: Vec<PathBuf>,
     /// files: `--allow-reports`.
@@ -58,6 +60,8 @@ pub enum OptionsError {
     },
     #[error("`{0}` is not a resolver address")]
     BadResolver(String),
+    #[error("`{0}` is not a root server's IP address")]
+    BadRootHint(String),
     #[error("`nexo serve files` needs the directories it may read")]
     NoRoots,
     #[error(transparent)]
@@ -78,6 +82,9 @@ impl OptionsError {
             OptionsError::BadResolver(_) => {
                 "give an IP address with an optional port: `--resolver 192.0.2.1:53`".into()
             }
+            OptionsError::BadRootHint(_) => {
+                "give IP addresses, comma-separated: `--root-hints 192.0.2.53,192.0.2.54`".into()
+            }
             OptionsError::NoRoots => "give one or more: `nexo serve files ./project ./docs`".into(),
             OptionsError::Files(error) => error.hint(),
             OptionsError::NoMusicDb => "give the library's file with `--db FILE`".into(),
@@ -94,6 +101,7 @@ impl GivenOptions {
                     (self.resolver.is_some(), "--resolver"),
                     (self.dns_timeout.is_some(), "--timeout"),
                     (self.auth_port.is_some(), "--auth-port"),
+                    (!self.root_hints.is_empty(), "--root-hints"),
                 ];
                 flags
                     .into_iter()
@@ -164,6 +172,17 @@ fn dns(given: &GivenOptions, log: Option<PathBuf>) -> Result<nexo_dns::DnsOption
     }
     if let Some(port) = given.auth_port {
         options.auth_port = port;
+    }
+    if !given.root_hints.is_empty() {
+        options.roots = given
+            .root_hints
+            .iter()
+            .map(|text| {
+                text.trim()
+                    .parse()
+                    .map_err(|_| OptionsError::BadRootHint(text.clone()))
+            })
+            .collect::<Result<_, _>>()?;
     }
     options.log = log;
     Ok(options)
@@ -240,11 +259,24 @@ mod tests {
             &GivenOptions {
                 resolver: Some("192.0.2.1:5353".into()),
                 auth_port: Some(5300),
+                root_hints: vec!["192.0.2.53".into(), " 2001:db8::53".into()],
                 ..Default::default()
             },
         )?;
         assert_eq!(dns.dns.resolver.map(|a| a.port()), Some(5353));
         assert_eq!(dns.dns.auth_port, 5300);
+        let roots: Vec<String> = dns.dns.roots.iter().map(ToString::to_string).collect();
+        assert_eq!(roots, ["192.0.2.53", "2001:db8::53"]);
+        assert!(matches!(
+            for_server(
+                Bundled::Dns,
+                &GivenOptions {
+                    root_hints: vec!["a.root-servers.net".into()],
+                    ..Default::default()
+                }
+            ),
+            Err(OptionsError::BadRootHint(_))
+        ));
         assert!(matches!(
             for_server(
                 Bundled::Dns,

@@ -113,6 +113,11 @@ pub struct DnsArgs {
     /// beds on loopback.
     #[arg(long, value_name = "PORT")]
     pub auth_port: Option<u16>,
+    /// The root servers to walk down from when the resolver answers nothing
+    /// at all (comma-separated IP addresses) [default: IANA's root servers];
+    /// for labs with a root of their own.
+    #[arg(long, value_name = "ADDR,...", value_delimiter = ',')]
+    pub root_hints: Vec<String>,
 }
 
 /// The arguments and options of `nexo serve files`; refused with any other

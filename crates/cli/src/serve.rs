@@ -48,6 +48,7 @@ fn given_options(args: &ServeArgs) -> GivenOptions {
         resolver: args.dns.resolver.clone(),
         dns_timeout: args.dns.timeout,
         auth_port: args.dns.auth_port,
+        root_hints: args.dns.root_hints.clone(),
         roots: args.files.roots.clone(),
         allow_reports: args.files.allow_reports,
         allow_ext: args.files.allow_ext.clone(),

@@ -3,11 +3,12 @@
 //! `propagacion` with a resolver that never answers (reported, not fatal),
 //! the call log `DNS_MCP_LOG` names, and dns options refused for another
 //! server; then every tool of the built binary, with `--resolver` and
-//! `--auth-port`, against the DNS test bed (real DNS servers on loopback,
+//! `--auth-port` (and `--root-hints` for a resolver that is not there),
+//! against the DNS test bed (real DNS servers on loopback,
 //! `nexo-dns-testbed`). Every finding of every zone is covered in
 //! `servers/dns/tests`; here a few show that the options reach the server.
 
-use nexo_dns_testbed::{Bed, RESOLVER, RESOLVER2};
+use nexo_dns_testbed::{Bed, NOBODY, RESOLVER, RESOLVER2, ROOT_SERVERS};
 use serde_json::{Value, json};
 
 use crate::support::{TempDir, nexo_path, run, shell_quote};
@@ -150,6 +151,36 @@ fn serve_dns_against_the_test_bed() {
         json!({ "dominio": "moved.test", "resolutores": resolvers }),
     );
     assert_eq!(codes(&moved), ["respuestas_distintas"], "{moved:#}");
+
+    // A resolver where nothing listens: `--root-hints` names the bed's root
+    // servers, from which the zone is walked down to and read.
+    let roots: Vec<String> = ROOT_SERVERS.iter().map(ToString::to_string).collect();
+    let walking = format!(
+        "{} serve dns --resolver {} --auth-port {} --timeout 2 --root-hints {}",
+        shell_quote(nexo_path()),
+        bed.at(NOBODY),
+        bed.port(),
+        roots.join(",")
+    );
+    let walked = run(&[
+        "call",
+        "--stdio",
+        &walking,
+        "-e",
+        &env,
+        "salud_dns",
+        r#"{"dominio": "ok.test"}"#,
+        "--json",
+    ])
+    .assert_success()
+    .stdout_json();
+    assert_eq!(codes(&walked), ["resolutor_sin_respuesta"], "{walked:#}");
+    assert_eq!(walked["structuredContent"]["zona"], "ok.test", "{walked:#}");
+    assert_eq!(
+        walked["structuredContent"]["autoritativo"]["A"],
+        json!(["192.0.2.10"]),
+        "{walked:#}"
+    );
 
     let human = nexo_call(&["salud_dns", "dominio=ok.test"]);
     assert!(
