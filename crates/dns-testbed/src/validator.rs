@@ -39,7 +39,7 @@ wait "$n""#;
 /// How long `named` may take to answer its first question.
 const START_TIMEOUT: Duration = Duration::from_secs(20);
 
-/// A running `named`; dropped, it is killed.
+/// A running `named`; dropped, it is stopped.
 pub struct Validator {
     child: Child,
     dir: tempfile::TempDir,
@@ -62,12 +62,7 @@ impl Validator {
             .stdout(log.try_clone()?)
             .stderr(log)
             .spawn()
-            .map_err(|error| {
-                format!(
-                    "cannot start BIND's `named` for the validating resolver ({error}): \
-                     install Debian's bind9 (scripts/test does)"
-                )
-            })?;
+            .map_err(|error| format!("cannot start a shell to run BIND's `named`: {error}"))?;
         let mut validator = Self { child, dir };
         validator.wait_until_answering(address)?;
         Ok(validator)
@@ -77,7 +72,12 @@ impl Validator {
         let started = Instant::now();
         while started.elapsed() < START_TIMEOUT {
             if let Some(status) = self.child.try_wait()? {
-                return Err(format!("`named` exited with {status}:\n{}", self.log()).into());
+                return Err(format!(
+                    "`named` exited with {status} (is Debian's bind9 installed? scripts/test \
+                     installs it):\n{}",
+                    self.log()
+                )
+                .into());
             }
             if answers(address) {
                 return Ok(());
