@@ -26,6 +26,7 @@ use crate::findings::{Hallazgo, Tipo};
 use crate::name::show;
 use crate::net::Net;
 use crate::query::{Answer, EDNS_PAYLOAD};
+use crate::verdict;
 
 /// A signature expiring sooner than this is flagged.
 const EXPIRY_WARNING_SECS: u64 = 3 * 24 * 3600;
@@ -198,11 +199,7 @@ async fn locate(net: &Net, name: &Name, result: &mut Dnssec) -> Option<Located> 
         Ok(Some(found)) if found.nxdomain => {
             result
                 .hallazgos
-                .push(Tipo::DominioInexistente.hallazgo(format!(
-                    "the resolver {} answers NXDOMAIN for {}",
-                    net.resolver,
-                    show(name)
-                )));
+                .push(verdict::nonexistent(net.resolver, name));
             return None;
         }
         Ok(Some(found)) => {
@@ -230,16 +227,12 @@ async fn locate(net: &Net, name: &Name, result: &mut Dnssec) -> Option<Located> 
     };
     result
         .hallazgos
-        .push(verdict.finding(net, &failed.name, failed.rtype, &after));
+        .push(verdict.finding(net.resolver, &failed.name, failed.rtype, &after));
     match cut {
         Ok(cut) if cut.nxdomain => {
             result
                 .hallazgos
-                .push(Tipo::DominioInexistente.hallazgo(format!(
-                    "the servers of {} answer NXDOMAIN for {}",
-                    show(&cut.zone),
-                    show(name)
-                )));
+                .push(verdict::nonexistent_at(&cut.zone, name));
             None
         }
         Ok(cut) => Some(Located {

@@ -17,6 +17,7 @@ use crate::findings::{Hallazgo, Tipo};
 use crate::name::show;
 use crate::net::{Failed, NameServer, Net, ns_hosts, rcode_text, soa_owner};
 use crate::query::{Answer, QueryError};
+use crate::verdict;
 
 /// The types `salud_dns` compares, in output order.
 const TYPES: [RecordType; 4] = [
@@ -126,12 +127,7 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
     let mut failed: Vec<Failed> = TYPES
         .into_iter()
         .zip(&recursive)
-        .filter(|(_, result)| !result.as_ref().is_ok_and(Answer::is_answer))
-        .map(|(rtype, result)| Failed {
-            name: name.clone(),
-            rtype,
-            result: result.clone(),
-        })
+        .filter_map(|(rtype, result)| Failed::unanswered(name, rtype, result))
         .collect();
     failed.sort_by_key(|question| {
         REPORT_ORDER
@@ -151,11 +147,7 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
         hallazgos: Vec::new(),
     };
     if nxdomain {
-        hallazgos.push(Tipo::DominioInexistente.hallazgo(format!(
-            "the resolver {} answers NXDOMAIN for {}",
-            net.resolver,
-            show(name)
-        )));
+        hallazgos.push(verdict::nonexistent(net.resolver, name));
         empty.hallazgos = hallazgos;
         return empty;
     }
@@ -416,16 +408,12 @@ async fn locate(
         None => String::new(),
     };
     if let (Some(verdict), Some(first)) = (&verdict, failed.first()) {
-        hallazgos.push(verdict.finding(net, &first.name, first.rtype, &after));
+        hallazgos.push(verdict.finding(net.resolver, &first.name, first.rtype, &after));
     }
     match walked {
         Some(Err(_)) => Err(None),
         Some(Ok(cut)) if cut.nxdomain => {
-            hallazgos.push(Tipo::DominioInexistente.hallazgo(format!(
-                "the servers of {} answer NXDOMAIN for {}",
-                show(&cut.zone),
-                show(name)
-            )));
+            hallazgos.push(verdict::nonexistent_at(&cut.zone, name));
             Err(Some(cut.zone))
         }
         Some(Ok(cut)) => {

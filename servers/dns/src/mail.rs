@@ -18,6 +18,7 @@ use crate::findings::{Hallazgo, Tipo};
 use crate::name::show;
 use crate::net::{Failed, Host, Net};
 use crate::query::{Answer, QueryError};
+use crate::verdict;
 
 /// RFC 7208 4.6.4: at most 10 DNS-querying terms.
 const SPF_LOOKUP_LIMIT: usize = 10;
@@ -198,11 +199,7 @@ pub async fn correo_politicas(net: &Net, name: &Name) -> Correo {
     if apex_nxdomain(&first) {
         empty
             .hallazgos
-            .push(Tipo::DominioInexistente.hallazgo(format!(
-                "the resolver {} answers NXDOMAIN for {}",
-                net.resolver,
-                show(name)
-            )));
+            .push(verdict::nonexistent(net.resolver, name));
         return empty;
     }
     // What the resolver gave no answer to is reported once, and asked of
@@ -210,12 +207,7 @@ pub async fn correo_politicas(net: &Net, name: &Name) -> Correo {
     let failed: Vec<Failed> = asked
         .iter()
         .zip(&first)
-        .filter(|(_, result)| !result.as_ref().is_ok_and(Answer::is_answer))
-        .map(|((_, owner, rtype), result)| Failed {
-            name: owner.clone(),
-            rtype: *rtype,
-            result: result.clone(),
-        })
+        .filter_map(|((_, owner, rtype), result)| Failed::unanswered(owner, *rtype, result))
         .collect();
     let (verdict, results) = tokio::join!(
         async {
@@ -247,13 +239,14 @@ pub async fn correo_politicas(net: &Net, name: &Name) -> Correo {
                 unanswered.join(", ")
             )
         };
-        hallazgos.push(verdict.finding(net, &question.name, question.rtype, &after));
+        hallazgos.push(verdict.finding(net.resolver, &question.name, question.rtype, &after));
     }
     if apex_nxdomain(&results) {
-        hallazgos.push(Tipo::DominioInexistente.hallazgo(format!(
-            "the servers of the zone answer NXDOMAIN for {}",
-            show(name)
-        )));
+        let zone = net
+            .cut(name)
+            .await
+            .map_or_else(|_| name.clone(), |cut| cut.zone);
+        hallazgos.push(verdict::nonexistent_at(&zone, name));
         empty.hallazgos = hallazgos;
         return empty;
     }

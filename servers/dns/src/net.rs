@@ -453,6 +453,22 @@ pub struct Failed {
     pub result: Result<Answer, QueryError>,
 }
 
+impl Failed {
+    /// The question, when `result` is no answer (neither NOERROR nor
+    /// NXDOMAIN).
+    pub fn unanswered(
+        name: &Name,
+        rtype: RecordType,
+        result: &Result<Answer, QueryError>,
+    ) -> Option<Self> {
+        (!result.as_ref().is_ok_and(Answer::is_answer)).then(|| Self {
+            name: name.clone(),
+            rtype,
+            result: result.clone(),
+        })
+    }
+}
+
 /// The address an A or AAAA record holds.
 pub fn address_of(record: &Record) -> Option<IpAddr> {
     match &record.data {

@@ -18,13 +18,12 @@ use crate::health::show_rdata;
 use crate::name::show;
 use crate::net::{Net, rcode_text};
 use crate::server::parse_address;
+use crate::verdict::Verdict;
 
 /// The resolvers asked when the caller names none.
 const DEFAULT_RESOLVERS: [&str; 3] = ["1.1.1.1", "8.8.8.8", "9.9.9.9"];
 /// The most resolvers one call may ask.
 const MAX_RESOLVERS: usize = 20;
-/// The value a SERVFAIL answer shows as.
-const SERVFAIL: &str = "rcode:SERVFAIL";
 /// How many TXT records the sample shows.
 const TXT_SAMPLE: usize = 5;
 
@@ -70,6 +69,12 @@ pub struct Grupo {
     pub resolutores: Vec<String>,
 }
 
+/// How an answer that is an error code shows among the values:
+/// `rcode:NXDOMAIN`, `rcode:SERVFAIL`...
+fn rcode_value(rcode: ResponseCode) -> String {
+    format!("rcode:{}", rcode_text(rcode))
+}
+
 /// The resolvers to ask: the caller's, or the defaults.
 pub fn resolvers(given: Option<&[String]>) -> Result<Vec<SocketAddr>, ResolverError> {
     let texts: Vec<String> = match given {
@@ -112,7 +117,7 @@ pub async fn propagacion(net: &Net, name: &Name, resolvers: &[SocketAddr]) -> Pr
                     respuesta
                         .registros
                         .get(&rtype.to_string())
-                        .is_some_and(|values| values.iter().any(|value| value == SERVFAIL))
+                        .is_some_and(|values| values.contains(&rcode_value(ResponseCode::ServFail)))
                 })?;
                 let unchecked = net.unchecked_at(*resolver, name, failing).await.ok()?;
                 unchecked.is_answer().then_some((*resolver, failing))
@@ -120,11 +125,7 @@ pub async fn propagacion(net: &Net, name: &Name, resolvers: &[SocketAddr]) -> Pr
     )
     .await;
     for (resolver, rtype) in bogus.into_iter().flatten() {
-        hallazgos.push(Tipo::DnssecBogus.hallazgo(format!(
-            "the resolver {resolver} answers SERVFAIL for {} {rtype} but answers it with checking \
-             disabled (CD): it judges the DNSSEC data bogus; estado_dnssec tells why",
-            show(name)
-        )));
+        hallazgos.push(Verdict::Bogus.finding(resolver, name, rtype, ""));
     }
     for (resolver, respuesta) in resolvers.iter().zip(asked) {
         if let Some(error) = &respuesta.error {
@@ -190,7 +191,7 @@ async fn ask_one(net: &Net, name: &Name, resolver: SocketAddr) -> Respuesta {
                 let mut values: Vec<String> = if answer.rcode == ResponseCode::NoError {
                     answer.rdata(name, rtype).map(show_rdata).collect()
                 } else {
-                    vec![format!("rcode:{}", rcode_text(answer.rcode))]
+                    vec![rcode_value(answer.rcode)]
                 };
                 values.sort();
                 values.dedup();

@@ -5,7 +5,10 @@
 //! validating resolver); SERVFAIL with CD as well means it could not get
 //! an answer at all; REFUSED is a refusal; silence is silence. Each is one
 //! finding, so that the tools report the cause once and draw nothing else
-//! from the missing answer.
+//! from the missing answer. A nonexistent domain is said here too, once,
+//! for every tool.
+
+use std::net::SocketAddr;
 
 use hickory_proto::op::ResponseCode;
 use hickory_proto::rr::{Name, RecordType};
@@ -50,9 +53,14 @@ impl Net {
 }
 
 impl Verdict {
-    /// The one finding that says why the resolver failed for `name`.
-    pub fn finding(&self, net: &Net, name: &Name, rtype: RecordType, after: &str) -> Hallazgo {
-        let resolver = net.resolver;
+    /// The one finding that says why `resolver` failed for `name`.
+    pub fn finding(
+        &self,
+        resolver: SocketAddr,
+        name: &Name,
+        rtype: RecordType,
+        after: &str,
+    ) -> Hallazgo {
         let asked = format!("{} {rtype}", show(name));
         let (tipo, what) = match self {
             Verdict::Bogus => (
@@ -90,4 +98,22 @@ impl Verdict {
         };
         tipo.hallazgo(detalle)
     }
+}
+
+/// `dominio_inexistente`, said by the resolver at `resolver`.
+pub fn nonexistent(resolver: SocketAddr, name: &Name) -> Hallazgo {
+    Tipo::DominioInexistente.hallazgo(format!(
+        "the resolver {resolver} answers NXDOMAIN for {}",
+        show(name)
+    ))
+}
+
+/// `dominio_inexistente`, said by the servers of `zone` (the resolver gave
+/// no answer).
+pub fn nonexistent_at(zone: &Name, name: &Name) -> Hallazgo {
+    Tipo::DominioInexistente.hallazgo(format!(
+        "the servers of {} answer NXDOMAIN for {}",
+        show(zone),
+        show(name)
+    ))
 }
