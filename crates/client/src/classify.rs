@@ -8,6 +8,7 @@
 
 use rmcp::service::ServiceError;
 
+use crate::child::StrayOutput;
 use crate::error::{ClientError, SseError};
 
 pub(crate) fn spawn_error(target: &str, program: &str, error: &std::io::Error) -> ClientError {
@@ -20,6 +21,32 @@ pub(crate) fn spawn_error(target: &str, program: &str, error: &std::io::Error) -
         target: target.to_owned(),
         detail: format!("cannot start `{program}`: {error}"),
         hint,
+        stderr: Vec::new(),
+    }
+}
+
+/// A stdio failure explained by what the child wrote on stdout that was
+/// not JSON-RPC: a server that prints its banner or its logs there breaks
+/// the protocol, and would otherwise look merely slow or gone.
+pub(crate) fn stray_output(error: ClientError, program: &str, stray: &StrayOutput) -> ClientError {
+    let Some((count, first)) = stray.seen() else {
+        return error;
+    };
+    let target = match &error {
+        ClientError::Timeout { target, .. }
+        | ClientError::Unreachable { target, .. }
+        | ClientError::Protocol { target, .. } => target.clone(),
+        _ => return error,
+    };
+    let lines = if count == 1 { "a line" } else { "lines" };
+    ClientError::Protocol {
+        target,
+        detail: format!(
+            "`{program}` wrote {lines} on stdout that {are} not JSON-RPC ({count} in all; the \
+             first: `{first}`)",
+            are = if count == 1 { "is" } else { "are" },
+        ),
+        hint: Via::Stdio(program).protocol_hint(),
         stderr: Vec::new(),
     }
 }
@@ -86,6 +113,8 @@ pub(crate) enum Via<'a> {
     Http,
     /// A child process running this program.
     Stdio(&'a str),
+    /// A server inside this process.
+    InProcess,
 }
 
 impl Via<'_> {
@@ -98,6 +127,9 @@ impl Via<'_> {
                 "run with `RUST_LOG=debug` to see the exchange; `{program}` must write only \
                  JSON-RPC messages on stdout (its logs belong on stderr)"
             ),
+            Via::InProcess => "this is a bug in nexo's bundled server; please report it with \
+                               the command that shows it"
+                .into(),
         }
     }
 
@@ -107,6 +139,9 @@ impl Via<'_> {
             Via::Stdio(program) => {
                 format!("`{program}` exited or closed its stdio; run it by hand to see why")
             }
+            Via::InProcess => "the bundled server stopped; this is a bug in nexo, please \
+                               report it"
+                .into(),
         };
         ClientError::Unreachable {
             target: target.to_owned(),

@@ -11,16 +11,18 @@
 
 pub mod arguments;
 pub mod auth;
+mod child;
 mod classify;
 mod error;
 pub mod forward;
 pub mod handler;
 pub mod http;
+mod inprocess;
 pub mod legacy_sse;
 pub mod secret;
+mod tap;
 mod target;
 
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,16 +33,16 @@ use rmcp::model::{
     ServerPeerInfo, Tool,
 };
 use rmcp::service::{ClientLifecycleMode, RunningService, ServiceError};
-use rmcp::transport::TokioChildProcess;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
 };
 use rmcp::{ClientServiceExt, RoleClient};
 use tokio::sync::watch;
 
-use crate::classify::{Via, classify, spawn_error};
+use crate::classify::{Via, classify, spawn_error, stray_output};
 pub use crate::error::{ClientError, ErrorKind, Method, SseError};
 pub use crate::handler::{ElicitationPolicy, ElicitationResponder, Handler};
+pub use crate::inprocess::InProcess;
 pub use crate::secret::{EnvVar, Header, Secret, TargetUrl};
 pub use crate::target::{HttpTransport, Target};
 
@@ -179,12 +181,14 @@ pub struct Session {
     timeout: Duration,
     /// What no error may show ([`Target::secrets`]).
     secrets: Vec<String>,
-    /// The program of a stdio target.
-    program: Option<String>,
+    /// How the server is reached, for what its failures mean.
+    reach: Reach,
     /// Whether notices are wanted: calls then ask for progress and logs.
     notices: bool,
     /// Whether the authorization agent has the URL (see [`within`]).
     agent_busy: watch::Receiver<bool>,
+    /// Whether the connection has ended (see [`Session::ended`]).
+    ended: watch::Receiver<bool>,
 }
 
 fn handler(options: &ConnectOptions) -> Handler {
@@ -214,11 +218,12 @@ fn lifecycle(era: Era) -> ClientLifecycleMode {
 pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Session, ClientError> {
     let secrets = target.secrets();
     let agent_busy = Arc::new(watch::channel(false).0);
-    let opened = match open(target, options, &agent_busy).await {
+    let ended: tap::Ended = Arc::new(watch::channel(false).0);
+    let opened = match open(target, options, &agent_busy, &ended).await {
         Ok(opened) => Ok(opened),
         Err(error) => Err(elsewhere(target, error, options.timeout).await),
     };
-    let (service, transport) =
+    let (service, transport, reach) =
         opened.map_err(|error| token_refused(target, error).redacted(&secrets))?;
     Ok(Session {
         service,
@@ -228,10 +233,8 @@ pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Sessio
         secrets,
         notices: options.notices.is_some(),
         agent_busy: agent_busy.subscribe(),
-        program: match target {
-            Target::Stdio { command, .. } => command.first().cloned(),
-            Target::Url { .. } => None,
-        },
+        ended: ended.subscribe(),
+        reach,
     })
 }
 
@@ -239,8 +242,10 @@ async fn open(
     target: &Target,
     options: &ConnectOptions,
     agent_busy: &Arc<watch::Sender<bool>>,
-) -> Result<(RunningService<RoleClient, Handler>, &'static str), ClientError> {
+    ended: &tap::Ended,
+) -> Result<(RunningService<RoleClient, Handler>, &'static str, Reach), ClientError> {
     let name = target.to_string();
+    let mut reach = Reach::Http;
     let (service, transport) = match target {
         Target::Url {
             url,
@@ -252,21 +257,24 @@ async fn open(
             let url = url.expose();
             match transport {
                 HttpTransport::Http => (
-                    streamable(url, &headers, &name, options, agent_busy)
+                    streamable(url, &headers, &name, options, agent_busy, ended)
                         .await
                         .0?,
                     STREAMABLE_HTTP,
                 ),
-                HttpTransport::Sse => (legacy(url, headers, &name, options).await?, LEGACY_SSE),
+                HttpTransport::Sse => (
+                    legacy(url, headers, &name, options, ended).await?,
+                    LEGACY_SSE,
+                ),
                 HttpTransport::Auto => {
-                    match streamable(url, &headers, &name, options, agent_busy).await {
+                    match streamable(url, &headers, &name, options, agent_busy, ended).await {
                         (Ok(service), _) => (service, STREAMABLE_HTTP),
                         (Err(error), Some(status)) if matches!(status, 400 | 404 | 405) => {
                             tracing::info!(
                                 status,
                                 "the server refused Streamable HTTP; trying the legacy HTTP+SSE transport"
                             );
-                            match legacy(url, headers, &name, options).await {
+                            match legacy(url, headers, &name, options, ended).await {
                                 Ok(service) => (service, LEGACY_SSE),
                                 Err(legacy_error) => {
                                     return Err(both_failed(status, error, legacy_error));
@@ -286,16 +294,14 @@ async fn open(
             child
                 .args(arguments)
                 .envs(env.iter().map(|var| (&var.key, var.value.expose())));
-            let (transport, stderr) = TokioChildProcess::builder(child)
-                .stderr(Stdio::piped())
-                .spawn()
+            let (transport, stderr, stray) = child::ChildTransport::spawn(child)
                 .map_err(|error| spawn_error(&name, program, &error))?;
             let tail = StderrTail::default();
-            let reader = stderr
-                .map(|stderr| follow_stderr(stderr, options.child_stderr.clone(), tail.clone()));
+            let reader = follow_stderr(stderr, options.child_stderr.clone(), tail.clone());
             let mode = lifecycle(options.era);
             let service = handshake(
-                handler(options).serve_with_lifecycle(transport, mode),
+                handler(options)
+                    .serve_with_lifecycle(tap::Tap::new(transport, ended.clone()), mode),
                 &name,
                 Via::Stdio(program),
                 options,
@@ -303,19 +309,49 @@ async fn open(
             )
             .await;
             match service {
-                Ok(service) => (service, "stdio"),
+                Ok(service) => {
+                    reach = Reach::Stdio {
+                        program: program.clone(),
+                        stray,
+                    };
+                    (service, STDIO)
+                }
                 Err(error) => {
                     // What the child said before it failed, read to its end
                     // if it has exited (briefly: it may still be running).
-                    if let Some(reader) = reader {
-                        let _ = tokio::time::timeout(CHILD_STDERR_WAIT, reader).await;
-                    }
+                    let _ = tokio::time::timeout(CHILD_STDERR_WAIT, reader).await;
+                    let error = stray_output(error, program, &stray);
                     return Err(error.with_stderr(program, tail.lines()));
                 }
             }
         }
+        Target::InProcess(server) => {
+            let mode = lifecycle(options.era);
+            let service = handshake(
+                handler(options)
+                    .serve_with_lifecycle(tap::Tap::new(server.connect(), ended.clone()), mode),
+                &name,
+                Via::InProcess,
+                options,
+                None,
+            )
+            .await?;
+            reach = Reach::InProcess;
+            (service, IN_PROCESS)
+        }
     };
-    Ok((service, transport))
+    Ok((service, transport, reach))
+}
+
+/// How a session's server is reached.
+enum Reach {
+    Http,
+    Stdio {
+        program: String,
+        /// What the child wrote on stdout that was not JSON-RPC.
+        stray: child::StrayOutput,
+    },
+    InProcess,
 }
 
 /// The longest wait for a health document while explaining a failure.
@@ -457,9 +493,11 @@ pub fn tool_failure(tool: &str, result: &CallToolResult) -> Option<ClientError> 
     })
 }
 
-/// What [`Session::transport`] reports for each HTTP transport.
+/// What [`Session::transport`] reports for each transport.
 const STREAMABLE_HTTP: &str = "streamable-http";
 const LEGACY_SSE: &str = "sse";
+const STDIO: &str = "stdio";
+const IN_PROCESS: &str = "in-process";
 
 /// `--header` values as an HTTP header map.
 fn header_map(headers: &[Header]) -> HeaderMap {
@@ -479,6 +517,7 @@ async fn streamable(
     name: &str,
     options: &ConnectOptions,
     agent_busy: &Arc<watch::Sender<bool>>,
+    ended: &tap::Ended,
 ) -> (
     Result<RunningService<RoleClient, Handler>, ClientError>,
     Option<u16>,
@@ -506,7 +545,8 @@ async fn streamable(
         None => {
             let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
             handshake(
-                handler(options).serve_with_lifecycle(transport, mode),
+                handler(options)
+                    .serve_with_lifecycle(tap::Tap::new(transport, ended.clone()), mode),
                 name,
                 Via::Http,
                 options,
@@ -521,7 +561,8 @@ async fn streamable(
                     let agent_busy = authorized.agent_busy();
                     let transport = StreamableHttpClientTransport::with_client(authorized, config);
                     handshake(
-                        handler(options).serve_with_lifecycle(transport, mode),
+                        handler(options)
+                            .serve_with_lifecycle(tap::Tap::new(transport, ended.clone()), mode),
                         name,
                         Via::Http,
                         options,
@@ -550,6 +591,7 @@ async fn legacy(
     headers: HeaderMap,
     name: &str,
     options: &ConnectOptions,
+    ended: &tap::Ended,
 ) -> Result<RunningService<RoleClient, Handler>, ClientError> {
     let transport = legacy_sse::LegacySse::connect(url, headers, options.timeout)
         .await
@@ -559,7 +601,8 @@ async fn legacy(
         era => era,
     };
     handshake(
-        handler(options).serve_with_lifecycle(transport, lifecycle(era)),
+        handler(options)
+            .serve_with_lifecycle(tap::Tap::new(transport, ended.clone()), lifecycle(era)),
         name,
         Via::Http,
         options,
@@ -670,7 +713,11 @@ impl Session {
     }
 
     fn via(&self) -> Via<'_> {
-        self.program.as_deref().map_or(Via::Http, Via::Stdio)
+        match &self.reach {
+            Reach::Http => Via::Http,
+            Reach::Stdio { program, .. } => Via::Stdio(program),
+            Reach::InProcess => Via::InProcess,
+        }
     }
 
     /// `stdio`, `streamable-http` or `sse`.
@@ -687,14 +734,35 @@ impl Session {
         let mut agent_busy = self.agent_busy.clone();
         // Only what happens from now on may stop this call's limit.
         agent_busy.borrow_and_update();
-        match within(self.timeout, Some(agent_busy), call).await {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(error)) => Err(self.service_error(method, error).redacted(&self.secrets)),
-            Err(_) => Err(ClientError::Timeout {
+        let error = match within(self.timeout, Some(agent_busy), call).await {
+            Ok(Ok(value)) => return Ok(value),
+            Ok(Err(error)) => self.service_error(method, error),
+            Err(_) => ClientError::Timeout {
                 target: self.target.clone(),
                 seconds: self.timeout.as_secs_f64(),
-            }),
+            },
+        };
+        Err(self.explained(error).redacted(&self.secrets))
+    }
+
+    /// A failure explained by what a stdio child wrote on stdout that was
+    /// not JSON-RPC, if it wrote any.
+    fn explained(&self, error: ClientError) -> ClientError {
+        match &self.reach {
+            Reach::Stdio { program, stray } => stray_output(error, program, stray),
+            Reach::Http | Reach::InProcess => error,
         }
+    }
+
+    /// Whether the connection has ended (the child exited, the stream closed).
+    pub fn is_ended(&self) -> bool {
+        *self.ended.borrow()
+    }
+
+    /// Waits until the connection ends.
+    pub async fn ended(&self) {
+        let mut ended = self.ended.clone();
+        let _ = ended.wait_for(|ended| *ended).await;
     }
 
     fn service_error(&self, method: Method, error: ServiceError) -> ClientError {

@@ -4,6 +4,7 @@
 
 use std::fmt;
 
+use crate::inprocess::InProcess;
 use crate::secret::{EnvVar, Header, TargetUrl};
 
 /// How to speak HTTP to a URL target.
@@ -34,6 +35,8 @@ pub enum Target {
         /// Extra environment for the child.
         env: Vec<EnvVar>,
     },
+    /// A server run inside this process (a bundled one).
+    InProcess(InProcess),
 }
 
 impl Target {
@@ -85,6 +88,7 @@ impl Target {
                     .map(|var| var.value.expose().to_owned())
                     .filter(|value| value.len() >= SHORTEST_ENV_SECRET),
             ),
+            Target::InProcess(_) => {}
         }
         secrets.retain(|secret| !secret.is_empty());
         // Longest first, so that a value is redacted whole before its parts.
@@ -98,6 +102,7 @@ impl fmt::Display for Target {
         match self {
             Target::Url { url, .. } => url.fmt(f),
             Target::Stdio { command, .. } => f.write_str(&shell_words::join(command)),
+            Target::InProcess(server) => write!(f, "builtin:{}", server.name()),
         }
     }
 }

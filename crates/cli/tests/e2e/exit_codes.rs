@@ -138,3 +138,34 @@ fn issue_15_a_url_without_the_mount_gets_the_right_one() {
         );
     }
 }
+
+/// Issue 15, point 9: a stdio server that prints something other than
+/// JSON-RPC on stdout is a protocol error that quotes it, not a timeout,
+/// whether it then says nothing or goes on to answer a handshake it broke.
+#[test]
+fn issue_15_a_child_printing_garbage_on_stdout_is_a_protocol_error() {
+    let silent = "sh -c 'echo Server listening on stdio; echo ready; sleep 30'";
+    let failed = run(&["tools", "--stdio", silent, "--timeout", "1"]);
+    assert_failure(&failed, 1, "protocol_error");
+    let message = failed.error_line()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        message.contains("not JSON-RPC (2 in all; the first: `Server listening on stdio`)"),
+        "{failed:#?}"
+    );
+    assert!(
+        failed.error_line()["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("must write only JSON-RPC messages on stdout"),
+        "{failed:#?}"
+    );
+    // A banner before a working server is tolerated.
+    let banner = format!(
+        "sh -c 'echo starting; exec {}'",
+        crate::support::serve_morse_command()
+    );
+    run(&["tools", "--stdio", &banner]).assert_success();
+}
