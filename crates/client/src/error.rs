@@ -31,7 +31,7 @@ pub enum Method {
     GetPrompt,
 }
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum ClientError {
     #[error("{message}")]
     Usage {
@@ -53,6 +53,9 @@ pub enum ClientError {
     },
     #[error("`{target}` did not answer within {seconds} s")]
     Timeout { target: String, seconds: f64 },
+    /// A request that went on past its maximum, progress or not.
+    #[error("`{target}` did not finish within its maximum of {seconds} s")]
+    Overran { target: String, seconds: f64 },
     #[error("the server returned error {code}: {message}")]
     Rpc {
         method: Method,
@@ -93,7 +96,9 @@ impl ClientError {
         match self {
             Self::Usage { .. } => ErrorKind::Usage,
             Self::Unauthorized { .. } | Self::TokenRefused { .. } => ErrorKind::Unauthorized,
-            Self::Unreachable { .. } | Self::Timeout { .. } => ErrorKind::Unreachable,
+            Self::Unreachable { .. } | Self::Timeout { .. } | Self::Overran { .. } => {
+                ErrorKind::Unreachable
+            }
             Self::Rpc { .. } | Self::Tool { .. } | Self::UnknownTool { .. } => ErrorKind::Remote,
             Self::NeedsConfirmation { .. } => ErrorKind::NeedsConfirmation,
             Self::Protocol { .. } => ErrorKind::Protocol,
@@ -106,7 +111,7 @@ impl ClientError {
             Self::Usage { .. } => "usage",
             Self::Unauthorized { .. } | Self::TokenRefused { .. } => "unauthorized",
             Self::Unreachable { .. } => "unreachable",
-            Self::Timeout { .. } => "timeout",
+            Self::Timeout { .. } | Self::Overran { .. } => "timeout",
             Self::Rpc { .. } => "server_error",
             Self::Tool { .. } => "tool_error",
             Self::UnknownTool { .. } => "unknown_tool",
@@ -132,9 +137,16 @@ impl ClientError {
                     .into(),
             ),
             Self::Unreachable { hint, .. } => Some(hint.clone()),
-            Self::Timeout { .. } => {
-                Some("raise the limit with `--timeout SECONDS`, or check the server's logs".into())
-            }
+            Self::Timeout { .. } => Some(
+                "raise the limit with `--timeout SECONDS` (`timeout` in a config entry; progress \
+                 notifications start it again), or check the server's logs"
+                    .into(),
+            ),
+            Self::Overran { .. } => Some(
+                "raise the maximum with `maxTimeout` in the server's config entry (or the \
+                 tool's, under `toolTimeouts`)"
+                    .into(),
+            ),
             Self::Rpc { code, .. } if *code == ErrorCode::METHOD_NOT_FOUND.0 => Some(
                 "the server does not implement this method; `nexo discover` shows what it offers"
                     .into(),
@@ -248,6 +260,10 @@ impl ClientError {
                 stderr: stderr.into_iter().map(scrub).collect(),
             },
             Self::Timeout { target, seconds } => Self::Timeout {
+                target: scrub(target),
+                seconds,
+            },
+            Self::Overran { target, seconds } => Self::Overran {
                 target: scrub(target),
                 seconds,
             },

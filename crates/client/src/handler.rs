@@ -24,6 +24,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 use serde_json::Value;
+use tokio::sync::watch;
 
 use crate::arguments::Schema;
 
@@ -84,6 +85,8 @@ pub struct Handler {
     info: ClientConfig,
     elicitation: ElicitationPolicy,
     notices: Option<NoticeSink>,
+    /// Counts progress notifications, for limits that they start again.
+    progress: Arc<watch::Sender<u64>>,
 }
 
 impl fmt::Debug for Handler {
@@ -105,7 +108,13 @@ impl Handler {
             info,
             elicitation,
             notices: None,
+            progress: Arc::new(watch::channel(0).0),
         }
+    }
+
+    /// Changes at each progress notification the server sends.
+    pub fn progress(&self) -> watch::Receiver<u64> {
+        self.progress.subscribe()
     }
 
     /// Hands log and progress notifications to `sink`.
@@ -151,6 +160,8 @@ impl ClientHandler for Handler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
+        self.progress
+            .send_modify(|count| *count = count.wrapping_add(1));
         self.notify(Notice::Progress {
             progress: params.progress,
             total: params.total,

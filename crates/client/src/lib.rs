@@ -17,6 +17,7 @@ mod error;
 pub mod forward;
 pub mod handler;
 pub mod http;
+pub mod hub;
 mod inprocess;
 pub mod legacy_sse;
 pub mod secret;
@@ -189,6 +190,8 @@ pub struct Session {
     agent_busy: watch::Receiver<bool>,
     /// Whether the connection has ended (see [`Session::ended`]).
     ended: watch::Receiver<bool>,
+    /// Counts the server's progress notifications (see [`within`]).
+    progress: watch::Receiver<u64>,
 }
 
 fn handler(options: &ConnectOptions) -> Handler {
@@ -225,6 +228,7 @@ pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Sessio
     };
     let (service, transport, reach) =
         opened.map_err(|error| token_refused(target, error).redacted(&secrets))?;
+    let progress = service.service().progress();
     Ok(Session {
         service,
         target: target.to_string(),
@@ -234,6 +238,7 @@ pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Sessio
         notices: options.notices.is_some(),
         agent_busy: agent_busy.subscribe(),
         ended: ended.subscribe(),
+        progress,
         reach,
     })
 }
@@ -647,35 +652,72 @@ async fn wait_for_standalone_stream(
     }
 }
 
-/// Runs `work` within `limit`, except while `agent_busy` says the
-/// authorization agent has the URL (a person may be in a browser, which
-/// takes longer than any exchange): the limit stops while it does, and
-/// runs whole again after. `Err` when the limit is reached.
+/// How long one request may take.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CallLimits {
+    /// The longest silence: progress notifications from the server start
+    /// it again (`--timeout`, or `timeout` in a config entry).
+    pub idle: Duration,
+    /// The longest the request may take in all, progress or not.
+    pub total: Option<Duration>,
+}
+
+/// Which of a request's [`CallLimits`] it reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Expired {
+    Idle,
+    Total,
+}
+
+/// Runs `work` within `limits`. The idle limit starts again at each
+/// `progress` change, and stops while `agent_busy` says the authorization
+/// agent has the URL (a person may be in a browser, which takes longer than
+/// any exchange), running whole again after.
 async fn within<T>(
-    limit: Duration,
+    limits: CallLimits,
+    progress: Option<watch::Receiver<u64>>,
     agent_busy: Option<watch::Receiver<bool>>,
     work: impl Future<Output = T>,
-) -> Result<T, tokio::time::error::Elapsed> {
-    let Some(mut busy) = agent_busy else {
-        return tokio::time::timeout(limit, work).await;
-    };
+) -> Result<T, Expired> {
+    use tokio::time::{Instant, sleep, sleep_until};
+    /// A receiver that never changes, for what was not given.
+    async fn changed<V>(receiver: &mut Option<watch::Receiver<V>>) {
+        let open = match receiver {
+            Some(receiver) => receiver.changed().await.is_ok(),
+            None => false,
+        };
+        if !open {
+            std::future::pending::<()>().await;
+        }
+    }
+    let mut progress = progress;
+    let mut busy = agent_busy;
     let mut work = std::pin::pin!(work);
+    let total = limits.total.map(|total| Instant::now() + total);
+    let mut idle = std::pin::pin!(sleep(limits.idle));
     loop {
-        match tokio::time::timeout(limit, &mut work).await {
-            Ok(done) => return Ok(done),
-            Err(elapsed) => {
+        tokio::select! {
+            done = &mut work => return Ok(done),
+            () = async { match total { Some(at) => sleep_until(at).await, None => std::future::pending().await } } => {
+                return Err(Expired::Total);
+            }
+            () = &mut idle => {
+                let Some(busy) = busy.as_mut() else {
+                    return Err(Expired::Idle);
+                };
                 // Busy now, or busy for a while since the window opened.
-                let was_busy = busy.has_changed().unwrap_or(false) || *busy.borrow();
-                busy.borrow_and_update();
+                let was_busy = busy.has_changed().unwrap_or(false) || *busy.borrow_and_update();
                 if !was_busy {
-                    return Err(elapsed);
+                    return Err(Expired::Idle);
                 }
-                let idle = busy.wait_for(|busy| !*busy);
+                let done_with_agent = busy.wait_for(|busy| !*busy);
                 tokio::select! {
                     done = &mut work => return Ok(done),
-                    _ = idle => {}
+                    _ = done_with_agent => {}
                 }
+                idle.as_mut().reset(Instant::now() + limits.idle);
             }
+            () = changed(&mut progress) => idle.as_mut().reset(Instant::now() + limits.idle),
         }
     }
 }
@@ -696,7 +738,11 @@ where
         Output = Result<RunningService<RoleClient, Handler>, rmcp::service::ClientInitializeError>,
     >,
 {
-    match within(options.timeout, agent_busy, start).await {
+    let limits = CallLimits {
+        idle: options.timeout,
+        total: None,
+    };
+    match within(limits, None, agent_busy, start).await {
         Ok(Ok(service)) => Ok(service),
         Ok(Err(error)) => Err(classify(target, via, &error)),
         Err(_) => Err(ClientError::Timeout {
@@ -725,21 +771,44 @@ impl Session {
         self.transport
     }
 
-    /// Runs one request of `method` within the time limit.
+    /// Runs one request of `method` within the session's time limit.
     async fn bounded<T>(
         &self,
         method: Method,
         call: impl Future<Output = Result<T, ServiceError>>,
     ) -> Result<T, ClientError> {
+        let limits = CallLimits {
+            idle: self.timeout,
+            total: None,
+        };
+        self.limited(method, limits, call).await
+    }
+
+    /// Runs one request of `method` within `limits`; the server's progress
+    /// notifications start the idle limit again. A request that reaches a
+    /// limit is abandoned, which cancels it (rmcp sends
+    /// `notifications/cancelled`).
+    async fn limited<T>(
+        &self,
+        method: Method,
+        limits: CallLimits,
+        call: impl Future<Output = Result<T, ServiceError>>,
+    ) -> Result<T, ClientError> {
         let mut agent_busy = self.agent_busy.clone();
         // Only what happens from now on may stop this call's limit.
         agent_busy.borrow_and_update();
-        let error = match within(self.timeout, Some(agent_busy), call).await {
+        let mut progress = self.progress.clone();
+        progress.borrow_and_update();
+        let error = match within(limits, Some(progress), Some(agent_busy), call).await {
             Ok(Ok(value)) => return Ok(value),
             Ok(Err(error)) => self.service_error(method, error),
-            Err(_) => ClientError::Timeout {
+            Err(Expired::Idle) => ClientError::Timeout {
                 target: self.target.clone(),
-                seconds: self.timeout.as_secs_f64(),
+                seconds: limits.idle.as_secs_f64(),
+            },
+            Err(Expired::Total) => ClientError::Overran {
+                target: self.target.clone(),
+                seconds: limits.total.unwrap_or_default().as_secs_f64(),
             },
         };
         Err(self.explained(error).redacted(&self.secrets))
@@ -826,11 +895,26 @@ impl Session {
         }
     }
 
-    /// Calls `name`; a result with `isError` is returned, not turned into an error.
+    /// Calls `name` within the session's time limit; a result with
+    /// `isError` is returned, not turned into an error.
     pub async fn call_tool(
         &self,
         name: &str,
         arguments: JsonObject,
+    ) -> Result<CallToolResult, ClientError> {
+        let limits = CallLimits {
+            idle: self.timeout,
+            total: None,
+        };
+        self.call_tool_within(name, arguments, limits).await
+    }
+
+    /// Calls `name` within `limits` (a long tool's own, from the config).
+    pub async fn call_tool_within(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+        limits: CallLimits,
     ) -> Result<CallToolResult, ClientError> {
         let mut params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
         if self.notices {
@@ -845,7 +929,7 @@ impl Session {
             meta.set_log_level(rmcp::model::LoggingLevel::Info);
             params.meta = Some(meta);
         }
-        self.bounded(Method::CallTool, self.service.call_tool(params))
+        self.limited(Method::CallTool, limits, self.service.call_tool(params))
             .await
     }
 
@@ -877,6 +961,24 @@ impl Session {
         params.arguments = Some(arguments);
         self.bounded(Method::GetPrompt, self.service.get_prompt(params))
             .await
+    }
+
+    /// The protocol revision the handshake settled on.
+    pub fn revision(&self) -> Option<String> {
+        let info = self.server_info()?;
+        serde_json::to_value(&info.protocol_version)
+            .ok()?
+            .as_str()
+            .map(str::to_owned)
+    }
+
+    /// Ends the session where others may still hold it: their requests
+    /// fail, and the child process (for stdio targets) is ended.
+    pub async fn end(&self) {
+        /// rmcp drains in-flight responses before it closes the transport.
+        const END_WAIT: Duration = Duration::from_secs(3);
+        self.service.cancellation_token().cancel();
+        let _ = tokio::time::timeout(END_WAIT, self.ended()).await;
     }
 
     /// Ends the session (and the child process, for stdio targets).
