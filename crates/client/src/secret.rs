@@ -44,22 +44,10 @@ impl fmt::Display for Secret {
     }
 }
 
-/// Whether a header of this name carries a credential: `Authorization`,
-/// `Proxy-Authorization`, `Cookie`, `X-Api-Key` and any name holding
-/// `auth`, `token`, `secret`, `key`, `password`, `credential` or `cookie`.
-pub fn is_credential_header(name: &str) -> bool {
-    const MARKS: [&str; 7] = [
-        "auth",
-        "token",
-        "secret",
-        "key",
-        "password",
-        "credential",
-        "cookie",
-    ];
-    let name = name.to_ascii_lowercase();
-    MARKS.iter().any(|mark| name.contains(mark))
-}
+/// Whether a header of this name carries a credential; decided in
+/// nexo-trace, so that the headers a trace redacts and the ones this crate
+/// never prints are the same.
+pub use nexo_trace::is_credential_header;
 
 /// One extra HTTP request header (`--header 'Name: value'`), checked when it
 /// is read. A credential's value is marked sensitive (HTTP/2 never indexes

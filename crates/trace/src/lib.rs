@@ -1,127 +1,66 @@
-//! Records of what went over the wire. For now one record: the tool-call log
-//! line that `nexo serve --log FILE` writes, one JSON object per line. The
-//! per-message trace and its analysis (`nexo trace`) will live here too.
+//! Records of what went over the wire, and their analysis.
 //!
-//! This crate knows nothing of transports or particular servers; whoever
-//! observes a call fills in a [`ToolCallRecord`] and hands it to a
-//! [`ToolCallLog`].
+//! - The trace: one JSON line per MCP message on every connection, written
+//!   by a [`Tracer`] from what a transport tap [`Observed`] (`--trace FILE`
+//!   on the client commands, `nexo serve --trace FILE`), read back as
+//!   [`TraceRecord`]s and analysed: counts, latency percentiles, errors and
+//!   unpaired messages (`nexo trace summary`), and the sequence diagram of
+//!   the exchange (`nexo trace flow`).
+//! - The tool-call log: one [`ToolCallRecord`] per served tool call
+//!   (`nexo serve --log FILE`), written by a [`ToolCallLog`].
+//!
+//! This crate knows nothing of transports, rmcp or particular servers:
+//! whoever observes a message hands over its bytes and where it was seen.
+//! It also decides which HTTP headers are credentials
+//! ([`is_credential_header`]), for the trace and for nexo-client alike.
+//!
+//! # The trace format, version 1
+//!
+//! A trace file is UTF-8 text, one JSON object per line (JSON Lines),
+//! appended to by one or more writers; each line is one message seen by the
+//! tracing side. Fields, in the order they are written (optional ones are
+//! left out when they do not apply):
+//!
+//! | field | type | meaning |
+//! |---|---|---|
+//! | `v` | integer | the format version, `1` ([`FORMAT_VERSION`]) |
+//! | `time_us` | integer | when the tap saw the message, microseconds since the Unix epoch (UTC) |
+//! | `server` | string | the server's name (its configuration name, the bundled server's name, or the target as shown) |
+//! | `side` | `"client"` \| `"server"` | which end of the connection wrote the line |
+//! | `direction` | `"out"` \| `"in"` | from the writing side's point of view: `out` it sent the message, `in` it received it; with `side` this says who sent it |
+//! | `transport` | string | `stdio`, `streamable-http`, `sse` (the HTTP+SSE transport of 2024-11-05) or `in-process` |
+//! | `session` | string, optional | the `Mcp-Session-Id`, the legacy SSE session id, or an id the writer gave a stdio or in-process connection; absent outside any session (stateless 2026-07-28 requests, and an `initialize` before its answer brings the session id) |
+//! | `kind` | string | `request` (`method` and `id`), `notification` (`method`, no `id`), `response` (`id` and `result`), `error` (`error`), or `invalid`: not UTF-8, not JSON, or JSON that is no JSON-RPC message; recorded rather than dropped |
+//! | `lifecycle` | `true`, optional | the message belongs to the lifecycle: `initialize`, `notifications/initialized`, `server/discover`, `ping` ([`LIFECYCLE_METHODS`]), and the answers to those requests |
+//! | `id` | string or number, optional | the JSON-RPC id exactly as the message gave it; absent on notifications and on errors with `"id": null` |
+//! | `method` | string, optional | a request's or notification's method; on a response or error, the method of the request it answers, when the writer saw that request (requests are matched by side, server, session and id, the answer travelling the other way) |
+//! | `bytes` | integer | the size of the message as it went over the wire (of its element, in a batch) |
+//! | `latency_us` | integer, optional | on an answer matched to its request: microseconds from the request to the answer, as the writer saw them |
+//! | `error_code` | integer, optional | an error's JSON-RPC `error.code` (kept when messages are redacted) |
+//! | `error_message` | string, optional | an error's `error.message` (kept when messages are redacted) |
+//! | `tool_error` | `true`, optional | a response whose result has `"isError": true` (a tool that failed) |
+//! | `batch` | `true`, optional | the message was one element of a JSON-RPC batch (an array, allowed by revision 2025-03-26 only); each element gets its own line, all with the batch's time |
+//! | `http` | object, optional | for HTTP transports: `method` (of the request that carried a message to a server), `status` (of the response that carried a message to a client), `headers` (of that request or response: names in lower case, repeated names joined with `, `, the values of credential headers written `"[redacted]"`: `Authorization`, `Cookie`, `X-Api-Key` and the others [`is_credential_header`] names; `Mcp-Session-Id` is kept) |
+//! | `message` | JSON, optional | the whole message as it was sent (line breaks between its tokens turned into blanks); for an `invalid` message, its text as a JSON string; absent when the writer redacts messages (`--trace-redact`) |
+//!
+//! Readers ignore fields they do not know: fields may be added within
+//! version 1, always optional. Any other change raises `v`; the analysis
+//! skips lines of a newer version and says how many it skipped. A reader
+//! must expect the last line to be cut short (a writer that was killed) and
+//! lines a little out of time order (concurrent writers).
 
-use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
-use std::path::Path;
-use std::sync::Mutex;
+mod calllog;
+mod envelope;
+mod pending;
+mod record;
+mod redact;
+mod writer;
 
-use serde::Serialize;
-
-/// One served tool call, as one line of the `--log` file.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ToolCallRecord {
-    /// When the call finished, RFC 3339 in UTC.
-    pub time: String,
-    /// The bundled server's name (`morse`, `utils`, ...).
-    pub server: String,
-    pub tool: String,
-    /// Size of the `arguments` JSON as received.
-    pub arg_bytes: usize,
-    /// Milliseconds from the request's arrival to its response leaving.
-    pub dur_ms: f64,
-    /// Size of the JSON-RPC response message.
-    pub out_bytes: usize,
-    /// True for a tool error (`isError`) and for a JSON-RPC error response.
-    pub is_error: bool,
-}
-
-impl ToolCallRecord {
-    /// A record stamped with the current time.
-    pub fn now(
-        server: &str,
-        tool: &str,
-        arg_bytes: usize,
-        duration: std::time::Duration,
-        out_bytes: usize,
-        is_error: bool,
-    ) -> Self {
-        Self {
-            time: jiff::Timestamp::now().to_string(),
-            server: server.to_owned(),
-            tool: tool.to_owned(),
-            arg_bytes,
-            dur_ms: (duration.as_secs_f64() * 1_000_000.0).round() / 1000.0,
-            out_bytes,
-            is_error,
-        }
-    }
-}
-
-/// An append-only JSON-lines file of [`ToolCallRecord`]s. Each record is one
-/// `write` of a whole line, so lines from concurrent writers (threads, or
-/// several processes sharing the file) never interleave, and a crash loses
-/// at most the call in progress.
-#[derive(Debug)]
-pub struct ToolCallLog {
-    file: Mutex<File>,
-}
-
-impl ToolCallLog {
-    /// Opens `path` for appending, creating it if needed.
-    pub fn open(path: &Path) -> io::Result<Self> {
-        let file = OpenOptions::new().create(true).append(true).open(path)?;
-        Ok(Self {
-            file: Mutex::new(file),
-        })
-    }
-
-    /// Appends one record.
-    pub fn record(&self, record: &ToolCallRecord) -> io::Result<()> {
-        let mut line = serde_json::to_vec(record).map_err(io::Error::other)?;
-        line.push(b'\n');
-        let mut file = self
-            .file
-            .lock()
-            .map_err(|_| io::Error::other("tool-call log lock poisoned"))?;
-        file.write_all(&line)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn records_are_appended_one_json_object_per_line() -> io::Result<()> {
-        let dir = std::env::temp_dir().join(format!("nexo-trace-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir)?;
-        let path = dir.join("calls.jsonl");
-        let _ = std::fs::remove_file(&path);
-        let log = ToolCallLog::open(&path)?;
-        let duration = std::time::Duration::from_micros(1500);
-        log.record(&ToolCallRecord::now(
-            "morse", "morse", 17, duration, 120, false,
-        ))?;
-        log.record(&ToolCallRecord::now(
-            "morse", "demorse", 9, duration, 80, true,
-        ))?;
-        let text = std::fs::read_to_string(&path)?;
-        let lines: Vec<serde_json::Value> = text
-            .lines()
-            .map(serde_json::from_str)
-            .collect::<Result<_, _>>()?;
-        assert_eq!(lines.len(), 2);
-        assert_eq!(lines[0]["tool"], "morse");
-        assert_eq!(lines[0]["arg_bytes"], 17);
-        assert_eq!(lines[0]["dur_ms"], 1.5);
-        assert_eq!(lines[1]["is_error"], true);
-        for key in [
-            "time",
-            "server",
-            "tool",
-            "arg_bytes",
-            "dur_ms",
-            "out_bytes",
-            "is_error",
-        ] {
-            assert!(lines[1].get(key).is_some(), "missing {key}");
-        }
-        std::fs::remove_dir_all(&dir)
-    }
-}
+pub use crate::calllog::{ToolCallLog, ToolCallRecord};
+pub use crate::pending::MAX_PENDING;
+pub use crate::record::{
+    Direction, FORMAT_VERSION, HttpInfo, HttpRecord, Kind, LIFECYCLE_METHODS, Observed, Side,
+    TraceRecord, is_lifecycle, transport,
+};
+pub use crate::redact::{REDACTED, is_credential_header};
+pub use crate::writer::{FLUSH_EVERY, TraceOptions, Tracer};
