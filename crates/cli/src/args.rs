@@ -186,6 +186,12 @@ fn not_a_server_name(text: &str) -> Result<String, String> {
     }
 }
 
+/// Reads `--builtin`: the name of a bundled server.
+fn bundled_name(text: &str) -> Result<nexo_bundled::Bundled, String> {
+    text.parse()
+        .map_err(|error: nexo_bundled::UnknownServer| error.to_string())
+}
+
 /// Reads a value that may hold a credential into a type that never prints
 /// it; what it must look like is checked later, by errors that do not
 /// quote it (clap's own would).
@@ -202,9 +208,10 @@ fn server_help() -> String {
     format!("The server to run: {}", names.join(", "))
 }
 
-/// Which server to talk to: exactly one of `--url` and `--stdio`.
+/// Which server to talk to: exactly one of `--url`, `--stdio`, `--builtin`
+/// and `--server`.
 #[derive(Debug, Args)]
-#[command(group(ArgGroup::new("target").required(true).args(["url", "stdio"])))]
+#[command(group(ArgGroup::new("target").required(true).args(["url", "stdio", "builtin", "server"])))]
 pub struct TargetArgs {
     /// The server's URL, e.g. http://127.0.0.1:8000/mcp (Streamable HTTP) or
     /// http://127.0.0.1:8000/sse (the legacy HTTP+SSE transport).
@@ -217,19 +224,38 @@ pub struct TargetArgs {
     /// A command that speaks MCP on stdin/stdout, quoted as one argument.
     #[arg(long, value_name = "COMMAND")]
     pub stdio: Option<String>,
+    /// A bundled server run inside nexo, with no child process and no
+    /// socket (`files` reads the working directory).
+    #[arg(long, value_name = "NAME", value_parser = bundled_name)]
+    pub builtin: Option<nexo_bundled::Bundled>,
+    /// A server of the configuration file, by its name there.
+    #[arg(long, value_name = "NAME")]
+    pub server: Option<String>,
+    /// The configuration file for --server [default: ./.mcp.json, else
+    /// ~/.config/nexo/config.json].
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Append one JSON line per message exchanged to FILE (`nexo trace
+    /// summary FILE` analyses it).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Leave the messages themselves out of the trace (methods, ids, sizes,
+    /// times and error codes are kept).
+    #[arg(long, requires = "trace")]
+    pub trace_redact: bool,
     /// HTTP transport for --url.
-    #[arg(long, value_enum, default_value_t = TransportArg::Auto, conflicts_with = "stdio")]
+    #[arg(long, value_enum, default_value_t = TransportArg::Auto, conflicts_with_all = ["stdio", "builtin", "server"])]
     pub transport: TransportArg,
     /// Extra HTTP header for --url, 'Name: value' (repeatable).
     #[arg(
         long = "header",
         value_name = "'NAME: VALUE'",
-        conflicts_with = "stdio",
+        conflicts_with_all = ["stdio", "builtin", "server"],
         value_parser = secret
     )]
     pub headers: Vec<Secret>,
     /// Environment variable for the --stdio child, KEY=VALUE (repeatable).
-    #[arg(short = 'e', value_name = "KEY=VALUE", conflicts_with = "url", value_parser = secret)]
+    #[arg(short = 'e', value_name = "KEY=VALUE", conflicts_with_all = ["url", "builtin", "server"], value_parser = secret)]
     pub env: Vec<Secret>,
     /// OAuth client id registered with the server's authorization server
     /// (default: register dynamically, or a Client ID Metadata Document).

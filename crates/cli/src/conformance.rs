@@ -119,8 +119,7 @@ pub async fn run(args: ConformanceArgs) -> Result<(), Failure> {
                 .with_metadata_url(Some(SUITE_CLIENT_METADATA_URL.into())),
         ),
         elicitation: ElicitationPolicy::SchemaDefaults,
-        child_stderr: None,
-        notices: None,
+        ..ConnectOptions::default()
     };
     let target = Target::Url {
         url: args.url.into(),

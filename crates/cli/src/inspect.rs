@@ -10,6 +10,7 @@ use nexo_client::{
     ClientError, ConnectOptions, ElicitationPolicy, EnvVar, Era, Header, HttpTransport, Session,
     Target,
 };
+use nexo_trace::{TraceOptions, Tracer};
 use rmcp::model::{CallToolResult, ContentBlock, GetPromptResult, ReadResourceResult, Tool};
 use serde_json::Value;
 
@@ -20,7 +21,18 @@ use crate::env;
 use crate::failure::{Exit, Failure};
 use crate::output;
 
-fn target(args: &TargetArgs) -> Result<Target, ClientError> {
+fn target(args: &TargetArgs) -> Result<Target, Failure> {
+    if let Some(bundled) = args.builtin {
+        let given = crate::builtin::defaults(bundled);
+        return Ok(Target::InProcess(crate::builtin::in_process(
+            bundled, &given,
+        )?));
+    }
+    Ok(address(args)?)
+}
+
+/// A `--url` or `--stdio` target.
+fn address(args: &TargetArgs) -> Result<Target, ClientError> {
     match (&args.url, &args.stdio) {
         (Some(url), _) => Ok(Target::Url {
             url: url.clone(),
@@ -44,12 +56,15 @@ fn target(args: &TargetArgs) -> Result<Target, ClientError> {
         ),
         (None, None) => Err(ClientError::usage(
             "no server given",
-            Some("add `--url URL` or `--stdio 'COMMAND'`".to_owned()),
+            Some(
+                "add `--url URL`, `--stdio 'COMMAND'`, `--builtin NAME` or `--server NAME`"
+                    .to_owned(),
+            ),
         )),
     }
 }
 
-async fn open(args: &TargetArgs) -> Result<Session, Failure> {
+async fn open(args: &TargetArgs, trace: Option<Tracer>) -> Result<Session, Failure> {
     let target = target(args)?;
     let options = ConnectOptions {
         timeout: args.timeout,
@@ -64,6 +79,8 @@ async fn open(args: &TargetArgs) -> Result<Session, Failure> {
             .verbose
             .then(|| Arc::new(|line: &str| output::status(line)) as nexo_client::StderrSink),
         notices: Some(Arc::new(output::notice)),
+        trace,
+        server_name: args.server.clone(),
     };
     Ok(nexo_client::connect(&target, &options).await?)
 }
@@ -101,11 +118,33 @@ async fn with_session<T>(
     args: &TargetArgs,
     work: impl AsyncFnOnce(&Session) -> Result<T, Failure>,
 ) -> Result<T, Failure> {
-    let session = open(args).await?;
+    let trace = tracer(args)?;
+    let session = open(args, trace.clone()).await?;
     let result = work(&session).await;
     output::end_progress();
     session.close().await;
+    if let Some(trace) = trace
+        && let Err(error) = trace.flush()
+    {
+        tracing::warn!(%error, "cannot write the trace file");
+    }
     result
+}
+
+/// The `--trace` file, opened for appending.
+fn tracer(args: &TargetArgs) -> Result<Option<Tracer>, Failure> {
+    let Some(path) = &args.trace else {
+        return Ok(None);
+    };
+    let options = TraceOptions {
+        redact_messages: args.trace_redact,
+    };
+    Tracer::open(path, options).map(Some).map_err(|error| {
+        Failure::from(ClientError::usage(
+            format!("cannot open the trace file `{}`: {error}", path.display()),
+            Some("give `--trace` a file in a directory you can write to".to_owned()),
+        ))
+    })
 }
 
 fn signature(tool: &Tool) -> String {

@@ -3,6 +3,7 @@
 //! themselves behind `nexo-bundled`.
 
 mod args;
+mod builtin;
 mod conformance;
 mod env;
 mod failure;

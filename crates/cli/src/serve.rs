@@ -59,7 +59,7 @@ fn given_options(args: &ServeArgs) -> GivenOptions {
 
 /// The defaults the environment gives `server` (only what it uses is
 /// looked up: finding the DNS log's directory creates it).
-fn defaults(server: Bundled) -> Defaults {
+pub(crate) fn defaults(server: Bundled) -> Defaults {
     Defaults {
         dns_log: (server == Bundled::Dns).then(env::dns_log).flatten(),
         music_db: (server == Bundled::Music).then(env::music_db).flatten(),

@@ -470,6 +470,7 @@ async fn supervise(managed: Arc<Managed>, base: ConnectOptions, policy: RestartP
     let options = ConnectOptions {
         child_stderr: log.as_ref().map(|(sink, _)| sink.clone()),
         oauth: plan.oauth.clone(),
+        server_name: Some(plan.name.clone()),
         ..base
     };
     let note = |line: &str| {

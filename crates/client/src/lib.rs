@@ -102,6 +102,11 @@ pub struct ConnectOptions {
     /// Where the server's log and progress notifications go; `None` drops
     /// them (and asks for none).
     pub notices: Option<handler::NoticeSink>,
+    /// Where every message goes, one trace line each (`--trace`).
+    pub trace: Option<nexo_trace::Tracer>,
+    /// The server's name in traces (its name in the configuration); the
+    /// target as shown when `None`.
+    pub server_name: Option<String>,
 }
 
 impl std::fmt::Debug for ConnectOptions {
@@ -113,6 +118,8 @@ impl std::fmt::Debug for ConnectOptions {
             .field("elicitation", &self.elicitation)
             .field("child_stderr", &self.child_stderr.as_ref().map(|_| "sink"))
             .field("notices", &self.notices.as_ref().map(|_| "sink"))
+            .field("trace", &self.trace)
+            .field("server_name", &self.server_name)
             .finish()
     }
 }
@@ -170,6 +177,8 @@ impl Default for ConnectOptions {
             elicitation: ElicitationPolicy::default(),
             child_stderr: None,
             notices: None,
+            trace: None,
+            server_name: None,
         }
     }
 }
@@ -305,8 +314,10 @@ async fn open(
             let reader = follow_stderr(stderr, options.child_stderr.clone(), tail.clone());
             let mode = lifecycle(options.era);
             let service = handshake(
-                handler(options)
-                    .serve_with_lifecycle(tap::Tap::new(transport, ended.clone()), mode),
+                handler(options).serve_with_lifecycle(
+                    tap::Tap::new(transport, ended.clone(), traced(options, &name, STDIO)),
+                    mode,
+                ),
                 &name,
                 Via::Stdio(program),
                 options,
@@ -333,8 +344,14 @@ async fn open(
         Target::InProcess(server) => {
             let mode = lifecycle(options.era);
             let service = handshake(
-                handler(options)
-                    .serve_with_lifecycle(tap::Tap::new(server.connect(), ended.clone()), mode),
+                handler(options).serve_with_lifecycle(
+                    tap::Tap::new(
+                        server.connect(),
+                        ended.clone(),
+                        traced(options, &name, IN_PROCESS),
+                    ),
+                    mode,
+                ),
                 &name,
                 Via::InProcess,
                 options,
@@ -346,6 +363,19 @@ async fn open(
         }
     };
     Ok((service, transport, reach))
+}
+
+/// The trace tap's settings for one connection, when tracing.
+fn traced(options: &ConnectOptions, target: &str, transport: &'static str) -> Option<tap::Traced> {
+    static CONNECTIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let tracer = options.trace.clone()?;
+    let number = CONNECTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Some(tap::Traced {
+        tracer,
+        server: options.server_name.as_deref().unwrap_or(target).into(),
+        transport,
+        session: format!("{}-{number}", std::process::id()).into(),
+    })
 }
 
 /// How a session's server is reached.
@@ -550,8 +580,14 @@ async fn streamable(
         None => {
             let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
             handshake(
-                handler(options)
-                    .serve_with_lifecycle(tap::Tap::new(transport, ended.clone()), mode),
+                handler(options).serve_with_lifecycle(
+                    tap::Tap::new(
+                        transport,
+                        ended.clone(),
+                        traced(options, name, STREAMABLE_HTTP),
+                    ),
+                    mode,
+                ),
                 name,
                 Via::Http,
                 options,
@@ -566,8 +602,14 @@ async fn streamable(
                     let agent_busy = authorized.agent_busy();
                     let transport = StreamableHttpClientTransport::with_client(authorized, config);
                     handshake(
-                        handler(options)
-                            .serve_with_lifecycle(tap::Tap::new(transport, ended.clone()), mode),
+                        handler(options).serve_with_lifecycle(
+                            tap::Tap::new(
+                                transport,
+                                ended.clone(),
+                                traced(options, name, STREAMABLE_HTTP),
+                            ),
+                            mode,
+                        ),
                         name,
                         Via::Http,
                         options,
@@ -606,8 +648,10 @@ async fn legacy(
         era => era,
     };
     handshake(
-        handler(options)
-            .serve_with_lifecycle(tap::Tap::new(transport, ended.clone()), lifecycle(era)),
+        handler(options).serve_with_lifecycle(
+            tap::Tap::new(transport, ended.clone(), traced(options, name, LEGACY_SSE)),
+            lifecycle(era),
+        ),
         name,
         Via::Http,
         options,

@@ -21,6 +21,7 @@ mod client;
 mod dns;
 mod exit_codes;
 mod files;
+mod host;
 mod http_policy;
 mod http_wire;
 mod legacy_sse;

@@ -1,0 +1,45 @@
+//! Bundled servers as in-process targets (`--builtin NAME`, and `builtin`
+//! entries of a configuration file): the wiring between nexo-bundled,
+//! which knows the servers and their options, and nexo-client, which runs
+//! any rmcp handler in-process.
+
+use nexo_bundled::{Bundled, GivenOptions, ServerOptions, ServerVisitor};
+use nexo_client::InProcess;
+use rmcp::ServerHandler;
+use rmcp::model::Tool;
+
+use crate::failure::Failure;
+
+/// `bundled` built with `given` options, ready to run in-process.
+pub fn in_process(bundled: Bundled, given: &GivenOptions) -> Result<InProcess, Failure> {
+    let options = ServerOptions::for_server(bundled, given, crate::serve::defaults(bundled))
+        .map_err(|error| Failure::from_error(&error))?;
+    bundled
+        .visit(&options, Named(bundled.name()))
+        .map_err(|error| Failure::from_error(&error))
+}
+
+/// What `--builtin NAME` runs: the server's defaults, and for `files`
+/// the working directory as its root.
+pub fn defaults(bundled: Bundled) -> GivenOptions {
+    GivenOptions {
+        roots: match bundled {
+            Bundled::Files => vec![std::path::PathBuf::from(".")],
+            _ => Vec::new(),
+        },
+        ..GivenOptions::default()
+    }
+}
+
+struct Named(&'static str);
+
+impl ServerVisitor for Named {
+    type Output = InProcess;
+
+    fn visit<S>(self, server: S, _tools: Vec<Tool>) -> InProcess
+    where
+        S: ServerHandler + Clone + Send + Sync + 'static,
+    {
+        InProcess::new(self.0, server)
+    }
+}
