@@ -12,6 +12,7 @@
 pub mod arguments;
 pub mod auth;
 mod classify;
+pub mod config;
 mod error;
 pub mod forward;
 pub mod handler;
@@ -278,7 +279,7 @@ async fn open(
                 }
             }
         }
-        Target::Stdio { command, env } => {
+        Target::Stdio { command, env, cwd } => {
             let (program, arguments) = command
                 .split_first()
                 .ok_or_else(|| ClientError::usage("the `--stdio` command is empty", None))?;
@@ -286,6 +287,9 @@ async fn open(
             child
                 .args(arguments)
                 .envs(env.iter().map(|var| (&var.key, var.value.expose())));
+            if let Some(cwd) = cwd {
+                child.current_dir(cwd);
+            }
             let (transport, stderr) = TokioChildProcess::builder(child)
                 .stderr(Stdio::piped())
                 .spawn()
