@@ -47,4 +47,31 @@ impl ConfigError {
             Self::Invalid { location, .. } => Some(location),
         }
     }
+
+    pub(crate) fn read(path: impl Into<PathBuf>, error: &std::io::Error) -> Self {
+        Self::Read {
+            path: path.into(),
+            reason: io_reason(error),
+            hint: None,
+        }
+    }
+
+    pub(crate) fn with_hint(mut self, text: impl Into<String>) -> Self {
+        match &mut self {
+            Self::Read { hint, .. } | Self::Invalid { hint, .. } => *hint = Some(text.into()),
+        }
+        self
+    }
+}
+
+/// What an I/O error means, in words a person reads.
+pub(crate) fn io_reason(error: &std::io::Error) -> String {
+    use std::io::ErrorKind;
+    match error.kind() {
+        ErrorKind::NotFound => "no such file".to_owned(),
+        ErrorKind::PermissionDenied => "permission denied".to_owned(),
+        ErrorKind::IsADirectory => "it is a directory".to_owned(),
+        ErrorKind::InvalidData => "it is not UTF-8 text".to_owned(),
+        _ => error.to_string(),
+    }
 }

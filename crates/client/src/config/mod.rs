@@ -24,12 +24,19 @@
 //! is [`crate::consent`]'s business; each entry carries the
 //! [`Fingerprint`] it is judged by.
 
+mod envfile;
 mod error;
+mod expand;
+mod parse;
+#[cfg(test)]
+mod tests;
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+use sha2::Digest;
 
 pub use self::error::ConfigError;
 use crate::secret::{EnvVar, Header, TargetUrl};
@@ -40,6 +47,118 @@ pub const PROJECT_FILE: &str = ".mcp.json";
 /// The user's file, in the directory [`LoadRequest::user_config_dir`] names
 /// (`~/.config/nexo` on Linux).
 pub const USER_FILE: &str = "config.json";
+
+/// The bundled servers that run when no file is found, in this order.
+pub const DEFAULT_BUILTINS: &[&str] = &["dns", "morse", "utils", "files", "music"];
+
+/// Finds the configuration and reads it: the file given with `--config`,
+/// else `.mcp.json` in the working directory, else the user's
+/// `config.json`; the first found is the configuration (files are not
+/// merged). With none, the embedded default ([`Config::default_for`]).
+pub fn load(request: &LoadRequest<'_>) -> Result<Config, ConfigError> {
+    let source = match &request.explicit {
+        Some(path) => Source::Explicit(path.clone()),
+        None => {
+            let project = request.cwd.join(PROJECT_FILE);
+            let user = request
+                .user_config_dir
+                .as_ref()
+                .map(|dir| dir.join(USER_FILE));
+            if exists(&project)? {
+                Source::Project(project)
+            } else if let Some(user) = user.filter(|user| exists(user).unwrap_or(true)) {
+                Source::User(user)
+            } else {
+                return Ok(Config::default_for(&request.cwd));
+            }
+        }
+    };
+    let Some(path) = source.path() else {
+        return Ok(Config::default_for(&request.cwd));
+    };
+    let text = std::fs::read_to_string(request.cwd.join(path)).map_err(|error| {
+        let hint = match (&source, error.kind()) {
+            (Source::Explicit(_), std::io::ErrorKind::NotFound) => {
+                "check the path given with `--config`"
+            }
+            _ => "make the file readable, or move it away to use another configuration",
+        };
+        ConfigError::read(path, &error).with_hint(hint)
+    })?;
+    parse(&text, source, request)
+}
+
+/// Reads `text` as the file `source` names (relative paths in it, and the
+/// file itself, taken from [`LoadRequest::cwd`]). [`Source::Default`] gives
+/// the embedded default, whatever `text` holds.
+pub fn parse(text: &str, source: Source, request: &LoadRequest<'_>) -> Result<Config, ConfigError> {
+    let Some(path) = source.path() else {
+        return Ok(Config::default_for(&request.cwd));
+    };
+    let place = parse::Place::new(&source, path, request);
+    parse::parse(text, source, place, request)
+}
+
+/// Whether a file (or anything) is at `path`; an error other than its
+/// absence is the caller's to see.
+fn exists(path: &Path) -> Result<bool, ConfigError> {
+    match std::fs::metadata(path) {
+        Ok(_) => Ok(true),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(error) => Err(ConfigError::read(path, &error)),
+    }
+}
+
+impl Config {
+    /// The embedded default: the bundled dns, morse, utils, files (reading
+    /// `cwd`) and music servers, in-process.
+    pub fn default_for(cwd: &Path) -> Config {
+        let servers = DEFAULT_BUILTINS
+            .iter()
+            .map(|&name| {
+                let mut options = serde_json::Map::new();
+                if name == "files" {
+                    options.insert(
+                        "roots".to_owned(),
+                        serde_json::json!([cwd.display().to_string()]),
+                    );
+                }
+                let written = serde_json::Value::Object(options.clone()).to_string();
+                let entry = format!("{{\"builtin\":\"{name}\",\"options\":{written}}}");
+                ServerConfig {
+                    name: name.to_owned(),
+                    spec: ServerSpec::Builtin {
+                        server: name.to_owned(),
+                        options,
+                        base_dir: cwd.to_path_buf(),
+                    },
+                    timeouts: Timeouts::default(),
+                    disabled: false,
+                    description: None,
+                    location: None,
+                    fingerprint: Fingerprint(sha2::Sha256::digest(entry.as_bytes()).into()),
+                    project_file: None,
+                    written: Written::Builtin {
+                        server: name.to_owned(),
+                        options: written,
+                    },
+                }
+            })
+            .collect();
+        Config {
+            source: Source::Default,
+            servers,
+            trace: None,
+            trace_redact: false,
+            ignored: Vec::new(),
+        }
+    }
+
+    /// The server called `name`.
+    pub fn server(&self, name: &str) -> Option<&ServerConfig> {
+        self.servers.iter().find(|server| server.name == name)
+    }
+}
 
 /// Where a configuration came from, which decides whether its servers need
 /// the user's consent ([`Source::is_project`]).
