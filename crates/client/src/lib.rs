@@ -13,6 +13,7 @@ pub mod arguments;
 pub mod auth;
 mod child;
 mod classify;
+pub mod config;
 mod error;
 pub mod forward;
 pub mod handler;
@@ -300,7 +301,7 @@ async fn open(
                 }
             }
         }
-        Target::Stdio { command, env } => {
+        Target::Stdio { command, env, cwd } => {
             let (program, arguments) = command
                 .split_first()
                 .ok_or_else(|| ClientError::usage("the `--stdio` command is empty", None))?;
@@ -308,6 +309,9 @@ async fn open(
             child
                 .args(arguments)
                 .envs(env.iter().map(|var| (&var.key, var.value.expose())));
+            if let Some(cwd) = cwd {
+                child.current_dir(cwd);
+            }
             let (transport, stderr, stray) = child::ChildTransport::spawn(child)
                 .map_err(|error| spawn_error(&name, program, &error))?;
             let tail = StderrTail::default();

@@ -3,6 +3,7 @@
 //! and `-e` values are redacted ([`crate::secret`]).
 
 use std::fmt;
+use std::path::PathBuf;
 
 use crate::inprocess::InProcess;
 use crate::secret::{EnvVar, Header, TargetUrl};
@@ -34,6 +35,8 @@ pub enum Target {
         command: Vec<String>,
         /// Extra environment for the child.
         env: Vec<EnvVar>,
+        /// The child's working directory; `None` inherits nexo's.
+        cwd: Option<PathBuf>,
     },
     /// A server run inside this process (a bundled one).
     InProcess(InProcess),
@@ -54,7 +57,11 @@ impl Target {
                 Some("give the server's command line: --stdio 'nexo serve morse'".to_owned()),
             ));
         }
-        Ok(Self::Stdio { command, env })
+        Ok(Self::Stdio {
+            command,
+            env,
+            cwd: None,
+        })
     }
 }
 
