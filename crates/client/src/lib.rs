@@ -18,6 +18,7 @@ pub mod forward;
 pub mod handler;
 pub mod http;
 pub mod legacy_sse;
+pub mod namespace;
 pub mod secret;
 mod target;
 
