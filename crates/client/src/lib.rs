@@ -13,6 +13,7 @@ pub mod arguments;
 pub mod auth;
 mod classify;
 pub mod config;
+pub mod consent;
 mod error;
 pub mod forward;
 pub mod handler;
