@@ -4,7 +4,8 @@
 //! serving runtime, an in-process client) needs no list of its own. A server
 //! that takes options (`dns`, `files`, `music`) reads them from
 //! [`ServerOptions`], which [`ServerOptions::for_server`] makes from what the
-//! user gave ([`GivenOptions`]).
+//! user gave ([`GivenOptions`]: command-line flags, or a configuration
+//! file's `{"builtin": ...}` entry through [`GivenOptions::from_json`]).
 
 mod options;
 
@@ -14,7 +15,7 @@ use std::str::FromStr;
 use rmcp::ServerHandler;
 use rmcp::model::Tool;
 
-pub use crate::options::{Defaults, GivenOptions, OptionsError};
+pub use crate::options::{Defaults, GivenOptions, JSON_OPTIONS, OptionsError};
 
 /// A server `nexo serve` can run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -39,6 +39,7 @@ use std::time::Duration;
 use sha2::Digest;
 
 pub use self::error::ConfigError;
+pub(crate) use self::error::io_reason;
 use crate::secret::{EnvVar, Header, TargetUrl};
 use crate::target::{HttpTransport, Target};
 

@@ -788,3 +788,24 @@ fn a_bad_env_file_is_placed_in_it() -> Result<(), Box<dyn std::error::Error>> {
     assert!(shown.starts_with("c.json:1:50:"), "{shown}");
     Ok(())
 }
+
+#[test]
+fn the_readme_example_is_read() -> Result<(), Box<dyn std::error::Error>> {
+    let readme = include_str!("../../../../README.md");
+    let section = readme
+        .split("## Configuration")
+        .nth(1)
+        .and_then(|rest| rest.split("```jsonc\n").nth(1))
+        .and_then(|rest| rest.split("```").next())
+        .ok_or("no jsonc example in the README's Configuration section")?;
+    let project = tempfile::tempdir()?;
+    std::fs::write(project.path().join(".env"), "A=1\n")?;
+    let config = parse(
+        section,
+        Source::Explicit(PathBuf::from("example.json")),
+        &request(project.path()),
+    )?;
+    assert_eq!(names(&config), ["github", "api", "docs", "reports"]);
+    assert!(config.servers[3].disabled);
+    Ok(())
+}
