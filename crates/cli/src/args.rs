@@ -42,6 +42,10 @@ pub enum Command {
     /// Show the server's identity, protocol revision, capabilities and transport.
     #[command(after_help = DISCOVER_EXAMPLES)]
     Discover(ListArgs),
+    /// Analyse a trace written with `--trace FILE`: its summary, or its flow
+    /// as a sequence diagram.
+    #[command(subcommand)]
+    Trace(TraceCommand),
     /// The client the official MCP conformance suite drives: connects to URL,
     /// lists and calls its tools, answers elicitation with schema defaults.
     #[command(hide = true)]
@@ -414,6 +418,66 @@ pub struct PromptArgs {
     /// Arguments as key=value pairs.
     pub arguments: Vec<String>,
 }
+
+/// `nexo trace summary` and `nexo trace flow`.
+#[derive(Debug, Subcommand)]
+pub enum TraceCommand {
+    /// Counts by kind and method, latency per method (p50, p95, max),
+    /// errors, unanswered requests and answers to no request, bytes each way.
+    #[command(after_help = TRACE_SUMMARY_EXAMPLES)]
+    Summary(TraceSummaryArgs),
+    /// The exchange as a sequence diagram: requests, responses,
+    /// notifications and errors drawn apart, the lifecycle boxed.
+    #[command(after_help = TRACE_FLOW_EXAMPLES)]
+    Flow(TraceFlowArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TraceSummaryArgs {
+    /// The trace file (JSON lines, as `--trace FILE` writes them).
+    pub file: PathBuf,
+    /// Print the summary as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TraceFlowArgs {
+    /// The trace file (JSON lines, as `--trace FILE` writes them).
+    pub file: PathBuf,
+    /// How to draw it: aligned text, or the source of a Mermaid or PlantUML
+    /// diagram.
+    #[arg(long, value_enum, default_value_t = FlowFormatArg::Text)]
+    pub format: FlowFormatArg,
+    /// Draw at most N messages, the first ones; 0 draws them all.
+    #[arg(long, value_name = "N", default_value_t = nexo_trace::flow::DEFAULT_LIMIT)]
+    pub limit: usize,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum FlowFormatArg {
+    Text,
+    Mermaid,
+    Plantuml,
+}
+
+const TRACE_SUMMARY_EXAMPLES: &str = "\
+Examples:
+  nexo serve morse --trace trace.jsonl        (then use it from a client)
+  nexo trace summary trace.jsonl
+  nexo trace summary trace.jsonl --json | jq '.methods'
+
+Exit status: 0 success, 1 the file cannot be read or is no trace; the last
+line on stderr is then one JSON object.";
+
+const TRACE_FLOW_EXAMPLES: &str = "\
+Examples:
+  nexo trace flow trace.jsonl
+  nexo trace flow trace.jsonl --format mermaid > flow.mmd
+  nexo trace flow trace.jsonl --format plantuml --limit 0 > flow.puml
+
+Exit status: 0 success, 1 the file cannot be read or is no trace; the last
+line on stderr is then one JSON object.";
 
 #[cfg(test)]
 mod tests {

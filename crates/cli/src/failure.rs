@@ -134,6 +134,26 @@ impl Hinted for nexo_bundled::BuildError {
     }
 }
 
+impl Hinted for nexo_trace::ReadError {
+    fn code(&self) -> &'static str {
+        match self {
+            Self::Open { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                "not_found"
+            }
+            Self::Open { .. } | Self::Read { .. } => "io_error",
+            Self::NotATrace { .. } => "not_a_trace",
+        }
+    }
+
+    fn exit(&self) -> Exit {
+        Exit::Usage
+    }
+
+    fn hint(&self) -> Option<String> {
+        nexo_trace::ReadError::hint(self)
+    }
+}
+
 /// A failed command, ready to be reported.
 #[derive(Debug)]
 pub struct Failure {
@@ -301,8 +321,19 @@ mod tests {
             tool: "x".into(),
             known: vec!["a".into()],
         };
+        let not_a_trace = nexo_trace::ReadError::NotATrace {
+            path: "calls.jsonl".into(),
+            line: 1,
+            reason: "missing field `v`".into(),
+            looks_like: Some(nexo_trace::Lookalike::CallLog),
+        };
         let failures = [
             (Failure::from_error(&bad_address), "usage", Exit::Usage),
+            (
+                Failure::from_error(&not_a_trace),
+                "not_a_trace",
+                Exit::Usage,
+            ),
             (Failure::from_error(&foreign), "usage", Exit::Usage),
             (Failure::from_error(&unknown), "usage", Exit::Usage),
             (Failure::from(tool), "unknown_tool", Exit::Remote),

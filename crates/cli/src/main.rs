@@ -1,6 +1,7 @@
 //! The `nexo` binary: argument parsing and wiring, nothing else. Serving
 //! lives in `nexo-serve`, reaching servers in `nexo-client`, the servers
-//! themselves behind `nexo-bundled`.
+//! themselves behind `nexo-bundled`, traces and their analysis in
+//! `nexo-trace`.
 
 mod args;
 mod builtin;
@@ -10,6 +11,7 @@ mod failure;
 mod inspect;
 mod output;
 mod serve;
+mod trace;
 
 use std::process::ExitCode;
 
@@ -57,6 +59,7 @@ fn main() -> ExitCode {
             Command::Prompts(args) => inspect::prompts(args).await,
             Command::Prompt(args) => inspect::prompt(args).await,
             Command::Discover(args) => inspect::discover(args).await,
+            Command::Trace(command) => trace::run(command),
             Command::ConformanceClient(args) => conformance::run(args).await,
         }
     });

@@ -3,9 +3,9 @@
 //! - The trace: one JSON line per MCP message on every connection, written
 //!   by a [`Tracer`] from what a transport tap [`Observed`] (`--trace FILE`
 //!   on the client commands, `nexo serve --trace FILE`), read back as
-//!   [`TraceRecord`]s and analysed: counts, latency percentiles, errors and
-//!   unpaired messages (`nexo trace summary`), and the sequence diagram of
-//!   the exchange (`nexo trace flow`).
+//!   [`TraceRecord`]s ([`read`]) and analysed: counts, latency percentiles,
+//!   errors and unpaired messages ([`summary`], `nexo trace summary`), and
+//!   the sequence diagram of the exchange ([`flow`], `nexo trace flow`).
 //! - The tool-call log: one [`ToolCallRecord`] per served tool call
 //!   (`nexo serve --log FILE`), written by a [`ToolCallLog`].
 //!
@@ -51,16 +51,28 @@
 
 mod calllog;
 mod envelope;
+mod error;
+pub mod flow;
+mod pairing;
 mod pending;
+pub mod read;
 mod record;
 mod redact;
+mod show;
+pub mod summary;
+#[cfg(test)]
+mod testdata;
 mod writer;
 
 pub use crate::calllog::{ToolCallLog, ToolCallRecord};
+pub use crate::error::{Lookalike, ReadError};
+pub use crate::flow::{Flow, FlowFormat};
 pub use crate::pending::MAX_PENDING;
+pub use crate::read::{ReadWarnings, TraceReader};
 pub use crate::record::{
     Direction, FORMAT_VERSION, HttpInfo, HttpRecord, Kind, LIFECYCLE_METHODS, Observed, Side,
     TraceRecord, is_lifecycle, transport,
 };
 pub use crate::redact::{REDACTED, is_credential_header};
+pub use crate::summary::Summary;
 pub use crate::writer::{FLUSH_EVERY, TraceOptions, Tracer};

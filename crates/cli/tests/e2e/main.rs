@@ -7,7 +7,8 @@
 //! cannot hide; [`sse_client`] runs that client against fake legacy SSE
 //! servers written in the test. [`shutdown`] covers signals, [`snapshots`] the exact CLI output,
 //! [`utils`] the utilities server, [`files`] the files server's attack
-//! corpus, [`music`] the music server on real SQLite files.
+//! corpus, [`music`] the music server on real SQLite files, [`trace`] the
+//! traces `nexo serve --trace` writes and `nexo trace` reads.
 //! Every process a test starts is owned by a [`support::Proc`], which kills
 //! and reaps it when the test ends, however it ends.
 
@@ -32,6 +33,7 @@ mod snapshots;
 mod sse_client;
 mod stdio_wire;
 mod support;
+mod trace;
 mod utils;
 
 /// Seed 000's example, `SOS prueba`, encoded.

@@ -13,7 +13,7 @@ use serde_json::json;
 
 use crate::support::{ClosedPort, Run, nexo, nexo_path, run};
 
-const SUBCOMMANDS: [&str; 8] = [
+const SUBCOMMANDS: [&str; 9] = [
     "serve",
     "tools",
     "call",
@@ -22,10 +22,11 @@ const SUBCOMMANDS: [&str; 8] = [
     "prompts",
     "prompt",
     "discover",
+    "trace",
 ];
 
 /// `text` as a regular expression matching itself.
-fn literal(text: &str) -> String {
+pub fn literal(text: &str) -> String {
     let mut pattern = String::with_capacity(text.len());
     for c in text.chars() {
         if r"\.+*?()|[]{}^$#&-~".contains(c) {
@@ -37,7 +38,7 @@ fn literal(text: &str) -> String {
 }
 
 /// Snapshot settings with everything that changes between runs filtered.
-fn settings() -> insta::Settings {
+pub fn settings() -> insta::Settings {
     let mut settings = insta::Settings::clone_current();
     settings.add_filter(&literal(nexo_path()), "[NEXO]");
     let temp = std::env::temp_dir();
@@ -58,7 +59,7 @@ fn settings() -> insta::Settings {
 
 /// Snapshots a finished run in insta-cmd's format, for commands whose
 /// arguments hold a port or a path: `shown` are the arguments as recorded.
-fn assert_run_snapshot(name: &str, shown: &[&str], run: &Run) {
+pub fn assert_run_snapshot(name: &str, shown: &[&str], run: &Run) {
     let text = format!(
         "success: {}\nexit_code: {}\n----- stdout -----\n{}\n----- stderr -----\n{}",
         run.status.success(),

@@ -1,0 +1,69 @@
+//! Errors of reading a trace file back.
+
+use std::path::PathBuf;
+
+/// Why a trace could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("cannot open the trace `{}`", path.display())]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot read the trace `{}`", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`{}` is not a trace: line {line} is no trace record ({reason})", path.display())]
+    NotATrace {
+        path: PathBuf,
+        line: usize,
+        reason: String,
+        /// What the file seems to be instead.
+        looks_like: Option<Lookalike>,
+    },
+}
+
+/// Files of JSON lines that are easily taken for a trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lookalike {
+    /// The tool-call log of `nexo serve --log`.
+    CallLog,
+    /// JSON-RPC messages themselves (a capture, or a stdio transcript).
+    Messages,
+}
+
+/// How a trace is made, for hints.
+const HOW_TO_TRACE: &str = "a trace is written by `--trace FILE`: `nexo serve morse --trace trace.jsonl`, or `--trace FILE` on a client command such as `nexo call`";
+
+impl ReadError {
+    /// What the person reading the trace can do about it.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Self::Open { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                Some(format!("check the path; {HOW_TO_TRACE}"))
+            }
+            Self::Open { .. } | Self::Read { .. } => {
+                Some("check that the file is readable".to_owned())
+            }
+            Self::NotATrace {
+                looks_like: Some(Lookalike::CallLog),
+                ..
+            } => Some(format!(
+                "this looks like a tool-call log (`nexo serve --log FILE`), which has one line per tool call; {HOW_TO_TRACE}"
+            )),
+            Self::NotATrace {
+                looks_like: Some(Lookalike::Messages),
+                ..
+            } => Some(format!(
+                "this looks like bare JSON-RPC messages; a trace has one record per message, with its time, server and direction; {HOW_TO_TRACE}"
+            )),
+            Self::NotATrace { .. } => Some(format!(
+                "a trace file holds one JSON record per line, one per MCP message; {HOW_TO_TRACE}"
+            )),
+        }
+    }
+}
