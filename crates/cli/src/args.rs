@@ -46,6 +46,9 @@ pub enum Command {
     /// as a sequence diagram.
     #[command(subcommand)]
     Trace(TraceCommand),
+    /// Connect to every configured server at once and show each one's state.
+    #[command(after_help = SERVERS_EXAMPLES)]
+    Servers(ServersArgs),
     /// The client the official MCP conformance suite drives: connects to URL,
     /// lists and calls its tools, answers elicitation with schema defaults.
     #[command(hide = true)]
@@ -308,6 +311,34 @@ pub enum EraArg {
     #[value(name = "2026")]
     Discover,
 }
+
+#[derive(Debug, Args)]
+pub struct ServersArgs {
+    /// The configuration file [default: ./.mcp.json, else
+    /// ~/.config/nexo/config.json, else the bundled servers in-process].
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Allow a server of a project's `.mcp.json` to start (repeatable);
+    /// asked again when its entry changes.
+    #[arg(long, value_name = "NAME")]
+    pub allow: Vec<String>,
+    /// Seconds each server has to connect.
+    #[arg(long, value_name = "SECONDS", default_value = "15", value_parser = positive_seconds)]
+    pub timeout: Duration,
+    /// Print the states as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+const SERVERS_EXAMPLES: &str = "\
+Examples:
+  nexo servers
+  nexo servers --config ~/.config/Claude/claude_desktop_config.json --json
+  nexo servers --allow dns-lab
+
+With no configuration file, the bundled dns, morse, utils, files (the
+working directory) and music servers run in-process. Servers of a project's
+.mcp.json start only once allowed with --allow.";
 
 #[derive(Debug, Args)]
 pub struct ListArgs {

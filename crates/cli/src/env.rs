@@ -51,6 +51,31 @@ pub fn token_dir() -> Option<PathBuf> {
     per_user_dir(XDG_CONFIG_HOME, ".config").map(|dir| dir.join("nexo").join("tokens"))
 }
 
+/// nexo's per-user configuration directory (`~/.config/nexo`), where
+/// `config.json` and the consent file live.
+pub fn config_dir() -> Option<PathBuf> {
+    per_user_dir(XDG_CONFIG_HOME, ".config").map(|dir| dir.join("nexo"))
+}
+
+/// The log file of configured server `name`'s stderr:
+/// `$XDG_STATE_HOME/nexo/logs/NAME.log` (or `~/.local/state/...`).
+pub fn server_log(name: &str) -> Option<PathBuf> {
+    let state = var(XDG_STATE_HOME)
+        .map(PathBuf::from)
+        .or_else(|| var(HOME).map(|home| PathBuf::from(home).join(".local/state")))?;
+    let file: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    Some(state.join("nexo").join("logs").join(format!("{file}.log")))
+}
+
 /// A per-user directory of the platform: `%APPDATA%` on Windows,
 /// `~/Library/Application Support` on macOS, elsewhere `$<xdg>` or
 /// `~/<fallback>` (XDG). `None` when the variables it needs are unset.

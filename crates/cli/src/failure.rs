@@ -120,6 +120,34 @@ impl Hinted for nexo_bundled::OptionsError {
     }
 }
 
+impl Hinted for nexo_client::config::ConfigError {
+    fn code(&self) -> &'static str {
+        nexo_client::config::ConfigError::code(self)
+    }
+
+    fn exit(&self) -> Exit {
+        Exit::Usage
+    }
+
+    fn hint(&self) -> Option<String> {
+        nexo_client::config::ConfigError::hint(self)
+    }
+}
+
+impl Hinted for nexo_client::consent::ConsentError {
+    fn code(&self) -> &'static str {
+        nexo_client::consent::ConsentError::code(self)
+    }
+
+    fn exit(&self) -> Exit {
+        Exit::Usage
+    }
+
+    fn hint(&self) -> Option<String> {
+        nexo_client::consent::ConsentError::hint(self)
+    }
+}
+
 impl Hinted for nexo_bundled::BuildError {
     fn code(&self) -> &'static str {
         "error"

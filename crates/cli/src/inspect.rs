@@ -22,6 +22,10 @@ use crate::failure::{Exit, Failure};
 use crate::output;
 
 fn target(args: &TargetArgs) -> Result<Target, Failure> {
+    if let Some(name) = &args.server {
+        let config = crate::host::load(args.config.as_deref())?;
+        return crate::host::target_of(crate::host::find(&config, name)?);
+    }
     if let Some(bundled) = args.builtin {
         let given = crate::builtin::defaults(bundled);
         return Ok(Target::InProcess(crate::builtin::in_process(

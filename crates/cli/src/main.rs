@@ -8,6 +8,7 @@ mod builtin;
 mod conformance;
 mod env;
 mod failure;
+mod host;
 mod inspect;
 mod output;
 mod serve;
@@ -60,6 +61,7 @@ fn main() -> ExitCode {
             Command::Prompt(args) => inspect::prompt(args).await,
             Command::Discover(args) => inspect::discover(args).await,
             Command::Trace(command) => trace::run(command),
+            Command::Servers(args) => host::servers(args).await,
             Command::ConformanceClient(args) => conformance::run(args).await,
         }
     });

@@ -98,3 +98,155 @@ fn issue_16_an_unknown_builtin_names_the_known_ones() {
         "{failed:#?}"
     );
 }
+
+/// `nexo` run in `dir` with its own configuration and state directories.
+fn in_project(dir: &std::path::Path, args: &[&str]) -> crate::support::Run {
+    let mut command = crate::support::nexo();
+    command
+        .current_dir(dir)
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("XDG_STATE_HOME", dir.join("state"))
+        .args(args);
+    crate::support::run_command(command)
+}
+
+fn servers_json(dir: &std::path::Path) -> Value {
+    let listed = in_project(dir, &["servers", "--json", "--timeout", "5"]);
+    listed.assert_success();
+    listed.stdout_json()
+}
+
+fn state_of<'a>(listing: &'a Value, name: &str) -> &'a Value {
+    listing["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|server| server["name"] == name)
+        .unwrap_or_else(|| panic!("no {name}: {listing:#}"))
+}
+
+/// Issue 16: a project's `.mcp.json` mixing stdio, Streamable HTTP, legacy
+/// SSE, builtin and broken servers. Nothing starts before the user allows
+/// it (CVE-2025-59536); then all connect at once, the broken one failing
+/// alone; an entry that changes must be allowed again.
+#[test]
+fn issue_16_a_project_file_of_every_kind_of_server() {
+    let http = crate::support::HttpServer::serve("utils", &[]);
+    let project = TempDir::new("project");
+    let dir = project.path();
+    let write = |morse_args: &str| {
+        let config = serde_json::json!({"mcpServers": {
+            "morse": {"command": crate::support::nexo_path(), "args": serde_json::from_str::<Value>(morse_args).unwrap()},
+            "remote": {"type": "http", "url": format!("{}/mcp", http.base_url().trim_end_matches('/'))},
+            "legacy": {"type": "sse", "url": format!("{}/sse", http.base_url().trim_end_matches('/'))},
+            "dns": {"builtin": "dns", "timeout": 2},
+            "broken": {"command": "sh", "args": ["-c", "echo no database >&2; exit 3"]},
+        }});
+        std::fs::write(dir.join(".mcp.json"), config.to_string()).unwrap();
+    };
+    write(r#"["serve", "morse"]"#);
+
+    let before = servers_json(dir);
+    assert_eq!(before["servers"], serde_json::json!([]), "{before:#}");
+    assert_eq!(before["skipped"].as_array().unwrap().len(), 5, "{before:#}");
+    let refused = in_project(dir, &["tools", "--server", "morse"]);
+    assert_eq!(refused.code(), 1, "{refused:#?}");
+    assert!(
+        refused.error_line()["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("nexo servers --allow morse"),
+        "{refused:#?}"
+    );
+    // `--yes` is no consent: no such flag here at all.
+    assert_ne!(in_project(dir, &["servers", "--yes"]).code(), 0);
+
+    let mut allow = vec!["servers"];
+    for name in ["morse", "remote", "legacy", "dns", "broken"] {
+        allow.extend(["--allow", name]);
+    }
+    in_project(dir, &allow).assert_success();
+    let after = servers_json(dir);
+    for (name, transport) in [
+        ("morse", "stdio"),
+        ("remote", "streamable-http"),
+        ("legacy", "sse"),
+        ("dns", "in-process"),
+    ] {
+        let server = state_of(&after, name);
+        assert_eq!(server["state"], "connected", "{after:#}");
+        assert_eq!(server["transport"], transport, "{after:#}");
+        assert!(server["tools"].as_u64().unwrap() > 0, "{after:#}");
+    }
+    // The legacy transport belongs to the `initialize` era.
+    assert_ne!(state_of(&after, "legacy")["revision"], "2026-07-28");
+    let broken = state_of(&after, "broken");
+    assert_ne!(broken["state"], "connected");
+    assert_eq!(broken["lastError"]["code"], "unreachable", "{after:#}");
+    let log = std::fs::read_to_string(broken["log"].as_str().unwrap()).unwrap();
+    assert!(log.contains("no database"), "{log}");
+
+    let called = in_project(dir, &["call", "--server", "morse", "morse", "texto=sos"]);
+    called.assert_success();
+    assert_eq!(called.stdout.trim(), "... --- ...");
+
+    // A changed entry is a new one: allowed again or not started.
+    write(r#"["serve", "morse", "--max-body", "1000"]"#);
+    let changed = servers_json(dir);
+    let skipped: Vec<&Value> = changed["skipped"].as_array().unwrap().iter().collect();
+    assert_eq!(skipped.len(), 1, "{changed:#}");
+    assert_eq!(skipped[0]["name"], "morse");
+    assert!(
+        skipped[0]["entry"]
+            .as_str()
+            .unwrap()
+            .contains("changed since you allowed it")
+    );
+}
+
+/// Issue 16: a configuration file with an error names the file, line and
+/// column, and what to write instead.
+#[test]
+fn issue_16_a_bad_configuration_file_is_shown_where() {
+    let project = TempDir::new("badconfig");
+    let path = project.path().join("servers.json");
+    std::fs::write(
+        &path,
+        "{\n  \"mcpServers\": {\n    \"a\": {\"comand\": \"x\"}\n  }\n}\n",
+    )
+    .unwrap();
+    let shown = path.display().to_string();
+    let failed = in_project(project.path(), &["servers", "--config", &shown]);
+    assert_eq!(failed.code(), 1, "{failed:#?}");
+    let error = &failed.error_line()["error"];
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("{shown}:3:")),
+        "{failed:#?}"
+    );
+    assert!(
+        error["hint"].as_str().unwrap().contains("command"),
+        "{failed:#?}"
+    );
+}
+
+/// Issue 16: with no configuration file at all, the five bundled servers
+/// run in-process.
+#[test]
+fn issue_16_no_configuration_means_the_bundled_servers() {
+    let project = TempDir::new("noconfig");
+    let listing = servers_json(project.path());
+    let names: Vec<&str> = listing["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|server| {
+            assert_eq!(server["state"], "connected", "{listing:#}");
+            assert_eq!(server["transport"], "in-process", "{listing:#}");
+            server["name"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(names, ["dns", "morse", "utils", "files", "music"]);
+}
