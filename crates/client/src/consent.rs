@@ -8,10 +8,11 @@
 //! consent, since the user chose or wrote those.
 //!
 //! Consent is kept per project file (its canonical path) and server name,
-//! as the [`Fingerprint`] of the entry as written: a changed command,
-//! argument, URL, header, variable name or `envFile` contents asks again,
-//! while another value of the user's own environment variables does not
-//! (the user's environment is not the project's to change).
+//! as the [`Fingerprint`](crate::config::Fingerprint) of the entry as
+//! written: a changed command, argument, URL, header, variable name or
+//! `envFile` contents asks again, while another value of the user's own
+//! environment variables does not (the user's environment is not the
+//! project's to change).
 //!
 //! Nothing here asks anything: the CLI prompts, and never takes `--yes` for
 //! consent. The store is a JSON file at a path the caller gives, replaced

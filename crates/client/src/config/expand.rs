@@ -62,8 +62,15 @@ const EDITOR_ONLY: &[&str] = &[
 ];
 
 /// `text` with its variables expanded. `lenient` keeps an unset variable
-/// (or an input) as written instead of refusing it.
-pub(crate) fn expand(text: &str, vars: &Vars<'_>, lenient: bool) -> Result<String, Problem> {
+/// (or an input) as written instead of refusing it. The values taken from
+/// the environment are added to `from_env`, for the caller to keep out of
+/// what it shows.
+pub(crate) fn expand(
+    text: &str,
+    vars: &Vars<'_>,
+    lenient: bool,
+    from_env: &mut Vec<String>,
+) -> Result<String, Problem> {
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
     while let Some(found) = text[at..].find('$') {
@@ -90,7 +97,11 @@ pub(crate) fn expand(text: &str, vars: &Vars<'_>, lenient: bool) -> Result<Strin
         };
         let written = &tail[..=close];
         match resolve(&tail[2..close], vars) {
-            Ok(value) => out.push_str(&value),
+            Ok(Value::Plain(value)) => out.push_str(&value),
+            Ok(Value::FromEnv(value)) => {
+                out.push_str(&value);
+                from_env.push(value);
+            }
             Err(problem) if problem.unset && lenient => out.push_str(written),
             Err(problem) => {
                 return Err(Problem {
@@ -105,8 +116,16 @@ pub(crate) fn expand(text: &str, vars: &Vars<'_>, lenient: bool) -> Result<Strin
     Ok(out)
 }
 
+/// What a variable expands to.
+enum Value {
+    /// A value from the environment, perhaps a secret.
+    FromEnv(String),
+    /// A directory, a separator, a default written in the file.
+    Plain(String),
+}
+
 /// The value of the variable written `${inner}`.
-fn resolve(inner: &str, vars: &Vars<'_>) -> Result<String, Problem> {
+fn resolve(inner: &str, vars: &Vars<'_>) -> Result<Value, Problem> {
     let problem = |message: String, hint: Option<String>| Problem {
         offset: 0,
         message,
@@ -125,31 +144,32 @@ fn resolve(inner: &str, vars: &Vars<'_>) -> Result<String, Problem> {
     if let Some(name) = inner.strip_prefix("env:") {
         check_name(name, inner)?;
         return match (vars.env)(name) {
-            Some(value) => Ok(value),
+            Some(value) => Ok(Value::FromEnv(value)),
             None => Err(unset(name, inner)),
         };
     }
     match inner {
         "workspaceFolder" | "workspaceRoot" => {
-            return Ok(vars.workspace.display().to_string());
+            return Ok(Value::Plain(vars.workspace.display().to_string()));
         }
         "workspaceFolderBasename" => {
-            return Ok(vars
-                .workspace
-                .file_name()
-                .map(|name| name.to_string_lossy().into_owned())
-                .unwrap_or_default());
+            return Ok(Value::Plain(
+                vars.workspace
+                    .file_name()
+                    .map(|name| name.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+            ));
         }
         "userHome" => {
             return match vars.home {
-                Some(home) => Ok(home.display().to_string()),
+                Some(home) => Ok(Value::Plain(home.display().to_string())),
                 None => Err(problem(
                     "`${userHome}` cannot be expanded: the home directory is not known".into(),
                     Some("write the directory itself".into()),
                 )),
             };
         }
-        "pathSeparator" | "/" => return Ok(MAIN_SEPARATOR_STR.to_owned()),
+        "pathSeparator" | "/" => return Ok(Value::Plain(MAIN_SEPARATOR_STR.to_owned())),
         _ => {}
     }
     if let Some((kind, _)) = inner.split_once(':')
@@ -181,13 +201,13 @@ fn resolve(inner: &str, vars: &Vars<'_>) -> Result<String, Problem> {
             ));
         }
         return Ok(match (vars.env)(name) {
-            Some(value) if !value.is_empty() => value,
-            _ => default.to_owned(),
+            Some(value) if !value.is_empty() => Value::FromEnv(value),
+            _ => Value::Plain(default.to_owned()),
         });
     }
     check_name(inner, inner)?;
     match (vars.env)(inner) {
-        Some(value) => Ok(value),
+        Some(value) => Ok(Value::FromEnv(value)),
         None => Err(unset(inner, inner)),
     }
 }
@@ -281,7 +301,7 @@ mod tests {
             vscode,
             inputs: &inputs,
         };
-        expand(text, &vars, lenient)
+        expand(text, &vars, lenient, &mut Vec::new())
     }
 
     #[test]
@@ -346,6 +366,23 @@ mod tests {
         assert!(input.is_some_and(|p| p.hint.is_some_and(|h| h.contains("`${API_KEY}`"))));
         let editor = run("${file}", true, false).err();
         assert!(editor.is_some_and(|p| p.message.contains("open in VS Code")));
+    }
+
+    #[test]
+    fn values_from_the_environment_are_told() -> Result<(), Problem> {
+        let (inputs, vscode) = vars(false);
+        let vars = Vars {
+            env: &env,
+            workspace: Path::new("/w"),
+            home: None,
+            vscode,
+            inputs: &inputs,
+        };
+        let mut from_env = Vec::new();
+        let text = "${TOKEN} ${workspaceFolder} ${MISSING:-d} ${env:TOKEN}";
+        assert_eq!(expand(text, &vars, false, &mut from_env)?, "tok /w d tok");
+        assert_eq!(from_env, ["tok", "tok"]);
+        Ok(())
     }
 
     #[test]

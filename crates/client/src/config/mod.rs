@@ -40,7 +40,7 @@ use sha2::Digest;
 
 pub use self::error::ConfigError;
 pub(crate) use self::error::io_reason;
-use crate::secret::{EnvVar, Header, TargetUrl};
+use crate::secret::{EnvVar, Header, REDACTED, Secret, TargetUrl};
 use crate::target::{HttpTransport, Target};
 
 /// The project file looked for in the working directory.
@@ -143,6 +143,7 @@ impl Config {
                         server: name.to_owned(),
                         options: written,
                     },
+                    from_env: Vec::new(),
                 }
             })
             .collect();
@@ -207,8 +208,9 @@ pub struct Config {
     pub ignored: Vec<Ignored>,
 }
 
-/// One configured server.
-#[derive(Debug, Clone)]
+/// One configured server. Its `Debug` shows no value taken from the
+/// environment ([`ServerConfig::from_env`]), wherever it was expanded.
+#[derive(Clone)]
 pub struct ServerConfig {
     /// The entry's key; never empty.
     pub name: String,
@@ -230,6 +232,57 @@ pub struct ServerConfig {
     pub project_file: Option<PathBuf>,
     /// What the entry says, as written, for a consent prompt.
     pub written: Written,
+    /// The values of the environment variables expanded into the entry, in
+    /// any field (a token in `args` or in the `url` too): what nexo must
+    /// not show, in errors or logs, whatever carries it.
+    pub from_env: Vec<Secret>,
+}
+
+/// Values from the environment shorter than this are not scrubbed from
+/// what is shown (`1`, `true`, `debug`), as for `-e` values.
+const SHORTEST_SECRET: usize = 8;
+
+impl ServerConfig {
+    /// `text` with every value of [`ServerConfig::from_env`] long enough to
+    /// be a secret replaced by [`REDACTED`].
+    pub fn scrub(&self, text: &str) -> String {
+        let mut values: Vec<&str> = self
+            .from_env
+            .iter()
+            .map(Secret::expose)
+            .filter(|value| value.len() >= SHORTEST_SECRET)
+            .collect();
+        // Longest first, so that a value is redacted whole before its parts.
+        values.sort_by_key(|value| std::cmp::Reverse(value.len()));
+        let mut text = text.to_owned();
+        for value in values {
+            text = text.replace(value, REDACTED);
+            let escaped = format!("{value:?}");
+            let escaped = &escaped[1..escaped.len() - 1];
+            if escaped != value {
+                text = text.replace(escaped, REDACTED);
+            }
+        }
+        text
+    }
+}
+
+impl fmt::Debug for ServerConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let spec = self.scrub(&format!("{:?}", self.spec));
+        f.debug_struct("ServerConfig")
+            .field("name", &self.name)
+            .field("spec", &format_args!("{spec}"))
+            .field("timeouts", &self.timeouts)
+            .field("disabled", &self.disabled)
+            .field("description", &self.description)
+            .field("location", &self.location)
+            .field("fingerprint", &self.fingerprint)
+            .field("project_file", &self.project_file)
+            .field("written", &self.written)
+            .field("from_env", &self.from_env)
+            .finish()
+    }
 }
 
 /// How to reach a server.

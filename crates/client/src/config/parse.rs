@@ -4,6 +4,7 @@
 //! Desktop, Claude Code) and a `servers` file (VS Code) differ only in what
 //! `"type": "http"` means and in the editor-only variables.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -17,6 +18,8 @@ use sha2::{Digest, Sha256};
 mod kinds;
 
 use super::expand::{self, Vars};
+use crate::secret::Secret;
+
 use super::{
     Config, ConfigError, Fingerprint, Ignored, LoadRequest, Location, ServerConfig, ServerSpec,
     Source, Timeouts, ToolTimeouts, Written,
@@ -167,6 +170,7 @@ pub(super) fn parse(
         vscode: false,
         inputs: BTreeMap::new(),
         ignored: Vec::new(),
+        from_env: RefCell::new(Vec::new()),
     };
     let options = ParseOptions {
         allow_comments: true,
@@ -180,6 +184,9 @@ pub(super) fn parse(
         allow_non_finite_numbers: false,
         allow_extended_string_escapes: false,
     };
+    // A byte-order mark (Windows editors write one) is not part of the JSON.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    reader.text = text;
     let parsed = jsonc_parser::parse_to_ast(text, &CollectOptions::default(), &options)
         .map_err(|error| reader.syntax(&error))?;
     let example = "a configuration is one object: `{\"mcpServers\": {\"name\": {\"command\": \
@@ -323,6 +330,8 @@ struct Reader<'a> {
     vscode: bool,
     inputs: BTreeMap<String, Option<String>>,
     ignored: Vec<Ignored>,
+    /// The values of environment variables expanded in the entry being read.
+    from_env: RefCell<Vec<String>>,
 }
 
 /// What an entry's fields make, before its fingerprint.
@@ -584,7 +593,8 @@ impl Reader<'_> {
             vscode: self.vscode,
             inputs: &self.inputs,
         };
-        expand::expand(&lit.value, &vars, lenient).map_err(|problem| {
+        let mut from_env = self.from_env.borrow_mut();
+        expand::expand(&lit.value, &vars, lenient, &mut from_env).map_err(|problem| {
             self.error(
                 self.within(lit, problem.offset),
                 about(server, problem.message),
@@ -627,6 +637,7 @@ impl Reader<'_> {
             ));
         }
         let server = Some(name);
+        self.from_env.borrow_mut().clear();
         let Value::Object(object) = &prop.value else {
             return Err(self.expected(
                 &prop.value,
@@ -699,6 +710,7 @@ impl Reader<'_> {
             fingerprint: Fingerprint(hasher.finalize().into()),
             project_file: self.place.project_file.clone(),
             written: made.written,
+            from_env: self.from_env.take().into_iter().map(Secret::new).collect(),
         })
     }
 

@@ -809,3 +809,48 @@ fn the_readme_example_is_read() -> Result<(), Box<dyn std::error::Error>> {
     assert!(config.servers[3].disabled);
     Ok(())
 }
+
+#[test]
+fn values_from_the_environment_stay_out_of_debug() -> Result<(), ConfigError> {
+    let text = r#"{"mcpServers": {
+        "cli": {"command": "server", "args": ["--token", "${API_TOKEN}", "--name=${GITHUB_TOKEN}"]},
+        "url": {"url": "https://h/mcp?key=${API_TOKEN}"}
+    }}"#;
+    let config = read("c.json", text)?;
+    let shown = format!("{config:?}");
+    assert!(!shown.contains(TOKEN), "{shown}");
+    assert!(shown.contains("--token"));
+    let cli = &config.servers[0];
+    assert_eq!(cli.from_env.len(), 2);
+    assert_eq!(
+        cli.scrub(&format!("cannot run server --token {TOKEN}")),
+        "cannot run server --token [redacted]"
+    );
+    // Still given to the server itself.
+    assert_eq!(stdio(cli).1, ["--token", TOKEN, &format!("--name={TOKEN}")]);
+    Ok(())
+}
+
+#[test]
+fn a_byte_order_mark_is_skipped_and_positions_stay_right() {
+    let text = "\u{feff}{\"mcpServers\": {\"a\": {\"comand\": \"x\"}}}";
+    let (line, column, message, _) = fails(text);
+    assert!(message.contains("`comand`"), "{message}");
+    assert_eq!((line, column), (1, 23));
+}
+
+#[test]
+fn the_users_own_file_takes_the_workspace_from_the_working_directory() -> Result<(), ConfigError> {
+    let text =
+        r#"{"servers": {"a": {"command": "x", "args": ["${workspaceFolder}"], "cwd": "sub"}}}"#;
+    let config = parse(
+        text,
+        Source::User(PathBuf::from("/home/ana/.config/nexo/config.json")),
+        &request(Path::new("/work/repo")),
+    )?;
+    let (_, args, _, cwd) = stdio(&config.servers[0]);
+    assert_eq!(args, ["/work/repo"]);
+    // Relative paths are still the file's.
+    assert_eq!(cwd, Some(Path::new("/home/ana/.config/nexo/sub")));
+    Ok(())
+}

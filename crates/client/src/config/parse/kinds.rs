@@ -107,7 +107,7 @@ impl Reader<'_> {
                             server,
                             format!("`{}` is not a number nexo can hold", number.value),
                         ),
-                        None,
+                        Some("write a plain decimal number: `3` or `2.5`".into()),
                     ));
                 }
             },
