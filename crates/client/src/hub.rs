@@ -423,11 +423,8 @@ fn interrupted(plan: &ServerPlan, tool: &str, cause: ClientError) -> ClientError
         hint: format!(
             "nexo is connecting to it again; `{tool}` was not called again because it is not \
              annotated read-only or idempotent, so it may have done part of its work: check \
-             before calling it again{}",
-            match &plan.log {
-                Some(log) => format!(" (the server's log: `{}`)", log.display()),
-                None => String::new(),
-            }
+             before calling it again; see its state with `nexo servers`{}",
+            log_hint(plan)
         ),
         stderr: Vec::new(),
     }

@@ -318,12 +318,8 @@ async fn open(
                 .map_err(|error| spawn_error(&name, program, &error))?;
             let tail = StderrTail::default();
             let reader = follow_stderr(stderr, options.child_stderr.clone(), tail.clone());
-            let mode = lifecycle(options.era);
             let service = handshake(
-                handler(options).serve_with_lifecycle(
-                    tap::Tap::new(transport, ended.clone(), traced(options, &name, STDIO)),
-                    mode,
-                ),
+                tapped(transport, STDIO, &name, options, ended, options.era),
                 &name,
                 Via::Stdio(program),
                 options,
@@ -348,15 +344,14 @@ async fn open(
             }
         }
         Target::InProcess(server) => {
-            let mode = lifecycle(options.era);
             let service = handshake(
-                handler(options).serve_with_lifecycle(
-                    tap::Tap::new(
-                        server.connect(),
-                        ended.clone(),
-                        traced(options, &name, IN_PROCESS),
-                    ),
-                    mode,
+                tapped(
+                    server.connect(),
+                    IN_PROCESS,
+                    &name,
+                    options,
+                    ended,
+                    options.era,
                 ),
                 &name,
                 Via::InProcess,
@@ -369,6 +364,25 @@ async fn open(
         }
     };
     Ok((service, transport, reach))
+}
+
+/// Starts the handshake on `transport` (named `kind` in traces), seen by
+/// the session's tap: one place for every transport.
+fn tapped<T>(
+    transport: T,
+    kind: &'static str,
+    name: &str,
+    options: &ConnectOptions,
+    ended: &tap::Ended,
+    era: Era,
+) -> impl Future<
+    Output = Result<RunningService<RoleClient, Handler>, rmcp::service::ClientInitializeError>,
+>
+where
+    T: rmcp::transport::Transport<RoleClient> + 'static,
+{
+    let tap = tap::Tap::new(transport, ended.clone(), traced(options, name, kind));
+    handler(options).serve_with_lifecycle(tap, lifecycle(era))
 }
 
 /// The trace tap's settings for one connection, when tracing.
@@ -581,18 +595,17 @@ async fn streamable(
         .iter()
         .map(|(key, value)| (key.clone(), value.clone()))
         .collect();
-    let mode = lifecycle(options.era);
     let service = match &options.oauth {
         None => {
             let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
             handshake(
-                handler(options).serve_with_lifecycle(
-                    tap::Tap::new(
-                        transport,
-                        ended.clone(),
-                        traced(options, name, STREAMABLE_HTTP),
-                    ),
-                    mode,
+                tapped(
+                    transport,
+                    STREAMABLE_HTTP,
+                    name,
+                    options,
+                    ended,
+                    options.era,
                 ),
                 name,
                 Via::Http,
@@ -608,13 +621,13 @@ async fn streamable(
                     let agent_busy = authorized.agent_busy();
                     let transport = StreamableHttpClientTransport::with_client(authorized, config);
                     handshake(
-                        handler(options).serve_with_lifecycle(
-                            tap::Tap::new(
-                                transport,
-                                ended.clone(),
-                                traced(options, name, STREAMABLE_HTTP),
-                            ),
-                            mode,
+                        tapped(
+                            transport,
+                            STREAMABLE_HTTP,
+                            name,
+                            options,
+                            ended,
+                            options.era,
                         ),
                         name,
                         Via::Http,
@@ -654,10 +667,7 @@ async fn legacy(
         era => era,
     };
     handshake(
-        handler(options).serve_with_lifecycle(
-            tap::Tap::new(transport, ended.clone(), traced(options, name, LEGACY_SSE)),
-            lifecycle(era),
-        ),
+        tapped(transport, LEGACY_SSE, name, options, ended, era),
         name,
         Via::Http,
         options,
