@@ -81,6 +81,14 @@ pub struct ServeArgs {
     /// Append one JSON line per tool call to FILE.
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
+    /// Append one JSON line per message, in and out, on every connection to
+    /// FILE (read it with `nexo trace summary FILE`).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Leave the messages themselves out of the trace (methods, ids, sizes,
+    /// times and error codes are kept).
+    #[arg(long, requires = "trace")]
+    pub trace_redact: bool,
     /// Largest request body (HTTP) or message line (stdio) accepted, in bytes.
     #[arg(
         long,

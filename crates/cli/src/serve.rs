@@ -33,6 +33,8 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
         tools: Vec::new(),
         max_body: args.max_body,
         log: args.log,
+        trace: args.trace,
+        trace_redact: args.trace_redact,
         allow_origins: args.allow_origins,
         allow_hosts: args.allow_hosts,
     };

@@ -19,6 +19,12 @@ pub enum ServeError {
         #[source]
         source: std::io::Error,
     },
+    #[error("cannot open the trace `{}`", path.display())]
+    OpenTrace {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("the server stopped with an error")]
     Server(#[source] std::io::Error),
     #[error("the MCP session failed to start")]
@@ -36,7 +42,9 @@ impl ServeError {
             Self::BadAddress { .. } => {
                 Some("try `--http 127.0.0.1:8000`, `--http 8000` or `--http 0.0.0.0`".into())
             }
-            Self::OpenLog { .. } => Some("check that the directory exists and is writable".into()),
+            Self::OpenLog { .. } | Self::OpenTrace { .. } => {
+                Some("check that the directory exists and is writable".into())
+            }
             Self::Server(_) | Self::Session(_) => None,
         }
     }

@@ -9,7 +9,8 @@
 //! JSON-RPC errors for malformed bodies (-32700, -32600) instead of
 //! plain-text ones, the
 //! leniency of [`crate::inbound`], a choice between JSON and SSE responses
-//! that follows the client's `Accept`, and the tool-call log tap.
+//! that follows the client's `Accept`, and the taps of the tool-call log
+//! and the trace ([`ResponseTap`]).
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -26,6 +27,8 @@ use bytes::Bytes;
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 use http_body_util::BodyExt;
+use nexo_trace::transport::STREAMABLE_HTTP;
+use nexo_trace::{Direction, HttpInfo};
 use rmcp::ServerHandler;
 use rmcp::model::Tool;
 use rmcp::transport::common::http_header::HEADER_SESSION_ID;
@@ -41,6 +44,7 @@ use crate::calllog::{CallLogger, PendingCall};
 use crate::inbound::{self, INVALID_REQUEST, Rejection};
 use crate::legacy_sse::{self, LegacySessions, MESSAGES_PATH, SSE_PATH};
 use crate::policy::{self, HostPolicy, OriginPolicy};
+use crate::trace::TraceTap;
 
 /// Where the MCP endpoint is mounted.
 pub const MCP_PATH: &str = "/mcp";
@@ -54,6 +58,7 @@ pub struct HttpOptions {
     /// The server's tools, listed by the health document.
     pub tools: Vec<Tool>,
     pub logger: Option<CallLogger>,
+    pub trace: Option<TraceTap>,
 }
 
 type McpService<S> = StreamableHttpService<S, LocalSessionManager>;
@@ -65,6 +70,7 @@ struct McpState<S> {
     sse: McpService<S>,
     max_body: usize,
     logger: Option<CallLogger>,
+    trace: Option<TraceTap>,
 }
 
 /// The whole HTTP application, as one tower service. Every request is
@@ -116,6 +122,7 @@ where
         server.clone(),
         options.max_body,
         options.logger.clone(),
+        options.trace.clone(),
         shutdown.child_token(),
     ));
     let factory = |server: S| move || Ok(server.clone());
@@ -124,6 +131,7 @@ where
         sse: StreamableHttpService::new(factory(server), sessions, config(false)),
         max_body: options.max_body,
         logger: options.logger,
+        trace: options.trace,
     };
     let health = Arc::new(health_document(&options.tools));
     let routes = Router::new()
@@ -331,7 +339,21 @@ where
     S: ServerHandler + Clone + Send + Sync + 'static,
 {
     if request.method() != Method::POST {
-        return forward(&state.sse, request).await;
+        let Some(trace) = &state.trace else {
+            return forward(&state.sse, request).await;
+        };
+        // The standalone stream of a GET carries messages; the end of a
+        // session (DELETE) and refusals carry none.
+        let session = session_of(request.headers());
+        let response = forward(&state.sse, request).await;
+        if !is_sse(&response) {
+            return response;
+        }
+        let tap = ResponseTap {
+            call: None,
+            trace: Some(TraceAnswers::new(trace, session)),
+        };
+        return tap_sse(response, tap);
     }
     let accepts = accepts(request.headers());
     if !accepts.json && !accepts.sse {
@@ -346,6 +368,18 @@ where
         Ok(body) => body,
         Err(refusal) => return refusal,
     };
+    let trace = state.trace.as_ref().map(|tap| {
+        let session = session_of(&parts.headers);
+        let http = HttpInfo::request(&parts.method, &parts.headers);
+        tap.record(
+            STREAMABLE_HTTP,
+            session.as_deref(),
+            Direction::Received,
+            &body,
+            Some(&http),
+        );
+        TraceAnswers::new(tap, session)
+    });
     // The envelope is read before rmcp only when something here needs it:
     // the call log, a client that takes no SSE (its answer is collapsed by
     // id), or an `initialize` to complete, which never comes within a
@@ -359,7 +393,7 @@ where
     if needs_envelope {
         let envelope = match inbound::inspect(&body) {
             Ok(envelope) => envelope,
-            Err(rejection) => return json_rpc_error(StatusCode::BAD_REQUEST, &rejection),
+            Err(rejection) => return refuse(&rejection, trace),
         };
         request_id = envelope.id.map(|id| id.get().to_owned());
         pending = state.logger.as_ref().and_then(|logger| {
@@ -393,23 +427,65 @@ where
         && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE
         && let Err(rejection) = inbound::inspect(&body)
     {
-        return json_rpc_error(StatusCode::BAD_REQUEST, &rejection);
+        return refuse(&rejection, trace);
     }
-    let is_sse = response
+    let is_sse = is_sse(&response);
+    match (is_sse, accepts.sse, request_id) {
+        (true, false, Some(id)) => {
+            let collapsed = collapse_sse(response, &id, pending).await;
+            match trace {
+                Some(trace) => {
+                    let tap = ResponseTap {
+                        call: None,
+                        trace: Some(trace),
+                    };
+                    tap_json(collapsed, tap).await
+                }
+                None => collapsed,
+            }
+        }
+        (true, _, id) => {
+            let call = pending
+                .zip(id)
+                .map(|((logger, pending), id)| (logger, pending, Some(id)));
+            match (call, trace) {
+                (None, None) => response,
+                (call, trace) => tap_sse(response, ResponseTap { call, trace }),
+            }
+        }
+        (false, _, _) => {
+            let call = pending.map(|(logger, pending)| (logger, pending, None));
+            match (call, trace) {
+                (None, None) => response,
+                (call, trace) => tap_json(response, ResponseTap { call, trace }).await,
+            }
+        }
+    }
+}
+
+fn is_sse(response: &Response) -> bool {
+    response
         .headers()
         .get(header::CONTENT_TYPE)
-        .is_some_and(|kind| kind.as_bytes().starts_with(b"text/event-stream"));
-    match (is_sse, accepts.sse, request_id) {
-        (true, false, Some(id)) => collapse_sse(response, &id, pending).await,
-        (true, _, id) => match (pending, id) {
-            (Some((logger, pending)), Some(id)) => tap_sse(response, id, logger, pending),
-            _ => response,
-        },
-        (false, _, _) => match pending {
-            Some((logger, pending)) => tap_json(response, &logger, &pending).await,
-            None => response,
-        },
+        .is_some_and(|kind| kind.as_bytes().starts_with(b"text/event-stream"))
+}
+
+/// The `Mcp-Session-Id` of a request or response.
+fn session_of(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(HEADER_SESSION_ID)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// The 400 for a body that is no message, traced when tracing.
+fn refuse(rejection: &Rejection, trace: Option<TraceAnswers>) -> Response {
+    let response = json_rpc_error(StatusCode::BAD_REQUEST, rejection);
+    if let Some(mut trace) = trace {
+        trace.http = Some(HttpInfo::response(response.status(), response.headers()));
+        trace.record(&rejection.to_response());
     }
+    response
 }
 
 async fn forward<S>(service: &McpService<S>, request: Request) -> Response
@@ -422,13 +498,91 @@ where
     }
 }
 
-/// Collects a JSON response to log it, and passes it on unchanged.
-async fn tap_json(response: Response, logger: &CallLogger, pending: &PendingCall) -> Response {
+/// Where the messages of one answer are traced: the session of the
+/// request (or the one the answer opens), and the response's status and
+/// headers, known once the response is.
+struct TraceAnswers {
+    tap: TraceTap,
+    session: Option<String>,
+    http: Option<HttpInfo>,
+}
+
+impl TraceAnswers {
+    fn new(tap: &TraceTap, session: Option<String>) -> Self {
+        Self {
+            tap: tap.clone(),
+            session,
+            http: None,
+        }
+    }
+
+    /// Takes the status and headers of `parts`, and the session it opens.
+    fn answered_by(&mut self, parts: &axum::http::response::Parts) {
+        if let Some(session) = session_of(&parts.headers) {
+            self.session = Some(session);
+        }
+        self.http = Some(HttpInfo::response(parts.status, &parts.headers));
+    }
+
+    fn record(&self, message: &[u8]) {
+        self.tap.record(
+            STREAMABLE_HTTP,
+            self.session.as_deref(),
+            Direction::Sent,
+            message,
+            self.http.as_ref(),
+        );
+    }
+}
+
+/// What watches the messages of a response go by: the tool-call log,
+/// waiting for the one answer (by id, on a stream), and the trace, which
+/// records every message.
+struct ResponseTap {
+    call: Option<(CallLogger, PendingCall, Option<String>)>,
+    trace: Option<TraceAnswers>,
+}
+
+impl ResponseTap {
+    fn answered_by(&mut self, parts: &axum::http::response::Parts) {
+        if let Some(trace) = &mut self.trace {
+            trace.answered_by(parts);
+        }
+    }
+
+    /// Shows one message to the taps; false once none wants more.
+    fn message(&mut self, message: &[u8]) -> bool {
+        if let Some(trace) = &self.trace {
+            trace.record(message);
+        }
+        let done = match &self.call {
+            Some((logger, pending, id)) => {
+                let answered = id.as_deref().is_none_or(|id| answers(message, id));
+                if answered {
+                    logger.finish(pending, message);
+                }
+                answered
+            }
+            None => false,
+        };
+        if done {
+            self.call = None;
+        }
+        self.call.is_some() || self.trace.is_some()
+    }
+}
+
+/// Collects a JSON response for the taps, and passes it on unchanged. An
+/// empty body (202 Accepted) is no message.
+async fn tap_json(response: Response, mut tap: ResponseTap) -> Response {
     let (parts, body) = response.into_parts();
+    tap.answered_by(&parts);
     match body.collect().await {
         Ok(collected) => {
             let bytes = collected.to_bytes();
-            logger.finish(pending, &bytes);
+            if !bytes.trim_ascii().is_empty() {
+                tap.message(&bytes);
+            }
             Response::from_parts(parts, Body::from(bytes))
         }
         Err(error) => {
@@ -451,29 +605,32 @@ fn answers(message: &[u8], id: &str) -> bool {
         .is_ok_and(|reply| reply.method.is_none() && reply.id.is_some_and(|raw| raw.get() == id))
 }
 
-/// Passes an SSE response through unchanged, logging the tool call when its
-/// response event goes by. A copy of each chunk is fed to an `sse-stream`
-/// parser over a channel, which is drained of the events it can complete
-/// without waiting, so the bytes the client gets are rmcp's own.
-fn tap_sse(response: Response, id: String, logger: CallLogger, pending: PendingCall) -> Response {
+/// Passes an SSE response through unchanged, showing the taps each
+/// message as its event goes by. A copy of each chunk is fed to an
+/// `sse-stream` parser over a channel, which is drained of the events it
+/// can complete without waiting, so the bytes the client gets are rmcp's
+/// own; the parsing stops once no tap wants more.
+fn tap_sse(response: Response, mut tap: ResponseTap) -> Response {
     let (parts, body) = response.into_parts();
+    tap.answered_by(&parts);
     let (copies, chunks) = futures::channel::mpsc::unbounded::<Result<Bytes, Infallible>>();
-    let mut events = Some((copies, SseStream::from_bytes_stream(chunks)));
+    let mut events = Some((copies, SseStream::from_bytes_stream(chunks), tap));
     let stream = body.into_data_stream().map(move |chunk| {
-        if let (Ok(bytes), Some((copies, parser))) = (&chunk, &mut events) {
+        if let (Ok(bytes), Some((copies, parser, tap))) = (&chunk, &mut events) {
             let _ = copies.unbounded_send(Ok(bytes.clone()));
             let mut finished = false;
             while let Some(Some(event)) = parser.next().now_or_never() {
                 match event {
                     Ok(event) => {
-                        if let Some(data) = event.data.filter(|data| answers(data.as_bytes(), &id))
-                        {
-                            logger.finish(&pending, data.as_bytes());
+                        let Some(data) = event.data.filter(|data| !data.trim().is_empty()) else {
+                            continue;
+                        };
+                        if !tap.message(data.as_bytes()) {
                             finished = true;
                             break;
                         }
                     }
-                    // Not SSE after all: nothing more can be logged.
+                    // Not SSE after all: nothing more can be read.
                     Err(_) => {
                         finished = true;
                         break;

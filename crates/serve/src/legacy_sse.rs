@@ -20,6 +20,8 @@ use axum::extract::{Query, Request, State};
 use axum::http::{StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use nexo_trace::transport::SSE;
+use nexo_trace::{Direction, HttpInfo};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
@@ -31,6 +33,7 @@ use crate::body::{json_rpc_error, read_body};
 use crate::calllog::CallLogger;
 use crate::inbound;
 use crate::outbox::{Outbox, SendError};
+use crate::trace::TraceTap;
 
 /// Where a legacy client opens its stream.
 pub const SSE_PATH: &str = "/sse";
@@ -47,6 +50,7 @@ pub struct LegacySessions<S> {
     open: Mutex<HashMap<String, mpsc::Sender<ClientJsonRpcMessage>>>,
     max_body: usize,
     logger: Option<CallLogger>,
+    trace: Option<TraceTap>,
     shutdown: CancellationToken,
 }
 
@@ -55,6 +59,7 @@ impl<S> LegacySessions<S> {
         server: S,
         max_body: usize,
         logger: Option<CallLogger>,
+        trace: Option<TraceTap>,
         shutdown: CancellationToken,
     ) -> Self {
         Self {
@@ -62,6 +67,7 @@ impl<S> LegacySessions<S> {
             open: Mutex::default(),
             max_body,
             logger,
+            trace,
             shutdown,
         }
     }
@@ -120,9 +126,18 @@ where
         open.insert(id.clone(), to_server);
     }
     let cancel = sessions.shutdown.child_token();
+    // What every message on the stream travels in: the answer to `GET /sse`.
+    let trace = sessions.trace.as_ref().map(|tap| {
+        let stream = HttpInfo {
+            status: Some(200),
+            method: None,
+            headers: vec![("content-type".into(), "text/event-stream".into())],
+        };
+        tap.connection(nexo_trace::transport::SSE, &id, Some(stream))
+    });
     let transport = SessionTransport {
         incoming,
-        outbox: Outbox::new(outgoing, sessions.logger.clone()),
+        outbox: Outbox::new(outgoing, sessions.logger.clone(), trace),
     };
     let server = sessions.server.clone();
     let running_cancel = cancel.clone();
@@ -198,19 +213,28 @@ where
         Ok(body) => body,
         Err(refusal) => return refusal,
     };
+    let trace = sessions.trace.as_ref();
+    if let Some(tap) = trace {
+        let http = HttpInfo::request(&parts.method, &parts.headers);
+        tap.record(SSE, Some(&id), Direction::Received, &body, Some(&http));
+    }
+    let refuse = |rejection: &inbound::Rejection| {
+        let response = json_rpc_error(StatusCode::BAD_REQUEST, rejection);
+        if let Some(tap) = trace {
+            let http = HttpInfo::response(response.status(), response.headers());
+            let answer = rejection.to_response();
+            tap.record(SSE, Some(&id), Direction::Sent, &answer, Some(&http));
+        }
+        response
+    };
     let envelope = match inbound::inspect(&body) {
         Ok(envelope) => envelope,
-        Err(rejection) => return json_rpc_error(StatusCode::BAD_REQUEST, &rejection),
+        Err(rejection) => return refuse(&rejection),
     };
     let bytes = envelope.rewritten.as_deref().unwrap_or(&body);
     let message = match serde_json::from_slice::<ClientJsonRpcMessage>(bytes) {
         Ok(message) => message,
-        Err(error) => {
-            return json_rpc_error(
-                StatusCode::BAD_REQUEST,
-                &inbound::unreadable(&envelope, &error),
-            );
-        }
+        Err(error) => return refuse(&inbound::unreadable(&envelope, &error)),
     };
     match sender.send(message).await {
         Ok(()) => (StatusCode::ACCEPTED, Body::from("Accepted")).into_response(),

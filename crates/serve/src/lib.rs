@@ -1,8 +1,8 @@
 //! Hosting any MCP server: stdio (the default) or HTTP, where HTTP means
 //! Streamable HTTP at `/mcp` for both protocol eras, the legacy HTTP+SSE
 //! transport of 2024-11-05 at `/sse`, and a health document at `GET /`,
-//! behind `Origin`/`Host` checks, CORS, a body limit and an
-//! optional tool-call log.
+//! behind `Origin`/`Host` checks, CORS, a body limit, an optional
+//! tool-call log and an optional trace of every message ([`TraceTap`]).
 //!
 //! This crate knows no particular server: it takes any rmcp
 //! [`ServerHandler`]. The protocol itself is rmcp's; what is here is the
@@ -19,6 +19,7 @@ mod legacy_sse;
 mod outbox;
 mod policy;
 mod stdio;
+mod trace;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -36,6 +37,7 @@ pub use crate::http::{HttpApp, HttpOptions, MCP_PATH, app};
 pub use crate::legacy_sse::{MESSAGES_PATH, SSE_PATH};
 pub use crate::policy::{HostPolicy, OriginPolicy};
 pub use crate::stdio::LineTransport;
+pub use crate::trace::TraceTap;
 
 /// The default request body limit (`--max-body`).
 pub const DEFAULT_MAX_BODY: usize = 4 * 1024 * 1024;
@@ -58,6 +60,10 @@ pub struct ServeOptions {
     pub max_body: usize,
     /// Where to append one JSON line per tool call.
     pub log: Option<PathBuf>,
+    /// Where to append one JSON line per message (the nexo-trace format).
+    pub trace: Option<PathBuf>,
+    /// Leave the messages themselves out of the trace.
+    pub trace_redact: bool,
     /// `--allow-origin` values.
     pub allow_origins: Vec<String>,
     /// `--allow-host` values.
@@ -75,6 +81,21 @@ impl ServeOptions {
         })?;
         Ok(Some(CallLogger::new(log, &self.server_name)))
     }
+
+    fn tracer(&self) -> Result<Option<TraceTap>, ServeError> {
+        let Some(path) = &self.trace else {
+            return Ok(None);
+        };
+        let options = nexo_trace::TraceOptions {
+            redact_messages: self.trace_redact,
+        };
+        let tracer =
+            nexo_trace::Tracer::open(path, options).map_err(|source| ServeError::OpenTrace {
+                path: path.clone(),
+                source,
+            })?;
+        Ok(Some(TraceTap::new(tracer, &self.server_name)))
+    }
 }
 
 /// Serves one client on stdin/stdout until stdin ends or a signal arrives.
@@ -82,9 +103,22 @@ pub async fn serve_stdio<S: ServerHandler>(
     server: S,
     options: &ServeOptions,
 ) -> Result<(), ServeError> {
+    let trace = options.tracer()?;
+    let result = serve_stdio_traced(server, options, trace.clone()).await;
+    if let Some(trace) = trace {
+        trace.flush();
+    }
+    result
+}
+
+async fn serve_stdio_traced<S: ServerHandler>(
+    server: S,
+    options: &ServeOptions,
+    trace: Option<TraceTap>,
+) -> Result<(), ServeError> {
     let (reader, writer) = rmcp::transport::io::stdio_pipes();
     let (transport, writer_task) =
-        LineTransport::new(reader, writer, options.max_body, options.logger()?);
+        LineTransport::new(reader, writer, options.max_body, options.logger()?, trace);
     let shutdown = shutdown_signal();
     tokio::pin!(shutdown);
     // Behind dynamic dispatch: one serving loop compiled for every server.
@@ -148,7 +182,9 @@ where
         max_body: options.max_body,
         tools: options.tools.clone(),
         logger: options.logger()?,
+        trace: options.tracer()?,
     };
+    let trace = http_options.trace.clone();
     let shutdown = CancellationToken::new();
     let service = app(server, http_options, shutdown.clone());
     // Without TCP_NODELAY every SSE response, written in several pieces,
@@ -168,7 +204,7 @@ where
     });
     let server = server.into_future();
     tokio::pin!(server);
-    tokio::select! {
+    let result = tokio::select! {
         result = &mut server => result.map_err(ServeError::Server),
         () = async {
             shutdown.cancelled().await;
@@ -177,7 +213,11 @@ where
             tracing::warn!("in-flight requests did not finish within {SHUTDOWN_GRACE:?}; stopping");
             Ok(())
         }
+    };
+    if let Some(trace) = trace {
+        trace.flush();
     }
+    result
 }
 
 /// Resolves `--http [ADDR]`: `HOST:PORT`, `HOST` (port from `port_env`, the

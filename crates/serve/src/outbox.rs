@@ -1,10 +1,12 @@
 //! What the message-based transports share: stdio ([`crate::stdio`]) and
 //! each legacy SSE session ([`crate::legacy_sse`]) hand rmcp's messages to
 //! an [`Outbox`], which encodes each one, shows it to the tool-call log tap
-//! ([`CallTap`]) and queues the bytes for the transport's writer (stdout, or
-//! the session's event stream). Incoming messages are shown to the same tap
-//! through [`Outbox::received`], so that the call log is fed in one place
-//! for both transports.
+//! ([`CallTap`]) and to the trace ([`ConnectionTrace`]), and queues the
+//! bytes for the transport's writer (stdout, or the session's event
+//! stream). Incoming messages are shown to the call log through
+//! [`Outbox::received`], so that it is fed in one place for both
+//! transports; the trace records them as they arrive, before they are read
+//! ([`Outbox::trace`]).
 //!
 //! Streamable HTTP is not message-based here: rmcp's service owns its
 //! messages, and [`crate::http`] taps the HTTP responses instead.
@@ -13,12 +15,14 @@ use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use tokio::sync::mpsc;
 
 use crate::calllog::{CallLogger, CallTap};
+use crate::trace::ConnectionTrace;
 
 /// The sending side of one message-based connection.
 #[derive(Debug)]
 pub struct Outbox {
     queue: mpsc::Sender<Vec<u8>>,
     calls: Option<CallTap>,
+    trace: Option<ConnectionTrace>,
 }
 
 /// Errors sending on a message-based transport.
@@ -31,12 +35,23 @@ pub enum SendError {
 }
 
 impl Outbox {
-    /// An outbox queueing on `queue`, feeding `logger` when there is one.
-    pub fn new(queue: mpsc::Sender<Vec<u8>>, logger: Option<CallLogger>) -> Self {
+    /// An outbox queueing on `queue`, feeding `logger` and `trace` when
+    /// there are.
+    pub fn new(
+        queue: mpsc::Sender<Vec<u8>>,
+        logger: Option<CallLogger>,
+        trace: Option<ConnectionTrace>,
+    ) -> Self {
         Self {
             queue,
             calls: logger.map(CallTap::new),
+            trace,
         }
+    }
+
+    /// The connection's trace, to record what arrives.
+    pub fn trace(&self) -> Option<&ConnectionTrace> {
+        self.trace.as_ref()
     }
 
     /// Notes a message the client sent (a `tools/call` starts a log record).
@@ -53,8 +68,13 @@ impl Outbox {
         item: ServerJsonRpcMessage,
     ) -> impl Future<Output = Result<(), SendError>> + Send + use<> {
         let encoded = serde_json::to_vec(&item);
-        if let (Ok(bytes), Some(tap)) = (&encoded, &self.calls) {
-            tap.response(&item, bytes);
+        if let Ok(bytes) = &encoded {
+            if let Some(tap) = &self.calls {
+                tap.response(&item, bytes);
+            }
+            if let Some(trace) = &self.trace {
+                trace.sent(bytes);
+            }
         }
         let queue = self.queue.clone();
         async move { queue.send(encoded?).await.map_err(|_| SendError::Closed) }
@@ -64,6 +84,9 @@ impl Outbox {
     /// rmcp saw the request), unless the queue is full: a client that is not
     /// reading then loses the answer rather than stalling the reader.
     pub fn try_send_encoded(&self, message: Vec<u8>) {
+        if let Some(trace) = &self.trace {
+            trace.sent(&message);
+        }
         let _ = self.queue.try_send(message);
     }
 }
@@ -82,7 +105,7 @@ mod tests {
         let path = dir.path().join("calls.jsonl");
         let log = nexo_trace::ToolCallLog::open(&path).unwrap();
         let (queue, mut written) = mpsc::channel(8);
-        let outbox = Outbox::new(queue, Some(CallLogger::new(log, "fixture")));
+        let outbox = Outbox::new(queue, Some(CallLogger::new(log, "fixture")), None);
         let call: ClientJsonRpcMessage = serde_json::from_str(
             r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#,
         )

@@ -3,8 +3,8 @@
 //! rmcp has its own, but it drops unparsable lines silently and refuses an
 //! `initialize` without `clientInfo`; this one answers -32700/-32600/-32602
 //! as JSON-RPC asks, applies the leniency of [`crate::inbound`], bounds the
-//! length of a line, and taps tool calls for the `--log` file
-//! ([`crate::outbox`]). Reads and
+//! length of a line, and taps tool calls for the `--log` file and every
+//! message for the `--trace` file ([`crate::outbox`]). Reads and
 //! writes go through rmcp's non-blocking pipe handles
 //! ([`rmcp::transport::io::stdio_pipes`]) when stdin and stdout are pipes.
 //! Nothing but protocol messages is ever written to the writer.
@@ -20,6 +20,7 @@ use crate::calllog::CallLogger;
 use crate::id_scan::IdScanner;
 use crate::inbound::{self, INVALID_REQUEST, Rejection};
 use crate::outbox::{Outbox, SendError};
+use crate::trace::{TraceTap, connection_id};
 
 /// How many encoded messages may wait for the writer before `send` waits.
 const WRITE_QUEUE: usize = 1024;
@@ -48,8 +49,13 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
         writer: W,
         max_line: usize,
         logger: Option<CallLogger>,
+        trace: Option<TraceTap>,
     ) -> (Self, tokio::task::JoinHandle<std::io::Result<()>>) {
         let (outgoing, queue) = mpsc::channel(WRITE_QUEUE);
+        let trace = trace.map(|tap| {
+            let transport = nexo_trace::transport::STDIO;
+            tap.connection(transport, &connection_id(transport), None)
+        });
         let writer_task = tokio::spawn(write_lines(writer, queue));
         let transport = Self {
             reader: BufReader::with_capacity(64 * 1024, reader),
@@ -57,7 +63,7 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
             too_long: None,
             finished: false,
             max_line,
-            outbox: Outbox::new(outgoing, logger),
+            outbox: Outbox::new(outgoing, logger, trace),
         };
         (transport, writer_task)
     }
@@ -206,6 +212,9 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for LineTransp
                     let message = if trimmed.is_empty() {
                         None
                     } else {
+                        if let Some(trace) = self.outbox.trace() {
+                            trace.received(trimmed, None);
+                        }
                         self.decode(trimmed)
                     };
                     self.line = line;
@@ -238,7 +247,8 @@ mod tests {
     #[tokio::test]
     async fn a_receive_cancelled_mid_line_keeps_what_it_read() {
         let (mut client, server) = tokio::io::duplex(4096);
-        let (mut transport, _writer) = LineTransport::new(server, tokio::io::sink(), 4096, None);
+        let (mut transport, _writer) =
+            LineTransport::new(server, tokio::io::sink(), 4096, None, None);
         client
             .write_all(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
             .await
@@ -256,7 +266,8 @@ mod tests {
     #[tokio::test]
     async fn an_over_long_line_is_skipped_and_the_next_one_read() {
         let (mut client, server) = tokio::io::duplex(4096);
-        let (mut transport, _writer) = LineTransport::new(server, tokio::io::sink(), 64, None);
+        let (mut transport, _writer) =
+            LineTransport::new(server, tokio::io::sink(), 64, None, None);
         client.write_all(&[b'x'; 100]).await.unwrap();
         client
             .write_all(b"\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n")
@@ -277,7 +288,7 @@ mod tests {
     async fn issue_15_an_over_long_line_is_answered_with_its_id() {
         let (mut client, server) = tokio::io::duplex(64 * 1024);
         let (replies, writer) = tokio::io::duplex(64 * 1024);
-        let (mut transport, _writer) = LineTransport::new(server, writer, 4096, None);
+        let (mut transport, _writer) = LineTransport::new(server, writer, 4096, None, None);
         let big = "x".repeat(100_000);
         let lines = [
             format!(
@@ -322,5 +333,62 @@ mod tests {
                 serde_json::Value::Null
             ]
         );
+    }
+
+    /// `--trace` on stdio: every line in is recorded as it came (garbage
+    /// included), every line out as written (the -32700 answer included),
+    /// all under one connection id, the answer paired with its request.
+    #[tokio::test]
+    async fn every_line_in_and_out_is_traced() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trace.jsonl");
+        let tracer = nexo_trace::Tracer::open(&path, nexo_trace::TraceOptions::default()).unwrap();
+        let tap = TraceTap::new(tracer, "fixture");
+        let (mut client, server) = tokio::io::duplex(4096);
+        let (mut transport, _writer) =
+            LineTransport::new(server, tokio::io::sink(), 4096, None, Some(tap.clone()));
+        client
+            .write_all(b"not json\n{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\n")
+            .await
+            .unwrap();
+        let ping = tokio::time::timeout(Duration::from_secs(30), transport.receive())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(serde_json::to_value(&ping).unwrap()["id"], 7);
+        let pong: ServerJsonRpcMessage =
+            serde_json::from_str(r#"{"jsonrpc":"2.0","id":7,"result":{}}"#).unwrap();
+        transport.send(pong).await.unwrap();
+        tap.flush();
+        let records: Vec<nexo_trace::TraceRecord> = std::fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        let shape: Vec<(&str, &str)> = records
+            .iter()
+            .map(|record| (record.direction.as_str(), record.kind.as_str()))
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                ("in", "invalid"),
+                ("out", "error"),
+                ("in", "request"),
+                ("out", "response")
+            ]
+        );
+        let session = records[0].session.clone().unwrap();
+        assert!(session.starts_with("stdio-"), "{session}");
+        for record in &records {
+            assert_eq!(record.session.as_deref(), Some(session.as_str()));
+            assert_eq!(record.transport, "stdio");
+            assert!(record.http.is_none());
+        }
+        assert_eq!(records[1].error_code, Some(i64::from(inbound::PARSE_ERROR)));
+        assert_eq!(records[3].method.as_deref(), Some("ping"));
+        assert!(records[3].latency_us.is_some());
+        let summary = nexo_trace::Summary::of(&records);
+        assert!(summary.unanswered.is_empty() && summary.orphans.is_empty());
     }
 }

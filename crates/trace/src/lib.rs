@@ -24,7 +24,7 @@
 //! | field | type | meaning |
 //! |---|---|---|
 //! | `v` | integer | the format version, `1` ([`FORMAT_VERSION`]) |
-//! | `time_us` | integer | when the tap saw the message, microseconds since the Unix epoch (UTC) |
+//! | `time_us` | integer | when the tap saw the message, in microseconds since the Unix epoch (UTC): the wall clock when the writer started, the monotonic clock after that, so that one writer's times never go back |
 //! | `server` | string | the server's name (its configuration name, the bundled server's name, or the target as shown) |
 //! | `side` | `"client"` \| `"server"` | which end of the connection wrote the line |
 //! | `direction` | `"out"` \| `"in"` | from the writing side's point of view: `out` it sent the message, `in` it received it; with `side` this says who sent it |

@@ -48,16 +48,27 @@ pub struct Key<'a> {
 }
 
 impl Key<'_> {
+    /// The key as one string (built by hand: this runs for every request
+    /// and answer traced).
     fn text(&self) -> String {
         let session = self.session.unwrap_or_default();
-        let present = if self.session.is_some() { "s" } else { "-" };
-        format!(
-            "{}\0{}\0{present}{session}\0{}\0{}",
+        let mut text =
+            String::with_capacity(self.server.len() + session.len() + self.id.len() + 16);
+        for part in [
             self.side.as_str(),
+            "\0",
             self.server,
+            "\0",
+            if self.session.is_some() { "s" } else { "-" },
+            session,
+            "\0",
             self.direction.as_str(),
-            self.id
-        )
+            "\0",
+            self.id,
+        ] {
+            text.push_str(part);
+        }
+        text
     }
 }
 

@@ -38,6 +38,10 @@ pub struct BadLine {
 
 /// The most bad lines listed one by one; the rest are only counted.
 const LISTED_BAD_LINES: usize = 20;
+/// The longest line read; the rest of a longer one is skipped unread into
+/// memory (a file that is no trace, such as a binary, may have no line
+/// breaks at all).
+pub const MAX_LINE: usize = 256 * 1024 * 1024;
 
 impl ReadWarnings {
     pub fn is_empty(&self) -> bool {
@@ -82,6 +86,7 @@ pub struct TraceReader<R> {
     path: PathBuf,
     line: usize,
     buffer: Vec<u8>,
+    max_line: usize,
     seen_any: bool,
     warnings: ReadWarnings,
 }
@@ -103,6 +108,7 @@ impl<R: BufRead> TraceReader<R> {
             path: path.to_owned(),
             line: 0,
             buffer: Vec::new(),
+            max_line: MAX_LINE,
             seen_any: false,
             warnings: ReadWarnings::default(),
         }
@@ -112,19 +118,15 @@ impl<R: BufRead> TraceReader<R> {
     /// the end.
     pub fn next_record(&mut self) -> Result<Option<TraceRecord>, ReadError> {
         loop {
-            self.buffer.clear();
-            let read = self
-                .input
-                .read_until(b'\n', &mut self.buffer)
-                .map_err(|source| ReadError::Read {
-                    path: self.path.clone(),
-                    source,
-                })?;
-            if read == 0 {
+            let Some((complete, too_long)) = self.read_line()? else {
                 return Ok(None);
-            }
+            };
             self.line += 1;
-            let complete = self.buffer.last() == Some(&b'\n');
+            if too_long {
+                let reason = format!("longer than {} MiB", self.max_line / (1024 * 1024));
+                self.bad(complete, reason, None)?;
+                continue;
+            }
             let text = match std::str::from_utf8(&self.buffer) {
                 Ok(text) => text.trim(),
                 Err(_) => {
@@ -153,6 +155,46 @@ impl<R: BufRead> TraceReader<R> {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// Reads the next line into `self.buffer`, at most `max_line` bytes of
+    /// it; `None` at the end, else whether the line ended with a line break
+    /// and whether it was too long (and so cut).
+    fn read_line(&mut self) -> Result<Option<(bool, bool)>, ReadError> {
+        self.buffer.clear();
+        let mut read_any = false;
+        let mut too_long = false;
+        loop {
+            let available = match self.input.fill_buf() {
+                Ok(available) => available,
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(source) => {
+                    return Err(ReadError::Read {
+                        path: self.path.clone(),
+                        source,
+                    });
+                }
+            };
+            if available.is_empty() {
+                return Ok(read_any.then_some((false, too_long)));
+            }
+            read_any = true;
+            let (chunk, found_end) = match available.iter().position(|&b| b == b'\n') {
+                Some(end) => (&available[..end], true),
+                None => (available, false),
+            };
+            let room = self.max_line.saturating_sub(self.buffer.len());
+            if chunk.len() > room {
+                too_long = true;
+            }
+            self.buffer
+                .extend_from_slice(&chunk[..chunk.len().min(room)]);
+            let consumed = chunk.len() + usize::from(found_end);
+            self.input.consume(consumed);
+            if found_end {
+                return Ok(Some((true, too_long)));
             }
         }
     }
@@ -321,5 +363,23 @@ mod tests {
         }
         // Nothing at all is an empty trace, not an error.
         assert!(matches!(read(""), Ok((0, _))));
+    }
+
+    /// A line over the limit is skipped without being held whole.
+    #[test]
+    fn an_over_long_line_is_skipped() -> Result<(), ReadError> {
+        let text = format!("{RECORD}\n{}\n{RECORD}\n", "x".repeat(5000));
+        let mut reader = TraceReader::new(text.as_bytes(), Path::new("t.jsonl"));
+        reader.max_line = 1000;
+        let mut count = 0;
+        while reader.next_record()?.is_some() {
+            count += 1;
+        }
+        assert_eq!(count, 2);
+        let warnings = reader.into_warnings();
+        assert_eq!(warnings.bad_lines.len(), 1);
+        assert_eq!(warnings.bad_lines[0].line, 2);
+        assert!(warnings.bad_lines[0].reason.starts_with("longer than"));
+        Ok(())
     }
 }

@@ -396,7 +396,7 @@ impl Summary {
         );
         if !self.tool_errors.is_empty() {
             list(
-                "tool errors (isError)",
+                "failed tool calls (isError)",
                 self.tool_errors
                     .iter()
                     .map(|answer| {
@@ -767,7 +767,7 @@ mod tests {
             "unanswered requests (1):",
             "+30.000 ms  morse session m1  from client  tools/call  id 3",
             "answers to no request (1):",
-            "tool errors (isError) (1):",
+            "failed tool calls (isError) (1):",
             "invalid messages (1):",
             "bytes: client -> server 90, server -> client 87",
         ] {

@@ -70,6 +70,7 @@ struct Inner {
     /// A write error has been logged.
     warned: AtomicBool,
     forgotten: AtomicU64,
+    clock: Clock,
 }
 
 impl fmt::Debug for Tracer {
@@ -97,6 +98,7 @@ impl Tracer {
             dirty: AtomicBool::new(false),
             warned: AtomicBool::new(false),
             forgotten: AtomicU64::new(0),
+            clock: Clock::start(),
         });
         start_flushing(Arc::downgrade(&inner));
         Tracer { inner }
@@ -104,8 +106,8 @@ impl Tracer {
 
     /// Writes the line (or, for a batch, the lines) for one observed message.
     pub fn record(&self, observed: Observed<'_>) {
-        let time_us = now_us();
         let now = Instant::now();
+        let time_us = self.inner.clock.micros_at(now);
         let Ok(text) = std::str::from_utf8(observed.message) else {
             self.write_invalid(
                 &observed,
@@ -302,7 +304,7 @@ impl Inner {
             // The line ends with `}`; the message becomes its last field.
             buffer.pop();
             buffer.extend_from_slice(br#","message":"#);
-            splice_one_line(buffer, message.trim().as_bytes());
+            splice_one_line(buffer, message.trim());
             buffer.push(b'}');
         }
         buffer.push(b'\n');
@@ -332,14 +334,16 @@ impl Drop for Inner {
 /// Appends a valid JSON text on one line: a line break can only stand
 /// between tokens in JSON (inside strings it is escaped), so each becomes
 /// a blank.
-fn splice_one_line(buffer: &mut Vec<u8>, message: &[u8]) {
-    if message.iter().any(|&b| b == b'\n' || b == b'\r') {
-        buffer.extend(message.iter().map(|&b| match b {
+fn splice_one_line(buffer: &mut Vec<u8>, message: &str) {
+    // `str::contains(char)` searches with memchr: most messages have no
+    // line break and cost one fast scan.
+    if message.contains('\n') || message.contains('\r') {
+        buffer.extend(message.bytes().map(|b| match b {
             b'\n' | b'\r' => b' ',
             other => other,
         }));
     } else {
-        buffer.extend_from_slice(message);
+        buffer.extend_from_slice(message.as_bytes());
     }
 }
 
@@ -364,13 +368,33 @@ fn start_flushing(inner: Weak<Inner>) {
     }
 }
 
-/// Microseconds since the Unix epoch.
-fn now_us() -> u64 {
-    SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |since| {
-            u64::try_from(since.as_micros()).unwrap_or(u64::MAX)
-        })
+/// The time of a line: the wall clock read once, when the tracer starts,
+/// and the monotonic clock after that. One clock read per message instead
+/// of two, and times in a trace never go back when the wall clock is set;
+/// over days they may drift from it by what the wall clock was corrected.
+#[derive(Debug)]
+struct Clock {
+    epoch_us: u64,
+    started: Instant,
+}
+
+impl Clock {
+    fn start() -> Self {
+        let started = Instant::now();
+        let epoch_us = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |since| {
+                u64::try_from(since.as_micros()).unwrap_or(u64::MAX)
+            });
+        Self { epoch_us, started }
+    }
+
+    /// Microseconds since the Unix epoch at `now`.
+    fn micros_at(&self, now: Instant) -> u64 {
+        let since = now.saturating_duration_since(self.started).as_micros();
+        self.epoch_us
+            .saturating_add(u64::try_from(since).unwrap_or(u64::MAX))
+    }
 }
 
 /// The headers of `http` as a line holds them: lower-case names, credential

@@ -1,11 +1,193 @@
-//! Traces: `nexo trace summary` and `nexo trace flow` on bad input (a
-//! missing file, a file that is no trace, a trace cut short), with their
-//! exact output, and the `--help` of both.
+//! Traces: `nexo serve morse --trace FILE` driven by nexo's own client and
+//! by raw lines, its trace checked for completeness and pairing through
+//! `nexo trace summary --json`, and drawn by `nexo trace flow` in all three
+//! formats (snapshots, times and latencies filtered); `--trace-redact`;
+//! bad input (a missing file, a file that is no trace, a trace cut short),
+//! with its exact output; the `--help` of both subcommands.
+
+use std::path::Path;
 
 use insta_cmd::assert_cmd_snapshot;
+use serde_json::Value;
 
 use crate::snapshots::{assert_run_snapshot, settings};
-use crate::support::{TempDir, nexo, run};
+use crate::stdio_wire::StdioServer;
+use crate::support::{TempDir, nexo, nexo_path, run, shell_quote};
+
+/// The `--stdio` command line of the morse server tracing into `trace`.
+fn traced_morse(trace: &Path, extra: &str) -> String {
+    format!(
+        "{} serve morse --trace {}{extra}",
+        shell_quote(nexo_path()),
+        shell_quote(&trace.display().to_string())
+    )
+}
+
+/// Two client runs against traced servers, each over its own stdio
+/// connection: a call that works (the 2025 handshake first), and one the
+/// tool refuses (`isError`).
+fn two_client_runs(trace: &Path) {
+    let server = traced_morse(trace, "");
+    let encoded = run(&[
+        "call",
+        "--stdio",
+        &server,
+        "morse",
+        "texto=sos",
+        "--protocol",
+        "2025",
+    ]);
+    assert_eq!(encoded.assert_success().stdout, "... --- ...\n");
+    let refused = run(&[
+        "call",
+        "--stdio",
+        &server,
+        "demorse",
+        "codigo=.-.-.-.-.-.-.-",
+        "--protocol",
+        "2025",
+    ]);
+    assert_eq!(refused.code(), 5, "{refused:#?}");
+}
+
+fn summary_json(trace: &Path) -> Value {
+    let path = trace.display().to_string();
+    let summary = run(&["trace", "summary", &path, "--json"]);
+    assert!(summary.stderr.is_empty(), "{summary:#?}");
+    summary.assert_success().stdout_json()
+}
+
+/// Every request the client made is in the trace with its answer, in
+/// order, each answer naming its method; the two connections are two
+/// sessions; nothing is left unpaired.
+#[test]
+fn a_served_exchange_is_traced_complete_and_paired() {
+    let dir = TempDir::new("trace");
+    let trace = dir.path().join("trace.jsonl");
+    two_client_runs(&trace);
+    let json = summary_json(&trace);
+    assert_eq!(json["unanswered"], serde_json::json!([]), "{json:#}");
+    assert_eq!(json["orphans"], serde_json::json!([]), "{json:#}");
+    assert_eq!(json["invalid"], serde_json::json!([]), "{json:#}");
+    assert_eq!(json["errors"], serde_json::json!([]), "{json:#}");
+    let kinds = &json["kinds"];
+    assert_eq!(kinds["request"], kinds["response"], "{json:#}");
+    assert_eq!(kinds["notification"], 2, "{json:#}");
+    let methods: Vec<(String, u64, u64)> = json["methods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["method"].as_str().unwrap().to_owned(),
+                m["requests"].as_u64().unwrap(),
+                m["responses"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    for (method, requests) in [("initialize", 2), ("tools/call", 2)] {
+        assert!(
+            methods.contains(&(method.to_owned(), requests, requests)),
+            "{method}: {methods:?}"
+        );
+    }
+    let call = json["methods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["method"] == "tools/call")
+        .unwrap();
+    assert_eq!(call["tool_errors"], 1, "{call:#}");
+    assert_eq!(call["latency"]["count"], 2, "{call:#}");
+    assert_eq!(json["tool_errors"].as_array().unwrap().len(), 1);
+    let servers = json["servers"].as_array().unwrap();
+    assert_eq!(servers.len(), 1);
+    assert_eq!(servers[0]["server"], "morse");
+    assert_eq!(servers[0]["sessions"], 2);
+    assert!(json["bytes"]["client_to_server"].as_u64().unwrap() > 0);
+    assert!(json["bytes"]["server_to_client"].as_u64().unwrap() > 0);
+    // Every line is a version-1 record with the server's side of it.
+    for line in std::fs::read_to_string(&trace).unwrap().lines() {
+        let record: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(
+            (&record["v"], &record["side"]),
+            (&1.into(), &"server".into())
+        );
+        assert_eq!(record["transport"], "stdio");
+        assert!(record["message"].is_object(), "{record}");
+    }
+}
+
+/// The flow of the same exchange, as text, Mermaid and PlantUML.
+#[test]
+fn the_flow_of_a_served_exchange() {
+    let dir = TempDir::new("trace");
+    let trace = dir.path().join("trace.jsonl");
+    two_client_runs(&trace);
+    let path = trace.display().to_string();
+    let mut settings = settings();
+    // Times and latencies differ on every run.
+    settings.add_filter(r" *\+\d+\.\d{3} ms", "[TIME]");
+    settings.add_filter(r"\b\d+(\.\d+)? (us|ms|s)\b", "[LATENCY]");
+    for format in ["text", "mermaid", "plantuml"] {
+        let drawn = run(&["trace", "flow", &path, "--format", format]);
+        let shown = ["trace", "flow", "[FILE]", "--format", format];
+        settings.bind(|| assert_run_snapshot(&format!("trace_flow_{format}"), &shown, &drawn));
+    }
+}
+
+/// With `--trace-redact` no message is kept, but what the analysis needs
+/// is, and the summary pairs as before.
+#[test]
+fn a_redacted_trace_keeps_what_the_analysis_needs() {
+    let dir = TempDir::new("trace");
+    let trace = dir.path().join("trace.jsonl");
+    let server = traced_morse(&trace, " --trace-redact");
+    run(&["call", "--stdio", &server, "morse", "texto=secreto"]).assert_success();
+    let text = std::fs::read_to_string(&trace).unwrap();
+    assert!(!text.contains("secreto"), "{text}");
+    assert!(!text.contains("\"message\""), "{text}");
+    let json = summary_json(&trace);
+    assert_eq!(json["unanswered"], serde_json::json!([]), "{json:#}");
+    assert_eq!(
+        json["kinds"]["request"], json["kinds"]["response"],
+        "{json:#}"
+    );
+}
+
+/// Raw lines: garbage and an unknown method are in the trace as an invalid
+/// message and a JSON-RPC error, and the summary lists the error with its
+/// method and code.
+#[test]
+fn errors_and_garbage_are_traced_and_listed() {
+    let dir = TempDir::new("trace");
+    let trace = dir.path().join("trace.jsonl");
+    let path = trace.display().to_string();
+    let mut server = StdioServer::start_with(&["--trace", &path]);
+    server.initialize_like_seed_000();
+    server.send("this is no json");
+    assert_eq!(server.next_message()["error"]["code"], -32700);
+    server.send(r#"{"jsonrpc":"2.0","id":9,"method":"nosuch/method"}"#);
+    assert_eq!(server.next_message()["error"]["code"], -32601);
+    server.close_stdin();
+    assert!(server.remaining_lines().is_empty());
+    assert!(server.proc.exit_status().success());
+    let json = summary_json(&trace);
+    let errors = json["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 2, "{json:#}");
+    assert_eq!(errors[0]["code"], -32700);
+    assert_eq!(
+        (&errors[1]["code"], &errors[1]["method"], &errors[1]["id"]),
+        (&(-32601).into(), &"nosuch/method".into(), &9.into())
+    );
+    assert_eq!(json["invalid"].as_array().unwrap().len(), 1, "{json:#}");
+    assert_eq!(json["invalid"][0]["from"], "client");
+    assert_eq!(json["unanswered"], serde_json::json!([]), "{json:#}");
+    // The parse error has no id to answer: listed, but no orphan.
+    assert_eq!(json["orphans"], serde_json::json!([]), "{json:#}");
+    assert!(errors[0].get("id").is_none(), "{json:#}");
+    assert_eq!(json["kinds"]["lifecycle"], 3, "{json:#}");
+}
 
 #[test]
 fn help_of_trace_subcommands() {
@@ -80,4 +262,65 @@ fn a_trace_cut_short_is_read_up_to_the_cut() {
             .contains("S1-->>C: ping (id 0) 250 us"),
         "{flow:#?}"
     );
+}
+
+/// Over HTTP, both transports: the records carry the HTTP method and
+/// status, the session, and `Authorization` only as `[redacted]`; the
+/// trace is whole once the server has stopped on SIGTERM.
+#[test]
+fn an_http_exchange_is_traced_with_credentials_redacted() {
+    let dir = TempDir::new("trace");
+    let trace = dir.path().join("trace.jsonl");
+    let path = trace.display().to_string();
+    let mut server = crate::support::HttpServer::start(&["--trace", &path]);
+    let token = "Authorization: Bearer tok-9f3a";
+    for (url, protocol) in [
+        (server.mcp_url(), "2025"),
+        (format!("{}/sse", server.base_url()), "2025"),
+        (server.mcp_url(), "2026"),
+    ] {
+        let called = run(&[
+            "call",
+            "--url",
+            &url,
+            "--protocol",
+            protocol,
+            "--header",
+            token,
+            "echo",
+            "texto=hola",
+        ]);
+        called.assert_success();
+    }
+    server.proc().terminate();
+    assert!(server.proc().exit_status().success(), "{}", server.stderr());
+    let text = std::fs::read_to_string(&trace).unwrap();
+    assert!(!text.contains("tok-9f3a"), "{text}");
+    let json = summary_json(&trace);
+    assert_eq!(json["unanswered"], serde_json::json!([]), "{json:#}");
+    assert_eq!(json["orphans"], serde_json::json!([]), "{json:#}");
+    assert_eq!(
+        json["kinds"]["request"], json["kinds"]["response"],
+        "{json:#}"
+    );
+    let mut transports = std::collections::BTreeSet::new();
+    for line in text.lines() {
+        let record: Value = serde_json::from_str(line).unwrap();
+        transports.insert(record["transport"].as_str().unwrap().to_owned());
+        let http = &record["http"];
+        if record["direction"] == "in" {
+            assert_eq!(http["method"], "POST", "{record}");
+            assert_eq!(http["headers"]["authorization"], "[redacted]", "{record}");
+        } else {
+            assert_eq!(http["status"], 200, "{record}");
+        }
+    }
+    assert_eq!(
+        transports.into_iter().collect::<Vec<_>>(),
+        ["sse", "streamable-http"]
+    );
+    // The 2025-era sessions: the handshake's answer and everything after
+    // it carry the session.
+    let sessions = json["servers"][0]["sessions"].as_u64().unwrap();
+    assert_eq!(sessions, 2, "{json:#}");
 }

@@ -4,7 +4,8 @@
 //! without a socket or a process; what needs a connection (a client that is
 //! still sending when its body is refused) is checked on 127.0.0.1 with a
 //! real Python client. The server behind it is [`Fixture`], a one-tool rmcp
-//! handler, since serve knows no particular server.
+//! handler, since serve knows no particular server. [`trace`] checks the
+//! `--trace` records of whole exchanges on both HTTP transports.
 
 #![expect(
     clippy::unwrap_used,
@@ -16,12 +17,13 @@ mod calllog;
 mod health;
 mod limits;
 mod policy;
+mod trace;
 
 use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode};
 use bytes::Bytes;
 use http_body_util::BodyExt;
-use nexo_serve::{CallLogger, HostPolicy, HttpApp, HttpOptions, OriginPolicy, app};
+use nexo_serve::{CallLogger, HostPolicy, HttpApp, HttpOptions, OriginPolicy, TraceTap, app};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -84,7 +86,7 @@ impl ServerHandler for Fixture {
 /// of `max_body` bytes, as if listening on 127.0.0.1.
 pub fn application(origins: &[&str], max_body: usize) -> HttpApp<Fixture> {
     let origins: Vec<String> = origins.iter().map(|origin| (*origin).to_owned()).collect();
-    build(OriginPolicy::new(&origins), max_body, None)
+    build(OriginPolicy::new(&origins), max_body, None, None)
 }
 
 /// The application with the defaults and a tool-call log.
@@ -93,16 +95,33 @@ pub fn application_with(logger: Option<CallLogger>) -> HttpApp<Fixture> {
         OriginPolicy::default(),
         nexo_serve::DEFAULT_MAX_BODY,
         logger,
+        None,
     )
 }
 
-fn build(origins: OriginPolicy, max_body: usize, logger: Option<CallLogger>) -> HttpApp<Fixture> {
+/// The application with the defaults and a trace.
+pub fn application_traced(trace: TraceTap) -> HttpApp<Fixture> {
+    build(
+        OriginPolicy::default(),
+        nexo_serve::DEFAULT_MAX_BODY,
+        None,
+        Some(trace),
+    )
+}
+
+fn build(
+    origins: OriginPolicy,
+    max_body: usize,
+    logger: Option<CallLogger>,
+    trace: Option<TraceTap>,
+) -> HttpApp<Fixture> {
     let options = HttpOptions {
         origins,
         hosts: HostPolicy::new(&[], std::net::Ipv4Addr::LOCALHOST.into()),
         max_body,
         tools: vec![echo_tool()],
         logger,
+        trace,
     };
     app(Fixture, options, CancellationToken::new())
 }
