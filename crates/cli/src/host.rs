@@ -11,7 +11,9 @@ use nexo_client::consent::ConsentStore;
 use nexo_client::hub::{Hub, RestartPolicy, ServerPlan, ServerStatus, ToolLimits};
 use nexo_client::{CallLimits, ClientError, ConnectOptions, Target};
 
-use crate::args::ServersArgs;
+use nexo_trace::{TraceOptions, Tracer};
+
+use crate::args::{ServersArgs, TraceArgs};
 use crate::env;
 use crate::failure::Failure;
 use crate::output;
@@ -160,6 +162,37 @@ pub fn limits(server: &ServerConfig, idle: Duration) -> ToolLimits {
     }
 }
 
+/// Where to trace: `--trace`, else the configuration's `"trace"`.
+pub fn trace_choice(flags: &TraceArgs, config: Option<&Config>) -> Option<(PathBuf, TraceOptions)> {
+    match (&flags.trace, config) {
+        (Some(path), _) => Some((
+            path.clone(),
+            TraceOptions {
+                redact_messages: flags.trace_redact,
+            },
+        )),
+        (None, Some(config)) => config.trace.clone().map(|path| {
+            (
+                path,
+                TraceOptions {
+                    redact_messages: config.trace_redact,
+                },
+            )
+        }),
+        (None, None) => None,
+    }
+}
+
+/// The trace file, opened for appending.
+pub fn tracer(path: &Path, options: TraceOptions) -> Result<Tracer, Failure> {
+    Tracer::open(path, options).map_err(|error| {
+        Failure::from(ClientError::usage(
+            format!("cannot open the trace file `{}`: {error}", path.display()),
+            Some("give `--trace` (or the configuration's \"trace\") a file in a directory you can write to".to_owned()),
+        ))
+    })
+}
+
 /// `nexo servers`: every configured server, connected concurrently.
 pub async fn servers(args: ServersArgs) -> Result<(), Failure> {
     let config = load(args.config.as_deref())?;
@@ -198,8 +231,13 @@ pub async fn servers(args: ServersArgs) -> Result<(), Failure> {
             oauth: None,
         });
     }
+    let trace = match trace_choice(&args.trace, Some(&config)) {
+        Some((path, options)) => Some(tracer(&path, options)?),
+        None => None,
+    };
     let options = ConnectOptions {
         timeout: args.timeout,
+        trace: trace.clone(),
         ..ConnectOptions::default()
     };
     let hub = Hub::start(plans, options, RestartPolicy::default()).await;
@@ -226,6 +264,11 @@ pub async fn servers(args: ServersArgs) -> Result<(), Failure> {
         }
     }
     hub.close().await;
+    if let Some(trace) = trace
+        && let Err(error) = trace.flush()
+    {
+        tracing::warn!(%error, "cannot write the trace file");
+    }
     Ok(())
 }
 

@@ -125,20 +125,26 @@ fn state_of<'a>(listing: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {name}: {listing:#}"))
 }
 
-/// Issue 16: a project's `.mcp.json` mixing stdio, Streamable HTTP, legacy
-/// SSE, builtin and broken servers. Nothing starts before the user allows
+/// Issue 16: a project's `.mcp.json` mixing stdio (nexo and a Python SDK
+/// server), Streamable HTTP, legacy SSE (seed 001's `connect` dialect
+/// too), builtin and broken servers. Nothing starts before the user allows
 /// it (CVE-2025-59536); then all connect at once, the broken one failing
 /// alone; an entry that changes must be allowed again.
 #[test]
 fn issue_16_a_project_file_of_every_kind_of_server() {
     let http = crate::support::HttpServer::serve("utils", &[]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let seed_001 = runtime.block_on(crate::sse_client::start_seed_001());
+    let python_server = crate::support::repo_root().join("tests/interop/python_server.py");
     let project = TempDir::new("project");
     let dir = project.path();
     let write = |morse_args: &str| {
         let config = serde_json::json!({"mcpServers": {
             "morse": {"command": crate::support::nexo_path(), "args": serde_json::from_str::<Value>(morse_args).unwrap()},
+            "python": {"command": crate::support::python_sdk(), "args": [python_server, "stdio"]},
             "remote": {"type": "http", "url": format!("{}/mcp", http.base_url().trim_end_matches('/'))},
             "legacy": {"type": "sse", "url": format!("{}/sse", http.base_url().trim_end_matches('/'))},
+            "seed001": {"type": "sse", "url": seed_001},
             "dns": {"builtin": "dns", "timeout": 2},
             "broken": {"command": "sh", "args": ["-c", "echo no database >&2; exit 3"]},
         }});
@@ -148,7 +154,7 @@ fn issue_16_a_project_file_of_every_kind_of_server() {
 
     let before = servers_json(dir);
     assert_eq!(before["servers"], serde_json::json!([]), "{before:#}");
-    assert_eq!(before["skipped"].as_array().unwrap().len(), 5, "{before:#}");
+    assert_eq!(before["skipped"].as_array().unwrap().len(), 7, "{before:#}");
     let refused = in_project(dir, &["tools", "--server", "morse"]);
     assert_eq!(refused.code(), 1, "{refused:#?}");
     assert!(
@@ -162,15 +168,19 @@ fn issue_16_a_project_file_of_every_kind_of_server() {
     assert_ne!(in_project(dir, &["servers", "--yes"]).code(), 0);
 
     let mut allow = vec!["servers"];
-    for name in ["morse", "remote", "legacy", "dns", "broken"] {
+    for name in [
+        "morse", "python", "remote", "legacy", "seed001", "dns", "broken",
+    ] {
         allow.extend(["--allow", name]);
     }
     in_project(dir, &allow).assert_success();
     let after = servers_json(dir);
     for (name, transport) in [
         ("morse", "stdio"),
+        ("python", "stdio"),
         ("remote", "streamable-http"),
         ("legacy", "sse"),
+        ("seed001", "sse"),
         ("dns", "in-process"),
     ] {
         let server = state_of(&after, name);
@@ -189,6 +199,12 @@ fn issue_16_a_project_file_of_every_kind_of_server() {
     let called = in_project(dir, &["call", "--server", "morse", "morse", "texto=sos"]);
     called.assert_success();
     assert_eq!(called.stdout.trim(), "... --- ...");
+    let added = in_project(dir, &["call", "--server", "python", "add", "a=2", "b=3"]);
+    added.assert_success();
+    assert_eq!(added.stdout.trim(), "5");
+    let echoed = in_project(dir, &["call", "--server", "seed001", "echo", "text=hi"]);
+    echoed.assert_success();
+    assert_eq!(echoed.stdout.trim(), "echo: hi");
 
     // A changed entry is a new one: allowed again or not started.
     write(r#"["serve", "morse", "--max-body", "1000"]"#);
@@ -249,4 +265,110 @@ fn issue_16_no_configuration_means_the_bundled_servers() {
         })
         .collect();
     assert_eq!(names, ["dns", "morse", "utils", "files", "music"]);
+}
+
+/// Issue 16: the configuration's `"trace"` records every connection of
+/// `nexo servers` and of `--server`, unless `--trace` names another file.
+#[test]
+fn issue_16_the_configuration_names_the_trace_file() {
+    let project = TempDir::new("configtrace");
+    let dir = project.path();
+    let config = dir.join("nexo.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({
+            "trace": "traces/all.jsonl",
+            "traceRedact": true,
+            "mcpServers": {"morse": {"builtin": "morse"}, "utils": {"builtin": "utils"}},
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let config_arg = config.display().to_string();
+    std::fs::create_dir(dir.join("traces")).unwrap();
+    in_project(dir, &["servers", "--config", &config_arg]).assert_success();
+    let lines = trace_lines(&dir.join("traces/all.jsonl"));
+    assert_paired(&lines);
+    for server in ["morse", "utils"] {
+        assert!(
+            lines.iter().any(|l| l["server"] == server),
+            "{server}: {lines:#?}"
+        );
+    }
+    // `"traceRedact": true`: no message bodies.
+    assert!(
+        lines.iter().all(|l| l.get("message").is_none()),
+        "{lines:#?}"
+    );
+
+    let own = dir.join("own.jsonl");
+    let own_arg = own.display().to_string();
+    let called = in_project(
+        dir,
+        &[
+            "call",
+            "--config",
+            &config_arg,
+            "--server",
+            "morse",
+            "morse",
+            "texto=sos",
+            "--trace",
+            &own_arg,
+        ],
+    );
+    called.assert_success();
+    let lines = trace_lines(&own);
+    assert_paired(&lines);
+    assert!(lines.iter().all(|l| l["server"] == "morse"), "{lines:#?}");
+    // `--trace` without `--trace-redact`: the messages are there.
+    assert!(lines.iter().all(|l| l["message"].is_object()), "{lines:#?}");
+}
+
+/// Issue 16: `--server` calls a tool within the limits its entry gives it:
+/// a tool whose `toolTimeouts` maximum is shorter than its work fails with
+/// exit 4 naming the limit, however often it reports progress, while the
+/// server's other tools keep the server's limits.
+#[test]
+fn issue_16_a_configured_tool_maximum_ends_a_call() {
+    let project = TempDir::new("toollimits");
+    let dir = project.path();
+    let fixture = crate::support::repo_root().join("crates/client/tests/fixtures/flaky_server.py");
+    let config = dir.join("nexo.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {"flaky": {
+            "command": "python3",
+            "args": [fixture, "--steps", "20", "--step", "0.2"],
+            "timeout": 1,
+            "toolTimeouts": {"slow": {"maxTimeout": 1.5}},
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    let config_arg = config.display().to_string();
+    let started = std::time::Instant::now();
+    let slow = in_project(
+        dir,
+        &["call", "--config", &config_arg, "--server", "flaky", "slow"],
+    );
+    assert_eq!(slow.code(), 4, "{slow:#?}");
+    let error = &slow.error_line()["error"];
+    assert_eq!(error["code"], "timeout", "{slow:#?}");
+    assert!(
+        error["hint"].as_str().unwrap().contains("maxTimeout"),
+        "{slow:#?}"
+    );
+    // Progress every 0.2 s kept the 1 s idle limit from firing; the 1.5 s
+    // maximum ended it, long before the tool's 4 s of work.
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(4),
+        "{slow:#?}"
+    );
+
+    in_project(
+        dir,
+        &["call", "--config", &config_arg, "--server", "flaky", "look"],
+    )
+    .assert_success();
 }
