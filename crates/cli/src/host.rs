@@ -4,11 +4,13 @@
 //! at once its `hub`, the bundled servers nexo-bundled's.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
+use nexo_client::auth::{DeferredAgent, OAuthOptions};
 use nexo_client::config::{self, Config, ServerConfig, ServerSpec, Source};
 use nexo_client::consent::ConsentStore;
-use nexo_client::hub::{Hub, RestartPolicy, ServerPlan, ServerStatus, ToolLimits};
+use nexo_client::hub::{Hub, RestartPolicy, ServerPlan, ServerStatus, State, ToolLimits};
 use nexo_client::{CallLimits, ClientError, ConnectOptions, Target};
 
 use nexo_trace::{TraceOptions, Tracer};
@@ -213,6 +215,9 @@ pub async fn servers(args: ServersArgs) -> Result<(), Failure> {
             .map_err(|error| Failure::from_error(&error))?;
         output::status(&format!("allowed `{name}` to start"));
     }
+    // Tokens a person's command stored are used; a new sign-in is left to
+    // a person (the server's state says how).
+    let oauth = OAuthOptions::new(env::token_store(), Arc::new(DeferredAgent));
     let mut plans = Vec::new();
     let mut skipped = Vec::new();
     for server in config.servers.iter().filter(|server| !server.disabled) {
@@ -226,9 +231,9 @@ pub async fn servers(args: ServersArgs) -> Result<(), Failure> {
             log: matches!(target, Target::Stdio { .. })
                 .then(|| env::server_log(&server.name))
                 .flatten(),
+            oauth: oauth.clone().for_target(&target),
             target,
             limits: limits(server, args.timeout),
-            oauth: None,
         });
     }
     let trace = match trace_choice(&args.trace, Some(&config)) {
@@ -245,13 +250,13 @@ pub async fn servers(args: ServersArgs) -> Result<(), Failure> {
     if args.json {
         output::json(&serde_json::json!({
             "config": config.source.path(),
-            "servers": status.iter().map(status_json).collect::<Vec<_>>(),
+            "servers": status.iter().map(|server| status_json(server, args.config.as_deref())).collect::<Vec<_>>(),
             "skipped": skipped.iter().map(|server| skipped_json(&store, server)).collect::<Vec<_>>(),
         }));
     } else if status.is_empty() {
         output::status(&format!("no server started from {}", shown(&config.source)));
     } else {
-        output::data(&table(&status));
+        output::data(&table(&status, args.config.as_deref()));
         for server in &skipped {
             output::status(&format!(
                 "skipped, not allowed yet: {}",
@@ -272,7 +277,7 @@ pub async fn servers(args: ServersArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-fn table(status: &[ServerStatus]) -> String {
+fn table(status: &[ServerStatus], config_flag: Option<&Path>) -> String {
     let rows = status
         .iter()
         .map(|server| {
@@ -285,7 +290,7 @@ fn table(status: &[ServerStatus]) -> String {
                     .tools
                     .map_or_else(|| "-".to_owned(), |tools| tools.to_string()),
                 match &server.last_error {
-                    Some(error) => match error.hint() {
+                    Some(error) => match hint_of(server, config_flag) {
                         Some(hint) => format!("{error} (hint: {hint})"),
                         None => error.to_string(),
                     },
@@ -307,7 +312,23 @@ fn table(status: &[ServerStatus]) -> String {
     )
 }
 
-fn status_json(server: &ServerStatus) -> serde_json::Value {
+/// What to do about a server's last error: for one that needs
+/// authorization, the command that signs in (in a browser) and stores the
+/// token the next `nexo servers` uses.
+fn hint_of(server: &ServerStatus, config_flag: Option<&Path>) -> Option<String> {
+    if server.state == State::NeedsAuthorization {
+        let config = config_flag
+            .map(|path| format!(" --config {}", path.display()))
+            .unwrap_or_default();
+        return Some(format!(
+            "sign in with `nexo tools --server {}{config}` (it opens the authorization page), then run `nexo servers{config}` again",
+            server.name
+        ));
+    }
+    server.last_error.as_ref().and_then(|error| error.hint())
+}
+
+fn status_json(server: &ServerStatus, config_flag: Option<&Path>) -> serde_json::Value {
     serde_json::json!({
         "name": server.name,
         "target": server.target,
@@ -320,7 +341,7 @@ fn status_json(server: &ServerStatus) -> serde_json::Value {
         "lastError": server.last_error.as_ref().map(|error| serde_json::json!({
             "code": error.code(),
             "message": error.to_string(),
-            "hint": error.hint(),
+            "hint": hint_of(server, config_flag),
         })),
     })
 }

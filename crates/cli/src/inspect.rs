@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use nexo_client::arguments::Schema;
-use nexo_client::auth::{LoopbackAgent, OAuthOptions, TokenStore};
+use nexo_client::auth::{LoopbackAgent, OAuthOptions};
 use nexo_client::hub::ToolLimits;
 use nexo_client::{
     CallLimits, ClientError, ConnectOptions, ElicitationPolicy, EnvVar, Era, Header, HttpTransport,
@@ -121,16 +121,7 @@ async fn open(
 /// back to a loopback listener, tokens are kept per issuer in the token
 /// directory.
 fn oauth(args: &TargetArgs) -> OAuthOptions {
-    let store = match env::token_dir() {
-        Some(dir) => TokenStore::in_dir(dir),
-        None => {
-            tracing::warn!(
-                "no configuration directory (set {}); tokens last for this run only",
-                env::TOKEN_DIR
-            );
-            TokenStore::in_memory()
-        }
-    };
+    let store = env::token_store();
     let show = |url: &str| {
         output::status(&format!(
             "the server requires authorization; open this URL in a browser to continue:\n\n  {url}\n\nwaiting for the browser to come back..."

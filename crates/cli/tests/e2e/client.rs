@@ -331,7 +331,7 @@ fn unknown_tool_exits_5() {
 
 /// A server that refuses everything with 401, its discovery documents and
 /// registration endpoint included: authorization cannot even start.
-fn refusing_server() -> u16 {
+pub fn refusing_server() -> u16 {
     use std::io::{Read, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();

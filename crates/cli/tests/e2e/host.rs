@@ -372,3 +372,37 @@ fn issue_16_a_configured_tool_maximum_ends_a_call() {
     )
     .assert_success();
 }
+
+/// Issue 16: a configured server that needs authorization says so, with
+/// the command that signs in, and the others connect all the same.
+#[test]
+fn issue_16_a_server_that_needs_authorization_says_how() {
+    let project = TempDir::new("needsauth");
+    let dir = project.path();
+    let config = dir.join("nexo.json");
+    let url = format!("http://127.0.0.1:{}/mcp", crate::client::refusing_server());
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {
+            "locked": {"type": "http", "url": url},
+            "morse": {"builtin": "morse"},
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let config_arg = config.display().to_string();
+    let listed = in_project(dir, &["servers", "--config", &config_arg, "--json"]);
+    listed.assert_success();
+    let listing = listed.stdout_json();
+    let locked = state_of(&listing, "locked");
+    assert_eq!(locked["state"], "needs authorization", "{listing:#}");
+    assert_eq!(locked["lastError"]["code"], "unauthorized", "{listing:#}");
+    assert!(
+        locked["lastError"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("nexo tools --server locked --config {config_arg}")),
+        "{listing:#}"
+    );
+    assert_eq!(state_of(&listing, "morse")["state"], "connected");
+}

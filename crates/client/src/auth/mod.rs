@@ -27,7 +27,7 @@ use rmcp::transport::auth::{
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 use url::Url;
 
-pub use self::agent::{AuthorizationAgent, HeadlessAgent, LoopbackAgent};
+pub use self::agent::{AuthorizationAgent, DeferredAgent, HeadlessAgent, LoopbackAgent};
 pub use self::store::TokenStore;
 use crate::forward::{Forward, HttpError, Layer};
 use crate::http::RetryingHttp;
