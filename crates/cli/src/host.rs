@@ -247,16 +247,26 @@ pub async fn servers(args: ServersArgs) -> Result<(), Failure> {
     };
     let hub = Hub::start(plans, options, RestartPolicy::default()).await;
     let status = hub.status();
+    let names = hub.tool_names();
     if args.json {
         output::json(&serde_json::json!({
             "config": config.source.path(),
             "servers": status.iter().map(|server| status_json(server, args.config.as_deref())).collect::<Vec<_>>(),
             "skipped": skipped.iter().map(|server| skipped_json(&store, server)).collect::<Vec<_>>(),
+            "renamed": names.renamed().iter().map(|renaming| serde_json::json!({
+                "server": renaming.server,
+                "tool": renaming.name,
+                "name": renaming.qualified,
+                "why": renaming.to_string(),
+            })).collect::<Vec<_>>(),
         }));
     } else if status.is_empty() {
         output::status(&format!("no server started from {}", shown(&config.source)));
     } else {
         output::data(&table(&status, args.config.as_deref()));
+        for renaming in names.renamed() {
+            output::status(&format!("tool name for the model: {renaming}"));
+        }
         for server in &skipped {
             output::status(&format!(
                 "skipped, not allowed yet: {}",

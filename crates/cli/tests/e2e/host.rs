@@ -406,3 +406,51 @@ fn issue_16_a_server_that_needs_authorization_says_how() {
     );
     assert_eq!(state_of(&listing, "morse")["state"], "connected");
 }
+
+/// Issue 16: tool names for the model are `server__tool`; a server whose
+/// name no LLM provider accepts in a function name gets safe names, and
+/// each renaming is shown.
+#[test]
+fn issue_16_tool_names_that_had_to_change_are_shown() {
+    let project = TempDir::new("renamed");
+    let dir = project.path();
+    let config = dir.join("nexo.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {
+            "dns lab.v2": {"builtin": "dns"},
+            "morse": {"builtin": "morse"},
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let config_arg = config.display().to_string();
+    let listed = in_project(dir, &["servers", "--config", &config_arg, "--json"]);
+    listed.assert_success();
+    let listing = listed.stdout_json();
+    let renamed = listing["renamed"].as_array().unwrap();
+    let dns_tools = state_of(&listing, "dns lab.v2")["tools"].as_u64().unwrap();
+    assert_eq!(renamed.len() as u64, dns_tools, "{listing:#}");
+    let mut names = std::collections::BTreeSet::new();
+    for renaming in renamed {
+        assert_eq!(renaming["server"], "dns lab.v2", "{listing:#}");
+        let name = renaming["name"].as_str().unwrap();
+        assert!(name.starts_with("dns_lab_v2__"), "{name}");
+        assert!(
+            name.len() <= 64
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'),
+            "{name}"
+        );
+        assert!(renaming["why"].as_str().unwrap().contains("replaced"));
+        assert!(names.insert(name.to_owned()), "{name} twice");
+    }
+
+    let shown = in_project(dir, &["servers", "--config", &config_arg]);
+    shown.assert_success();
+    assert!(
+        shown.stderr.contains("tool name for the model:"),
+        "{shown:#?}"
+    );
+}
