@@ -97,7 +97,7 @@ pub fn find<'a>(config: &'a Config, name: &str) -> Result<&'a ServerConfig, Fail
         )
         .into());
     }
-    if server.project_file.is_some() && !consent_store()?.is_granted(server) {
+    if server.project_file.is_some() && !allowed(&mut consent_store()?, server)? {
         return Err(ClientError::usage(
             format!(
                 "the server `{name}` comes from the project file {} and has not been allowed to start",
@@ -108,6 +108,23 @@ pub fn find<'a>(config: &'a Config, name: &str) -> Result<&'a ServerConfig, Fail
         .into());
     }
     Ok(server)
+}
+
+/// Whether `server` may start: allowed before, or allowed now by the
+/// person at the terminal, shown what it runs (never without a terminal).
+fn allowed(store: &mut ConsentStore, server: &ServerConfig) -> Result<bool, Failure> {
+    if store.is_granted(server) {
+        return Ok(true);
+    }
+    let question = format!("{}\nallow it to start?", store.describe(server));
+    if output::ask(&question) != Some(true) {
+        return Ok(false);
+    }
+    store
+        .grant(server)
+        .map_err(|error| Failure::from_error(&error))?;
+    output::status(&format!("allowed `{}` to start", server.name));
+    Ok(true)
 }
 
 fn shown(source: &Source) -> String {
@@ -221,7 +238,7 @@ pub async fn servers(args: ServersArgs) -> Result<(), Failure> {
     let mut plans = Vec::new();
     let mut skipped = Vec::new();
     for server in config.servers.iter().filter(|server| !server.disabled) {
-        if !store.is_granted(server) {
+        if !allowed(&mut store, server)? {
             skipped.push(server);
             continue;
         }
@@ -260,10 +277,12 @@ pub async fn servers(args: ServersArgs) -> Result<(), Failure> {
                 "why": renaming.to_string(),
             })).collect::<Vec<_>>(),
         }));
-    } else if status.is_empty() {
-        output::status(&format!("no server started from {}", shown(&config.source)));
     } else {
-        output::data(&table(&status, args.config.as_deref()));
+        if status.is_empty() {
+            output::status(&format!("no server started from {}", shown(&config.source)));
+        } else {
+            output::data(&table(&status, args.config.as_deref()));
+        }
         for renaming in names.renamed() {
             output::status(&format!("tool name for the model: {renaming}"));
         }

@@ -454,3 +454,73 @@ fn issue_16_tool_names_that_had_to_change_are_shown() {
         "{shown:#?}"
     );
 }
+
+/// `nexo ARGS` in `dir` on a terminal (a pseudo-terminal python makes), the
+/// person answering `answer` to every question; gives everything the
+/// terminal showed.
+fn on_terminal(dir: &std::path::Path, args: &[&str], answer: &str) -> String {
+    const DRIVER: &str = r#"
+import os, pty, sys
+answer = sys.argv[1].encode() + b"\r"
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+shown = b""
+while True:
+    try:
+        chunk = os.read(fd, 4096)
+    except OSError:
+        break
+    if not chunk:
+        break
+    shown += chunk
+    if shown.endswith(b"[y/N] "):
+        os.write(fd, answer)
+os.waitpid(pid, 0)
+sys.stdout.write(shown.decode(errors="replace"))
+"#;
+    let mut command = std::process::Command::new("python3");
+    command
+        .current_dir(dir)
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("XDG_STATE_HOME", dir.join("state"))
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG")
+        .args(["-c", DRIVER, answer, crate::support::nexo_path()])
+        .args(args);
+    let run = crate::support::run_command(command);
+    run.assert_success();
+    run.stdout
+}
+
+/// Issue 16: on a terminal, a project's server is shown (command, env
+/// names) and started only if the person says yes; the answer is kept.
+/// Piped, nothing is asked (the other tests).
+#[test]
+fn issue_16_a_person_at_a_terminal_is_asked_before_a_project_server_starts() {
+    let project = TempDir::new("consentprompt");
+    let dir = project.path();
+    std::fs::write(
+        dir.join(".mcp.json"),
+        serde_json::json!({"mcpServers": {"morse": {
+            "command": crate::support::nexo_path(),
+            "args": ["serve", "morse"],
+            "env": {"MORSE_TOKEN": "not-shown"},
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+
+    let refused = on_terminal(dir, &["servers"], "n");
+    assert!(refused.contains("serve morse"), "{refused}");
+    assert!(refused.contains("MORSE_TOKEN"), "{refused}");
+    assert!(!refused.contains("not-shown"), "{refused}");
+    assert!(refused.contains("skipped, not allowed yet"), "{refused}");
+
+    let allowed = on_terminal(dir, &["servers"], "y");
+    assert!(allowed.contains("allowed `morse` to start"), "{allowed}");
+    assert!(allowed.contains("connected"), "{allowed}");
+    // Kept: asked no more, piped or not.
+    let listing = servers_json(dir);
+    assert_eq!(state_of(&listing, "morse")["state"], "connected");
+}
