@@ -334,19 +334,22 @@ fn an_http_exchange_is_traced_with_credentials_redacted() {
 fn issue_16_a_client_traces_http_exchanges_with_the_servers_sessions() {
     let dir = TempDir::new("trace");
     let served = dir.path().join("served.jsonl");
-    let mut server =
-        crate::support::HttpServer::start(&["--trace", &served.display().to_string()]);
+    let mut server = crate::support::HttpServer::start(&["--trace", &served.display().to_string()]);
     let token = "Authorization: Bearer tok-5e1c";
     let mut client_traces = Vec::new();
-    for (url, transport) in [
-        (server.mcp_url(), "streamable-http"),
-        (format!("{}/sse", server.base_url()), "sse"),
+    // `--transport auto` would try Streamable HTTP at `/sse` first, and
+    // rightly trace that refused `initialize` as unanswered.
+    for (url, flag, transport) in [
+        (server.mcp_url(), "http", "streamable-http"),
+        (format!("{}/sse", server.base_url()), "sse", "sse"),
     ] {
         let trace = dir.path().join(format!("client-{transport}.jsonl"));
         let called = run(&[
             "call",
             "--url",
             &url,
+            "--transport",
+            flag,
             "--protocol",
             "2025",
             "--header",

@@ -122,11 +122,17 @@ async fn issue_16_an_expired_http_session_is_renewed_transparently() {
         ..ConnectOptions::default()
     };
     let session = nexo_client::connect(&target, &options).await.unwrap();
-    let first = session.call_tool("hello", None).await.unwrap();
+    let first = session
+        .call_tool("hello", serde_json::Map::new())
+        .await
+        .unwrap();
     assert_eq!(first.content[0].as_text().unwrap().text, "hello");
 
     sessions.sessions.write().await.clear();
-    let again = session.call_tool("hello", None).await.unwrap();
+    let again = session
+        .call_tool("hello", serde_json::Map::new())
+        .await
+        .unwrap();
     assert_eq!(again.content[0].as_text().unwrap().text, "hello");
     assert_eq!(sessions.sessions.read().await.len(), 1);
     session.close().await;
