@@ -447,7 +447,7 @@ mod tests {
             "{}",
         )
         .await;
-        let client = RetryingHttp::new(std::time::Duration::from_secs(10)).unwrap();
+        let client = RetryingHttp::new(std::time::Duration::from_secs(10), None).unwrap();
         for (url, with_challenge) in [(bare, false), (challenged, true)] {
             let message = crate::http::refusing::first_message("initialize");
             let error = client
