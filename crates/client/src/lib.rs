@@ -315,18 +315,13 @@ async fn open(
             if let Some(cwd) = cwd {
                 child.current_dir(cwd);
             }
-            let (transport, stderr, stray) = child::ChildTransport::spawn(child)
+            let trace = tap::connection(traced(options, &name, STDIO));
+            let (transport, stderr, stray) = child::ChildTransport::spawn(child, trace.clone())
                 .map_err(|error| spawn_error(&name, program, &error))?;
             let tail = StderrTail::default();
             let reader = follow_stderr(stderr, options.child_stderr.clone(), tail.clone());
             let service = handshake(
-                tapped(
-                    transport,
-                    traced(options, &name, STDIO),
-                    options,
-                    ended,
-                    options.era,
-                ),
+                tapped(transport, trace, options, ended, options.era),
                 &name,
                 Via::Stdio(program),
                 options,
@@ -354,7 +349,7 @@ async fn open(
             let service = handshake(
                 tapped(
                     server.connect(),
-                    traced(options, &name, IN_PROCESS),
+                    tap::connection(traced(options, &name, IN_PROCESS)),
                     options,
                     ended,
                     options.era,
@@ -377,7 +372,7 @@ async fn open(
 /// the HTTP transports trace their own messages.
 fn tapped<T>(
     transport: T,
-    trace: Option<tap::Traced>,
+    trace: Option<tap::TracedConnection>,
     options: &ConnectOptions,
     ended: &tap::Ended,
     era: Era,

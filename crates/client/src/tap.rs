@@ -23,8 +23,7 @@ pub(crate) type Ended = Arc<watch::Sender<bool>>;
 pub(crate) struct Tap<T> {
     inner: T,
     ended: Ended,
-    /// The tracer, and the id this connection's lines carry as their session.
-    trace: Option<(Traced, Arc<str>)>,
+    trace: Option<TracedConnection>,
 }
 
 /// Where a traced connection's messages go, and what its lines say of it.
@@ -76,15 +75,22 @@ impl Traced {
     }
 }
 
+/// A traced connection: where its lines go, and the id they carry as their
+/// session (unique in the process), shared by the tap and, for stdio, the
+/// child transport, which traces the lines that were no JSON-RPC.
+pub(crate) type TracedConnection = (Traced, Arc<str>);
+
+/// `trace` for one new connection.
+pub(crate) fn connection(trace: Option<Traced>) -> Option<TracedConnection> {
+    static CONNECTIONS: AtomicU64 = AtomicU64::new(1);
+    trace.map(|trace| {
+        let number = CONNECTIONS.fetch_add(1, Ordering::Relaxed);
+        (trace, format!("{}-{number}", std::process::id()).into())
+    })
+}
+
 impl<T> Tap<T> {
-    /// A tap that traces into `trace`, if any, under a connection id unique
-    /// in the process.
-    pub(crate) fn new(inner: T, ended: Ended, trace: Option<Traced>) -> Self {
-        static CONNECTIONS: AtomicU64 = AtomicU64::new(1);
-        let trace = trace.map(|trace| {
-            let number = CONNECTIONS.fetch_add(1, Ordering::Relaxed);
-            (trace, format!("{}-{number}", std::process::id()).into())
-        });
+    pub(crate) fn new(inner: T, ended: Ended, trace: Option<TracedConnection>) -> Self {
         Self {
             inner,
             ended,

@@ -524,3 +524,30 @@ fn issue_16_a_person_at_a_terminal_is_asked_before_a_project_server_starts() {
     let listing = servers_json(dir);
     assert_eq!(state_of(&listing, "morse")["state"], "connected");
 }
+
+/// Issue 16: what a stdio child prints on stdout that is no JSON-RPC (a
+/// banner) is in the client's trace too, as `invalid`, in the session of
+/// the messages around it; the exchange still works and pairs.
+#[test]
+fn issue_16_a_childs_stray_stdout_is_traced_as_invalid() {
+    let dir = TempDir::new("straytrace");
+    let trace = dir.path().join("stray.jsonl");
+    let trace_arg = trace.display().to_string();
+    let server = format!(
+        "sh -c 'echo Server ready on stdio; exec {}'",
+        crate::support::serve_morse_command()
+    );
+    run(&["tools", "--stdio", &server, "--trace", &trace_arg]).assert_success();
+    let lines = trace_lines(&trace);
+    let invalid: Vec<&Value> = lines.iter().filter(|l| l["kind"] == "invalid").collect();
+    assert_eq!(invalid.len(), 1, "{lines:#?}");
+    assert_eq!(invalid[0]["direction"], "in", "{lines:#?}");
+    assert_eq!(invalid[0]["message"], "Server ready on stdio", "{lines:#?}");
+    assert_eq!(invalid[0]["session"], lines[0]["session"], "{lines:#?}");
+    let valid: Vec<Value> = lines
+        .iter()
+        .filter(|l| l["kind"] != "invalid")
+        .cloned()
+        .collect();
+    assert_paired(&valid);
+}
