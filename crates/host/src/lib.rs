@@ -4,4 +4,5 @@
 //! the client side of elicitation, sampling and roots, and the chat log.
 
 pub mod approval;
+pub mod pins;
 mod store;
