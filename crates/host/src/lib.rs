@@ -5,4 +5,5 @@
 
 pub mod approval;
 pub mod pins;
+pub mod schema;
 mod store;
