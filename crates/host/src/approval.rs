@@ -263,6 +263,9 @@ pub struct Call<'a> {
 }
 
 impl Call<'_> {
+    /// Only a tool that says so: the specification's default (`true` when
+    /// not read-only) would make every unannotated tool escape "always for
+    /// this server", and such a tool asks anyway unless a rule allows it.
     fn destructive(&self) -> bool {
         self.annotations
             .is_some_and(|annotations| annotations.destructive_hint == Some(true))
