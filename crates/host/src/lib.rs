@@ -2,3 +2,5 @@
 //! connected server, on nexo-client's hub. Its parts, each a module: the
 //! providers' APIs, the agent loop, the approval policy and tool pinning,
 //! the client side of elicitation, sampling and roots, and the chat log.
+
+pub mod provider;

@@ -9,13 +9,17 @@
 //! Every request takes the next turn of a [`Script`], whichever API it
 //! came through, and is recorded (headers and JSON body) for assertions:
 //! [`ScriptedLlm::requests`], or `GET /scripted/requests` on the binary.
-//! With no turn left, a request gets a 500 that says so.
+//! With no turn left, a request gets a 500 that says so. `GET /v1/models`
+//! (and `/models`) lists the script's `models` in the format of the API
+//! the request's headers name (`anthropic-version`: Anthropic's; else
+//! OpenAI's, which Ollama, vLLM and LM Studio also serve).
 //!
 //! # Script format (JSON)
 //!
 //! ```json
 //! {
 //!   "chunk_chars": 5,
+//!   "models": ["scripted-model"],
 //!   "turns": [
 //!     {"reply": {"text": "Hello there"}},
 //!     {"reply": {"text": "Let me look.",
@@ -66,10 +70,17 @@ pub struct Script {
     /// The size, in characters, of each streamed text or argument delta.
     #[serde(default = "default_chunk_chars")]
     pub chunk_chars: usize,
+    /// What `GET /v1/models` lists.
+    #[serde(default = "default_models")]
+    pub models: Vec<String>,
 }
 
 fn default_chunk_chars() -> usize {
     5
+}
+
+fn default_models() -> Vec<String> {
+    vec!["scripted-model".to_owned()]
 }
 
 impl Script {
@@ -77,6 +88,7 @@ impl Script {
         Self {
             turns,
             chunk_chars: default_chunk_chars(),
+            models: default_models(),
         }
     }
 }
@@ -221,6 +233,7 @@ enum Api {
 struct Shared {
     turns: Mutex<VecDeque<Turn>>,
     chunk_chars: usize,
+    models: Vec<String>,
     requests: Mutex<Vec<Recorded>>,
 }
 
@@ -238,12 +251,15 @@ impl ScriptedLlm {
         let shared = Arc::new(Shared {
             turns: Mutex::new(script.turns.into()),
             chunk_chars: script.chunk_chars.max(1),
+            models: script.models,
             requests: Mutex::default(),
         });
         let app = Router::new()
             .route("/v1/messages", post(anthropic))
             .route("/v1/chat/completions", post(openai))
             .route("/chat/completions", post(openai))
+            .route("/v1/models", get(models))
+            .route("/models", get(models))
             .route("/scripted/requests", get(requests))
             .with_state(Arc::clone(&shared));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
@@ -318,6 +334,29 @@ async fn requests(State(shared): State<Arc<Shared>>) -> Response {
         .unwrap_or_else(PoisonError::into_inner)
         .clone();
     axum::Json(recorded).into_response()
+}
+
+async fn models(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    let body = if headers.contains_key("anthropic-version") {
+        let data: Vec<Value> = shared
+            .models
+            .iter()
+            .map(|id| {
+                json!({"type": "model", "id": id, "display_name": id,
+                       "created_at": "2025-01-01T00:00:00Z"})
+            })
+            .collect();
+        json!({"data": data, "has_more": false,
+               "first_id": shared.models.first(), "last_id": shared.models.last()})
+    } else {
+        let data: Vec<Value> = shared
+            .models
+            .iter()
+            .map(|id| json!({"id": id, "object": "model", "created": 1_700_000_000, "owned_by": "scripted"}))
+            .collect();
+        json!({"object": "list", "data": data})
+    };
+    axum::Json(body).into_response()
 }
 
 async fn anthropic(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
