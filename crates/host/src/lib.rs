@@ -5,5 +5,6 @@
 
 pub mod approval;
 pub mod pins;
+pub mod provider;
 pub mod schema;
 mod store;
