@@ -4,7 +4,7 @@
 //! at once its `hub`, the bundled servers nexo-bundled's.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use nexo_client::config::{self, Config, ServerConfig, ServerSpec, Source};
 use nexo_client::consent::ConsentStore;
@@ -162,6 +162,7 @@ pub fn limits(server: &ServerConfig, idle: Duration) -> ToolLimits {
 
 /// `nexo servers`: every configured server, connected concurrently.
 pub async fn servers(args: ServersArgs) -> Result<(), Failure> {
+    let began = Instant::now();
     let config = load(args.config.as_deref())?;
     let mut store = consent_store()?;
     for name in &args.allow {
@@ -203,10 +204,12 @@ pub async fn servers(args: ServersArgs) -> Result<(), Failure> {
         ..ConnectOptions::default()
     };
     let hub = Hub::start(plans, options, RestartPolicy::default()).await;
+    let ready = began.elapsed();
     let status = hub.status();
     if args.json {
         output::json(&serde_json::json!({
             "config": config.source.path(),
+            "readyMs": millis(ready),
             "servers": status.iter().map(status_json).collect::<Vec<_>>(),
             "skipped": skipped.iter().map(|server| skipped_json(&store, server)).collect::<Vec<_>>(),
         }));
@@ -273,6 +276,7 @@ fn status_json(server: &ServerStatus) -> serde_json::Value {
         "revision": server.revision,
         "tools": server.tools,
         "restarts": server.restarts,
+        "readyMs": server.ready.map(millis),
         "log": server.log,
         "lastError": server.last_error.as_ref().map(|error| serde_json::json!({
             "code": error.code(),
@@ -280,6 +284,11 @@ fn status_json(server: &ServerStatus) -> serde_json::Value {
             "hint": error.hint(),
         })),
     })
+}
+
+/// A duration in milliseconds, to the microsecond.
+fn millis(duration: Duration) -> f64 {
+    duration.as_micros() as f64 / 1000.0
 }
 
 fn skipped_json(store: &ConsentStore, server: &ServerConfig) -> serde_json::Value {
