@@ -250,14 +250,8 @@ pub struct TargetArgs {
     /// ~/.config/nexo/config.json].
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Append one JSON line per message exchanged to FILE (`nexo trace
-    /// summary FILE` analyses it).
-    #[arg(long, value_name = "FILE")]
-    pub trace: Option<PathBuf>,
-    /// Leave the messages themselves out of the trace (methods, ids, sizes,
-    /// times and error codes are kept).
-    #[arg(long, requires = "trace")]
-    pub trace_redact: bool,
+    #[command(flatten)]
+    pub trace: TraceArgs,
     /// HTTP transport for --url.
     #[arg(long, value_enum, default_value_t = TransportArg::Auto, conflicts_with_all = ["stdio", "builtin", "server"])]
     pub transport: TransportArg,
@@ -320,6 +314,19 @@ pub enum EraArg {
     Discover,
 }
 
+/// Where the messages of a client command are traced.
+#[derive(Debug, Args)]
+pub struct TraceArgs {
+    /// Append one JSON line per message exchanged to FILE (`nexo trace
+    /// summary FILE` analyses it) [default: the configuration's "trace"].
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Leave the messages themselves out of the trace (methods, ids, sizes,
+    /// times and error codes are kept).
+    #[arg(long, requires = "trace")]
+    pub trace_redact: bool,
+}
+
 #[derive(Debug, Args)]
 pub struct ServersArgs {
     /// The configuration file [default: ./.mcp.json, else
@@ -333,6 +340,8 @@ pub struct ServersArgs {
     /// Seconds each server has to connect.
     #[arg(long, value_name = "SECONDS", default_value = "15", value_parser = positive_seconds)]
     pub timeout: Duration,
+    #[command(flatten)]
+    pub trace: TraceArgs,
     /// Print the states as JSON.
     #[arg(long)]
     pub json: bool,

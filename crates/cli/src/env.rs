@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use nexo_client::auth::TokenStore;
+
 /// The port `nexo serve --http` listens on when the address names none
 /// (set by platforms such as Cloud Run).
 pub const PORT: &str = "PORT";
@@ -118,4 +120,18 @@ pub fn dns_log() -> Option<PathBuf> {
 /// The directory is created when the library is opened.
 pub fn music_db() -> Option<PathBuf> {
     per_user_dir(XDG_DATA_HOME, ".local/share").map(|dir| dir.join("nexo").join("music.sqlite3"))
+}
+
+/// Where OAuth tokens are kept: [`token_dir`], else (with a warning) this
+/// run's memory.
+pub fn token_store() -> TokenStore {
+    match token_dir() {
+        Some(dir) => TokenStore::in_dir(dir),
+        None => {
+            tracing::warn!(
+                "no configuration directory (set {TOKEN_DIR}); tokens last for this run only"
+            );
+            TokenStore::in_memory()
+        }
+    }
 }

@@ -4,14 +4,18 @@
 //! at once its `hub`, the bundled servers nexo-bundled's.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use nexo_client::auth::{DeferredAgent, OAuthOptions};
 use nexo_client::config::{self, Config, ServerConfig, ServerSpec, Source};
 use nexo_client::consent::ConsentStore;
-use nexo_client::hub::{Hub, RestartPolicy, ServerPlan, ServerStatus, ToolLimits};
+use nexo_client::hub::{Hub, RestartPolicy, ServerPlan, ServerStatus, State, ToolLimits};
 use nexo_client::{CallLimits, ClientError, ConnectOptions, Target};
 
-use crate::args::ServersArgs;
+use nexo_trace::{TraceOptions, Tracer};
+
+use crate::args::{ServersArgs, TraceArgs};
 use crate::env;
 use crate::failure::Failure;
 use crate::output;
@@ -93,7 +97,7 @@ pub fn find<'a>(config: &'a Config, name: &str) -> Result<&'a ServerConfig, Fail
         )
         .into());
     }
-    if server.project_file.is_some() && !consent_store()?.is_granted(server) {
+    if server.project_file.is_some() && !allowed(&mut consent_store()?, server)? {
         return Err(ClientError::usage(
             format!(
                 "the server `{name}` comes from the project file {} and has not been allowed to start",
@@ -104,6 +108,23 @@ pub fn find<'a>(config: &'a Config, name: &str) -> Result<&'a ServerConfig, Fail
         .into());
     }
     Ok(server)
+}
+
+/// Whether `server` may start: allowed before, or allowed now by the
+/// person at the terminal, shown what it runs (never without a terminal).
+fn allowed(store: &mut ConsentStore, server: &ServerConfig) -> Result<bool, Failure> {
+    if store.is_granted(server) {
+        return Ok(true);
+    }
+    let question = format!("{}\nallow it to start?", store.describe(server));
+    if output::ask(&question) != Some(true) {
+        return Ok(false);
+    }
+    store
+        .grant(server)
+        .map_err(|error| Failure::from_error(&error))?;
+    output::status(&format!("allowed `{}` to start", server.name));
+    Ok(true)
 }
 
 fn shown(source: &Source) -> String {
@@ -160,6 +181,37 @@ pub fn limits(server: &ServerConfig, idle: Duration) -> ToolLimits {
     }
 }
 
+/// Where to trace: `--trace`, else the configuration's `"trace"`.
+pub fn trace_choice(flags: &TraceArgs, config: Option<&Config>) -> Option<(PathBuf, TraceOptions)> {
+    match (&flags.trace, config) {
+        (Some(path), _) => Some((
+            path.clone(),
+            TraceOptions {
+                redact_messages: flags.trace_redact,
+            },
+        )),
+        (None, Some(config)) => config.trace.clone().map(|path| {
+            (
+                path,
+                TraceOptions {
+                    redact_messages: config.trace_redact,
+                },
+            )
+        }),
+        (None, None) => None,
+    }
+}
+
+/// The trace file, opened for appending.
+pub fn tracer(path: &Path, options: TraceOptions) -> Result<Tracer, Failure> {
+    Tracer::open(path, options).map_err(|error| {
+        Failure::from(ClientError::usage(
+            format!("cannot open the trace file `{}`: {error}", path.display()),
+            Some("give `--trace` (or the configuration's \"trace\") a file in a directory you can write to".to_owned()),
+        ))
+    })
+}
+
 /// `nexo servers`: every configured server, connected concurrently.
 pub async fn servers(args: ServersArgs) -> Result<(), Failure> {
     let began = Instant::now();
@@ -181,10 +233,13 @@ pub async fn servers(args: ServersArgs) -> Result<(), Failure> {
             .map_err(|error| Failure::from_error(&error))?;
         output::status(&format!("allowed `{name}` to start"));
     }
+    // Tokens a person's command stored are used; a new sign-in is left to
+    // a person (the server's state says how).
+    let oauth = OAuthOptions::new(env::token_store(), Arc::new(DeferredAgent));
     let mut plans = Vec::new();
     let mut skipped = Vec::new();
     for server in config.servers.iter().filter(|server| !server.disabled) {
-        if !store.is_granted(server) {
+        if !allowed(&mut store, server)? {
             skipped.push(server);
             continue;
         }
@@ -194,29 +249,46 @@ pub async fn servers(args: ServersArgs) -> Result<(), Failure> {
             log: matches!(target, Target::Stdio { .. })
                 .then(|| env::server_log(&server.name))
                 .flatten(),
+            oauth: oauth.clone().for_target(&target),
             target,
             limits: limits(server, args.timeout),
-            oauth: None,
         });
     }
+    let trace = match trace_choice(&args.trace, Some(&config)) {
+        Some((path, options)) => Some(tracer(&path, options)?),
+        None => None,
+    };
     let options = ConnectOptions {
         timeout: args.timeout,
+        trace: trace.clone(),
         ..ConnectOptions::default()
     };
     let hub = Hub::start(plans, options, RestartPolicy::default()).await;
     let ready = began.elapsed();
     let status = hub.status();
+    let names = hub.tool_names();
     if args.json {
         output::json(&serde_json::json!({
             "config": config.source.path(),
             "readyMs": millis(ready),
-            "servers": status.iter().map(status_json).collect::<Vec<_>>(),
+            "servers": status.iter().map(|server| status_json(server, args.config.as_deref())).collect::<Vec<_>>(),
             "skipped": skipped.iter().map(|server| skipped_json(&store, server)).collect::<Vec<_>>(),
+            "renamed": names.renamed().iter().map(|renaming| serde_json::json!({
+                "server": renaming.server,
+                "tool": renaming.name,
+                "name": renaming.qualified,
+                "why": renaming.to_string(),
+            })).collect::<Vec<_>>(),
         }));
-    } else if status.is_empty() {
-        output::status(&format!("no server started from {}", shown(&config.source)));
     } else {
-        output::data(&table(&status));
+        if status.is_empty() {
+            output::status(&format!("no server started from {}", shown(&config.source)));
+        } else {
+            output::data(&table(&status, args.config.as_deref()));
+        }
+        for renaming in names.renamed() {
+            output::status(&format!("tool name for the model: {renaming}"));
+        }
         for server in &skipped {
             output::status(&format!(
                 "skipped, not allowed yet: {}",
@@ -229,10 +301,15 @@ pub async fn servers(args: ServersArgs) -> Result<(), Failure> {
         }
     }
     hub.close().await;
+    if let Some(trace) = trace
+        && let Err(error) = trace.flush()
+    {
+        tracing::warn!(%error, "cannot write the trace file");
+    }
     Ok(())
 }
 
-fn table(status: &[ServerStatus]) -> String {
+fn table(status: &[ServerStatus], config_flag: Option<&Path>) -> String {
     let rows = status
         .iter()
         .map(|server| {
@@ -245,7 +322,7 @@ fn table(status: &[ServerStatus]) -> String {
                     .tools
                     .map_or_else(|| "-".to_owned(), |tools| tools.to_string()),
                 match &server.last_error {
-                    Some(error) => match error.hint() {
+                    Some(error) => match hint_of(server, config_flag) {
                         Some(hint) => format!("{error} (hint: {hint})"),
                         None => error.to_string(),
                     },
@@ -267,7 +344,23 @@ fn table(status: &[ServerStatus]) -> String {
     )
 }
 
-fn status_json(server: &ServerStatus) -> serde_json::Value {
+/// What to do about a server's last error: for one that needs
+/// authorization, the command that signs in (in a browser) and stores the
+/// token the next `nexo servers` uses.
+fn hint_of(server: &ServerStatus, config_flag: Option<&Path>) -> Option<String> {
+    if server.state == State::NeedsAuthorization {
+        let config = config_flag
+            .map(|path| format!(" --config {}", path.display()))
+            .unwrap_or_default();
+        return Some(format!(
+            "sign in with `nexo tools --server {}{config}` (it opens the authorization page), then run `nexo servers{config}` again",
+            server.name
+        ));
+    }
+    server.last_error.as_ref().and_then(|error| error.hint())
+}
+
+fn status_json(server: &ServerStatus, config_flag: Option<&Path>) -> serde_json::Value {
     serde_json::json!({
         "name": server.name,
         "target": server.target,
@@ -281,7 +374,7 @@ fn status_json(server: &ServerStatus) -> serde_json::Value {
         "lastError": server.last_error.as_ref().map(|error| serde_json::json!({
             "code": error.code(),
             "message": error.to_string(),
-            "hint": error.hint(),
+            "hint": hint_of(server, config_flag),
         })),
     })
 }

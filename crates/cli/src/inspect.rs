@@ -1,14 +1,16 @@
 //! The direct client commands: `tools`, `call`, `resources`, `read`,
 //! `prompts`, `prompt`, `discover`.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use nexo_client::arguments::Schema;
-use nexo_client::auth::{LoopbackAgent, OAuthOptions, TokenStore};
+use nexo_client::auth::{LoopbackAgent, OAuthOptions};
+use nexo_client::hub::ToolLimits;
 use nexo_client::{
-    ClientError, ConnectOptions, ElicitationPolicy, EnvVar, Era, Header, HttpTransport, Session,
-    Target,
+    CallLimits, ClientError, ConnectOptions, ElicitationPolicy, EnvVar, Era, Header, HttpTransport,
+    Session, Target,
 };
 use nexo_trace::{TraceOptions, Tracer};
 use rmcp::model::{CallToolResult, ContentBlock, GetPromptResult, ReadResourceResult, Tool};
@@ -21,18 +23,41 @@ use crate::env;
 use crate::failure::{Exit, Failure};
 use crate::output;
 
-fn target(args: &TargetArgs) -> Result<Target, Failure> {
+/// What the target flags name: how to reach the server, the time limits
+/// of its tool calls, and the trace file (`--trace`, else the
+/// configuration's `"trace"` for `--server`).
+struct Chosen {
+    target: Target,
+    limits: ToolLimits,
+    trace: Option<(PathBuf, TraceOptions)>,
+}
+
+fn choose(args: &TargetArgs) -> Result<Chosen, Failure> {
+    let direct_limits = ToolLimits::uniform(CallLimits {
+        idle: args.timeout,
+        total: None,
+    });
     if let Some(name) = &args.server {
         let config = crate::host::load(args.config.as_deref())?;
-        return crate::host::target_of(crate::host::find(&config, name)?);
+        let server = crate::host::find(&config, name)?;
+        return Ok(Chosen {
+            target: crate::host::target_of(server)?,
+            limits: crate::host::limits(server, args.timeout),
+            trace: crate::host::trace_choice(&args.trace, Some(&config)),
+        });
     }
-    if let Some(bundled) = args.builtin {
-        let given = crate::builtin::defaults(bundled);
-        return Ok(Target::InProcess(crate::builtin::in_process(
-            bundled, &given,
-        )?));
-    }
-    Ok(address(args)?)
+    let target = match args.builtin {
+        Some(bundled) => {
+            let given = crate::builtin::defaults(bundled);
+            Target::InProcess(crate::builtin::in_process(bundled, &given)?)
+        }
+        None => address(args)?,
+    };
+    Ok(Chosen {
+        target,
+        limits: direct_limits,
+        trace: crate::host::trace_choice(&args.trace, None),
+    })
 }
 
 /// A `--url` or `--stdio` target.
@@ -68,8 +93,11 @@ fn address(args: &TargetArgs) -> Result<Target, ClientError> {
     }
 }
 
-async fn open(args: &TargetArgs, trace: Option<Tracer>) -> Result<Session, Failure> {
-    let target = target(args)?;
+async fn open(
+    args: &TargetArgs,
+    target: &Target,
+    trace: Option<Tracer>,
+) -> Result<Session, Failure> {
     let options = ConnectOptions {
         timeout: args.timeout,
         era: match args.protocol {
@@ -77,7 +105,7 @@ async fn open(args: &TargetArgs, trace: Option<Tracer>) -> Result<Session, Failu
             EraArg::Initialize => Era::Initialize,
             EraArg::Discover => Era::Discover,
         },
-        oauth: oauth(args).for_target(&target),
+        oauth: oauth(args).for_target(target),
         elicitation: ElicitationPolicy::Decline,
         child_stderr: args
             .verbose
@@ -86,23 +114,14 @@ async fn open(args: &TargetArgs, trace: Option<Tracer>) -> Result<Session, Failu
         trace,
         server_name: args.server.clone(),
     };
-    Ok(nexo_client::connect(&target, &options).await?)
+    Ok(nexo_client::connect(target, &options).await?)
 }
 
 /// OAuth for a person: they open the authorization URL, the browser comes
 /// back to a loopback listener, tokens are kept per issuer in the token
 /// directory.
 fn oauth(args: &TargetArgs) -> OAuthOptions {
-    let store = match env::token_dir() {
-        Some(dir) => TokenStore::in_dir(dir),
-        None => {
-            tracing::warn!(
-                "no configuration directory (set {}); tokens last for this run only",
-                env::TOKEN_DIR
-            );
-            TokenStore::in_memory()
-        }
-    };
+    let store = env::token_store();
     let show = |url: &str| {
         output::status(&format!(
             "the server requires authorization; open this URL in a browser to continue:\n\n  {url}\n\nwaiting for the browser to come back..."
@@ -117,14 +136,19 @@ fn oauth(args: &TargetArgs) -> OAuthOptions {
 /// How long a person has to finish authorizing in the browser.
 const AUTHORIZATION_WAIT: Duration = Duration::from_secs(300);
 
-/// Runs `work` on an open session, closing it whatever happens.
+/// Runs `work` on an open session, closing it whatever happens; `work` is
+/// also given the time limits of the server's tool calls.
 async fn with_session<T>(
     args: &TargetArgs,
-    work: impl AsyncFnOnce(&Session) -> Result<T, Failure>,
+    work: impl AsyncFnOnce(&Session, &ToolLimits) -> Result<T, Failure>,
 ) -> Result<T, Failure> {
-    let trace = tracer(args)?;
-    let session = open(args, trace.clone()).await?;
-    let result = work(&session).await;
+    let chosen = choose(args)?;
+    let trace = match &chosen.trace {
+        Some((path, options)) => Some(crate::host::tracer(path, *options)?),
+        None => None,
+    };
+    let session = open(args, &chosen.target, trace.clone()).await?;
+    let result = work(&session, &chosen.limits).await;
     output::end_progress();
     session.close().await;
     if let Some(trace) = trace
@@ -133,22 +157,6 @@ async fn with_session<T>(
         tracing::warn!(%error, "cannot write the trace file");
     }
     result
-}
-
-/// The `--trace` file, opened for appending.
-fn tracer(args: &TargetArgs) -> Result<Option<Tracer>, Failure> {
-    let Some(path) = &args.trace else {
-        return Ok(None);
-    };
-    let options = TraceOptions {
-        redact_messages: args.trace_redact,
-    };
-    Tracer::open(path, options).map(Some).map_err(|error| {
-        Failure::from(ClientError::usage(
-            format!("cannot open the trace file `{}`: {error}", path.display()),
-            Some("give `--trace` a file in a directory you can write to".to_owned()),
-        ))
-    })
 }
 
 fn signature(tool: &Tool) -> String {
@@ -165,8 +173,10 @@ fn signature(tool: &Tool) -> String {
 
 pub async fn tools(args: ToolsArgs) -> Result<(), Failure> {
     if let Some(name) = &args.name {
-        let tool =
-            with_session(&args.target, async |session| Ok(session.tool(name).await?)).await?;
+        let tool = with_session(&args.target, async |session, _| {
+            Ok(session.tool(name).await?)
+        })
+        .await?;
         if args.target.json {
             output::json(&tool);
         } else {
@@ -174,7 +184,7 @@ pub async fn tools(args: ToolsArgs) -> Result<(), Failure> {
         }
         return Ok(());
     }
-    let tools = with_session(&args.target, async |session| {
+    let tools = with_session(&args.target, async |session, _| {
         Ok(session.list_tools().await?)
     })
     .await?;
@@ -251,7 +261,7 @@ fn tool_text(tool: &Tool) -> String {
 
 pub async fn call(args: CallArgs) -> Result<(), Failure> {
     let words = argument_words(&args.arguments)?;
-    let result = with_session(&args.target, async |session| {
+    let result = with_session(&args.target, async |session, limits| {
         let tool = session.tool(&args.tool).await?;
         let given = nexo_client::arguments::tool_arguments(&tool.input_schema, &words)?;
         for name in &given.undescribed {
@@ -259,7 +269,9 @@ pub async fn call(args: CallArgs) -> Result<(), Failure> {
                 "warning: the tool's schema describes no argument `{name}`; sending it anyway"
             ));
         }
-        Ok(session.call_tool(&args.tool, given.arguments).await?)
+        Ok(session
+            .call_tool_within(&args.tool, given.arguments, limits.for_tool(&args.tool))
+            .await?)
     })
     .await?;
     let failure = nexo_client::tool_failure(&args.tool, &result);
@@ -364,7 +376,7 @@ fn resource_text(contents: &Value) -> String {
 }
 
 pub async fn resources(args: ListArgs) -> Result<(), Failure> {
-    let resources = with_session(&args.target, async |session| {
+    let resources = with_session(&args.target, async |session, _| {
         Ok(session.list_resources().await?)
     })
     .await?;
@@ -395,7 +407,7 @@ pub async fn resources(args: ListArgs) -> Result<(), Failure> {
 }
 
 pub async fn read(args: ReadArgs) -> Result<(), Failure> {
-    let result: ReadResourceResult = with_session(&args.target, async |session| {
+    let result: ReadResourceResult = with_session(&args.target, async |session, _| {
         Ok(session.read_resource(&args.uri).await?)
     })
     .await?;
@@ -418,7 +430,7 @@ pub async fn read(args: ReadArgs) -> Result<(), Failure> {
 }
 
 pub async fn prompts(args: ListArgs) -> Result<(), Failure> {
-    let prompts = with_session(&args.target, async |session| {
+    let prompts = with_session(&args.target, async |session, _| {
         Ok(session.list_prompts().await?)
     })
     .await?;
@@ -463,7 +475,7 @@ pub async fn prompts(args: ListArgs) -> Result<(), Failure> {
 
 pub async fn prompt(args: PromptArgs) -> Result<(), Failure> {
     let arguments = nexo_client::arguments::prompt_arguments(&args.arguments)?;
-    let result: GetPromptResult = with_session(&args.target, async |session| {
+    let result: GetPromptResult = with_session(&args.target, async |session, _| {
         Ok(session.get_prompt(&args.name, arguments).await?)
     })
     .await?;
@@ -482,7 +494,7 @@ pub async fn prompt(args: PromptArgs) -> Result<(), Failure> {
 }
 
 pub async fn discover(args: ListArgs) -> Result<(), Failure> {
-    let (info, transport) = with_session(&args.target, async |session| {
+    let (info, transport) = with_session(&args.target, async |session, _| {
         let info = session.server_info().ok_or_else(|| Failure {
             exit: Exit::Usage,
             code: "protocol_error",

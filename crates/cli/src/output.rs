@@ -31,6 +31,24 @@ pub fn status(line: &str) {
     let _ = writeln!(std::io::stderr(), "{}", paint_labels(line, colour()));
 }
 
+/// Asks a person a yes-or-no question on the terminal: `question` on
+/// stderr, the answer read from stdin; anything but `y` or `yes` is no.
+/// `None` when stdin or stderr is no terminal: there is no one to ask, and
+/// a script's piped input is never taken for a person's answer.
+pub fn ask(question: &str) -> Option<bool> {
+    if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let _ = write!(std::io::stderr(), "{question} [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer).ok()?;
+    Some(matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
+}
+
 /// Whether a progress bar is drawn on the current stderr line.
 static PROGRESS_DRAWN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 

@@ -140,7 +140,7 @@ impl<'a> Schema<'a> {
         })
     }
 
-    /// Every property, by name.
+    /// Every property, in the order the schema lists them.
     pub fn properties(&self) -> impl Iterator<Item = Property<'a>> + '_ {
         self.properties
             .into_iter()
@@ -435,11 +435,12 @@ mod tests {
             .properties()
             .map(|p| (p.name, p.required, p.type_name()))
             .collect();
+        // In the schema's order (issue 15, point 13).
         assert_eq!(
             seen,
             [
-                ("a", true, Some("string")),
                 ("b", false, Some("integer")),
+                ("a", true, Some("string")),
                 ("c", false, None)
             ]
         );

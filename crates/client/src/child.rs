@@ -3,7 +3,8 @@
 //! rmcp's own child transport skips a line that is not JSON-RPC without a
 //! word, so a server that prints its banner or its logs on stdout looked
 //! merely slow. This transport keeps what it skipped ([`StrayOutput`]) so
-//! that a failure can say why. The child runs in a process group of its
+//! that a failure can say why, and traces it (the trace's `invalid` kind).
+//! The child runs in a process group of its
 //! own, which is ended whole (an `npx` wrapper and the server it started):
 //! on close, stdin is closed and the child gets a moment to exit, then
 //! `SIGTERM`, then `SIGKILL`; dropping the transport kills the group at once.
@@ -13,15 +14,18 @@
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
+use nexo_trace::Direction;
 use rmcp::RoleClient;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::AsyncWriteExt;
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
 use tokio_util::codec::{FramedRead, LinesCodec};
+
+use crate::tap::TracedConnection;
 
 /// The longest line read from a child's stdout (a message larger than this
 /// ends the connection, as an unbounded line would hold all memory).
@@ -69,12 +73,16 @@ pub(crate) struct ChildTransport {
     stdout: FramedRead<ChildStdout, LinesCodec>,
     process: Option<tokio::process::Child>,
     stray: StrayOutput,
+    /// Traced, the stray lines go to the trace too (as what they are: no
+    /// JSON-RPC); the messages are the tap's.
+    trace: Option<TracedConnection>,
 }
 
 impl ChildTransport {
     /// Starts `command` with piped stdio, in a process group of its own.
     pub(crate) fn spawn(
         mut command: tokio::process::Command,
+        trace: Option<TracedConnection>,
     ) -> std::io::Result<(Self, ChildStderr, StrayOutput)> {
         command
             .stdin(Stdio::piped())
@@ -94,6 +102,7 @@ impl ChildTransport {
                 stdout: FramedRead::new(stdout, LinesCodec::new_with_max_length(MAX_LINE)),
                 process: Some(process),
                 stray: stray.clone(),
+                trace,
             },
             stderr,
             stray,
@@ -173,6 +182,15 @@ impl Transport<RoleClient> for ChildTransport {
                 Err(error) => {
                     tracing::debug!(%error, "the child wrote a line that is not JSON-RPC");
                     self.stray.note(&line);
+                    if let Some((trace, session)) = &self.trace {
+                        trace.record_bytes(
+                            Direction::Received,
+                            line.as_bytes(),
+                            Some(session),
+                            None,
+                            Instant::now(),
+                        );
+                    }
                 }
             }
         }
@@ -209,7 +227,7 @@ mod tests {
     #[tokio::test]
     async fn stray_lines_are_kept_and_messages_pass() {
         let script = r#"echo 'Server started on stdio'; echo '{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}'; sleep 5"#;
-        let (mut transport, _stderr, stray) = ChildTransport::spawn(shell(script)).unwrap();
+        let (mut transport, _stderr, stray) = ChildTransport::spawn(shell(script), None).unwrap();
         let message = transport.receive().await;
         assert!(message.is_some());
         assert_eq!(
@@ -230,7 +248,7 @@ mod tests {
     async fn close_ends_the_whole_group_of_a_child_that_ignores_eof_and_sigterm() {
         use tokio::io::AsyncBufReadExt;
         let script = "trap '' TERM; sleep 30 & echo $! >&2; wait";
-        let (mut transport, stderr, _) = ChildTransport::spawn(shell(script)).unwrap();
+        let (mut transport, stderr, _) = ChildTransport::spawn(shell(script), None).unwrap();
         let mut lines = tokio::io::BufReader::new(stderr).lines();
         let grandchild = lines.next_line().await.unwrap().unwrap();
         assert!(running(&grandchild));

@@ -211,6 +211,15 @@ pub(crate) fn classify(
         {
             return via.closed(target, "the connection closed during the handshake".into());
         }
+        if let Some(tls) = tls_failure(error) {
+            let (detail, hint) = tls_explained(tls);
+            return ClientError::Unreachable {
+                target: target.to_owned(),
+                detail: format!("the TLS handshake failed: {detail}"),
+                hint: hint.into(),
+                stderr: Vec::new(),
+            };
+        }
         if let Some(request) = error.downcast_ref::<reqwest::Error>()
             && (request.is_connect() || request.is_timeout())
         {
@@ -246,6 +255,60 @@ pub(crate) fn classify(
         detail: chain(error).join(": "),
         hint: via.protocol_hint(),
         stderr: Vec::new(),
+    }
+}
+
+/// The TLS error under a failed connection, if that is what failed:
+/// rustls's own, anywhere in the chain; an `io::Error` (hyper nests two)
+/// is looked into, since its `source` skips what it wraps.
+fn tls_failure<'e>(error: &'e (dyn std::error::Error + 'static)) -> Option<&'e rustls::Error> {
+    let mut current = Some(error);
+    while let Some(error) = current {
+        if let Some(tls) = error.downcast_ref::<rustls::Error>() {
+            return Some(tls);
+        }
+        current = match error.downcast_ref::<std::io::Error>() {
+            Some(io) => io
+                .get_ref()
+                .map(|inner| inner as &(dyn std::error::Error + 'static)),
+            None => error.source(),
+        };
+    }
+    None
+}
+
+/// What a TLS failure means, in words rather than rustls's type names, and
+/// what to do about it.
+fn tls_explained(error: &rustls::Error) -> (String, &'static str) {
+    use rustls::CertificateError as C;
+    const TRUST: &str = "check the host name in the URL; a server whose certificate comes from \
+                         a private authority needs that authority trusted (the system's store, \
+                         or `SSL_CERT_FILE=ca.pem`)";
+    let certificate = |what: &str| (format!("the server's certificate {what}"), TRUST);
+    match error {
+        rustls::Error::InvalidCertificate(problem) => match problem {
+            C::UnknownIssuer => {
+                certificate("is signed by an authority this machine does not trust")
+            }
+            C::NotValidForName | C::NotValidForNameContext { .. } => {
+                certificate("is not for this host name")
+            }
+            C::Expired | C::ExpiredContext { .. } => certificate("has expired"),
+            C::NotValidYet | C::NotValidYetContext { .. } => {
+                certificate("is not valid yet (check the clock)")
+            }
+            C::Revoked => certificate("was revoked"),
+            _ => certificate("was refused (self-signed, or not meant for a TLS server)"),
+        },
+        rustls::Error::AlertReceived(alert) => (
+            format!("the server ended it (TLS alert {})", u8::from(*alert)),
+            "the server may want a client certificate, or a TLS version or cipher nexo does \
+             not offer; check the server's TLS settings",
+        ),
+        _ => (
+            "the server does not speak TLS on this port".to_owned(),
+            "check the port; a server without TLS is reached with `http://`",
+        ),
     }
 }
 

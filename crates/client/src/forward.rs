@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Instant;
 
 use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
@@ -33,23 +34,39 @@ pub trait Layer: Clone + Send + Sync + 'static {
         F: Fn() -> Fut + Send,
         Fut: Future<Output = Result<T, HttpError>> + Send;
 
-    /// What becomes of a POST's outcome; `session_id` is the one it carried.
+    /// What becomes of the outcome of the POST `post`.
     fn posted(
         &self,
-        _session_id: Option<&Arc<str>>,
+        _post: &Request<'_>,
         response: Result<StreamableHttpPostResponse, HttpError>,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
         response
     }
 
-    /// What becomes of a GET's stream; `opening` when it resumes nothing.
+    /// What becomes of the stream of the GET `get`.
     fn streamed(
         &self,
-        _opening: bool,
+        _get: &Request<'_>,
         stream: Result<SseStream, HttpError>,
     ) -> Result<SseStream, HttpError> {
         stream
     }
+}
+
+/// What one POST or GET asked for, as handed to the client.
+pub struct Request<'a> {
+    /// The message a POST carried; `None` for a GET.
+    pub message: Option<&'a ClientJsonRpcMessage>,
+    pub session_id: Option<&'a Arc<str>>,
+    /// The `Last-Event-ID` a GET resumes after; `None` when it opens the
+    /// session's stream.
+    pub last_event_id: Option<&'a str>,
+    /// Whether a bearer token went with it (its value is nobody's business
+    /// here).
+    pub authorized: bool,
+    pub custom_headers: &'a HashMap<HeaderName, HeaderValue>,
+    /// When it was first sent (before any retry).
+    pub sent_at: Instant,
 }
 
 /// A [`Layer`] as an rmcp [`StreamableHttpClient`].
@@ -87,6 +104,7 @@ impl<L: Layer> StreamableHttpClient for Forward<L> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let sent_at = Instant::now();
         let response = self
             .0
             .run(|| {
@@ -100,7 +118,15 @@ impl<L: Layer> StreamableHttpClient for Forward<L> {
                 )
             })
             .await;
-        self.0.posted(session_id.as_ref(), response)
+        let post = Request {
+            message: Some(&message),
+            session_id: session_id.as_ref(),
+            last_event_id: None,
+            authorized: auth_header.is_some(),
+            custom_headers: &custom_headers,
+            sent_at,
+        };
+        self.0.posted(&post, response)
     }
 
     async fn delete_session(
@@ -150,7 +176,7 @@ impl<L: Layer> StreamableHttpClient for Forward<L> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<SseStream, HttpError> {
-        let opening = last_event_id.is_none();
+        let sent_at = Instant::now();
         let stream = self
             .0
             .run(|| {
@@ -164,6 +190,14 @@ impl<L: Layer> StreamableHttpClient for Forward<L> {
                 )
             })
             .await;
-        self.0.streamed(opening, stream)
+        let get = Request {
+            message: None,
+            session_id: session_id.as_ref(),
+            last_event_id: last_event_id.as_deref(),
+            authorized: auth_header.is_some(),
+            custom_headers: &custom_headers,
+            sent_at,
+        };
+        self.0.streamed(&get, stream)
     }
 }

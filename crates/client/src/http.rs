@@ -19,7 +19,9 @@ use rmcp::model::ServerJsonRpcMessage;
 use rmcp::transport::streamable_http_client::{StreamableHttpError, StreamableHttpPostResponse};
 use tokio::sync::watch;
 
-use crate::forward::{Forward, HttpError, Layer, SseItem, SseStream};
+use crate::forward::{Forward, HttpError, Layer, Request, SseItem, SseStream};
+use crate::tap::Traced;
+use crate::wire::WireTrace;
 
 /// How many times one message is sent before a 429/503 is final.
 pub const MAX_TRIES: u32 = 3;
@@ -43,6 +45,8 @@ pub struct Retrying {
     /// when it carried no JSON-RPC answer: the sign of a server that does
     /// not speak Streamable HTTP at this URL.
     refused: Arc<OnceLock<u16>>,
+    /// Where each exchange's messages are traced (`--trace`).
+    trace: Option<WireTrace>,
 }
 
 /// Where a session's standalone stream (the `GET` that rmcp opens once the
@@ -71,13 +75,22 @@ pub fn install_tls_provider() {
 }
 
 /// What every HTTP client of this crate is built from: ring as the TLS
-/// provider, nexo's `User-Agent`, and at most `connect_timeout` to open a
-/// connection.
+/// provider, nexo's `User-Agent`, at most `connect_timeout` to open a
+/// connection, and TLS secrets written to the file `SSLKEYLOGFILE` names,
+/// so that a capture can be decrypted in Wireshark (README, "Decrypting
+/// HTTPS in Wireshark").
+///
+/// The key log is always switched on: rustls's `KeyLogFile` reads the
+/// variable when the client is built and does nothing when it is unset, so
+/// there is no second code path to keep right. reqwest's own switch is used
+/// rather than a rustls configuration of ours, so the roots and verifier
+/// stay exactly those reqwest would have chosen.
 pub(crate) fn client_builder(connect_timeout: Duration) -> reqwest::ClientBuilder {
     install_tls_provider();
     reqwest::Client::builder()
         .connect_timeout(connect_timeout)
         .user_agent(concat!("nexo/", env!("CARGO_PKG_VERSION")))
+        .tls_sslkeylogfile(true)
 }
 
 impl RetryingHttp {
@@ -87,7 +100,8 @@ impl RetryingHttp {
     /// timeout, always fires first: a lower layer giving up at the same
     /// moment ended the session's transport instead, and the same silent
     /// server was reported as a closed channel or a timeout at random.
-    pub fn new(timeout: Duration) -> Result<Self, reqwest::Error> {
+    /// With `trace`, every message it carries is traced ([`crate::wire`]).
+    pub(crate) fn new(timeout: Duration, trace: Option<Traced>) -> Result<Self, reqwest::Error> {
         let timeout = timeout + BACKSTOP_MARGIN;
         let inner = client_builder(timeout).build()?;
         let (standalone, _) = watch::channel(StandaloneStream::NotExpected);
@@ -96,6 +110,7 @@ impl RetryingHttp {
             timeout,
             standalone: Arc::new(standalone),
             refused: Arc::default(),
+            trace: trace.map(WireTrace),
         }))
     }
 
@@ -158,17 +173,18 @@ impl Layer for Retrying {
 
     fn posted(
         &self,
-        session_id: Option<&Arc<str>>,
+        post: &Request<'_>,
         response: Result<StreamableHttpPostResponse, HttpError>,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
-        if session_id.is_none()
+        if post.session_id.is_none()
             && let Some(status) = refusal_status(&response)
         {
             let _ = self.refused.set(status);
         }
-        let response = response?;
-        if let StreamableHttpPostResponse::Json(_, Some(_))
-        | StreamableHttpPostResponse::Sse(_, Some(_)) = &response
+        if let Ok(
+            StreamableHttpPostResponse::Json(_, Some(_))
+            | StreamableHttpPostResponse::Sse(_, Some(_)),
+        ) = &response
         {
             self.standalone.send_if_modified(|state| {
                 let first_session = *state == StandaloneStream::NotExpected;
@@ -178,23 +194,31 @@ impl Layer for Retrying {
                 first_session
             });
         }
-        Ok(match response {
-            StreamableHttpPostResponse::Sse(stream, session) => {
-                StreamableHttpPostResponse::Sse(tolerant(stream), session)
+        let response = match response {
+            Ok(StreamableHttpPostResponse::Sse(stream, session)) => {
+                Ok(StreamableHttpPostResponse::Sse(tolerant(stream), session))
             }
             other => other,
-        })
+        };
+        match &self.trace {
+            Some(trace) => trace.posted(post, response),
+            None => response,
+        }
     }
 
     fn streamed(
         &self,
-        opening: bool,
+        get: &Request<'_>,
         stream: Result<SseStream, HttpError>,
     ) -> Result<SseStream, HttpError> {
-        if opening {
+        if get.last_event_id.is_none() {
             self.standalone.send_replace(StandaloneStream::Settled);
         }
-        Ok(tolerant(stream?))
+        let stream = Ok(tolerant(stream?));
+        match &self.trace {
+            Some(trace) => trace.streamed(get, stream),
+            None => stream,
+        }
     }
 }
 
@@ -353,7 +377,7 @@ mod tests {
         ];
         for (method, status, expected) in cases {
             let url = refusing::serve(status, &[("content-type", "text/plain")], "no").await;
-            let Ok(client) = RetryingHttp::new(Duration::from_secs(10)) else {
+            let Ok(client) = RetryingHttp::new(Duration::from_secs(10), None) else {
                 panic!("cannot build the client");
             };
             let response = client

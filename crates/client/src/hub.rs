@@ -27,6 +27,7 @@ use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use crate::namespace::Namespace;
 use crate::{CallLimits, ClientError, ConnectOptions, ErrorKind, Session, Target};
 
 /// One server to run or reach.
@@ -281,6 +282,16 @@ impl Hub {
                     .collect::<Vec<_>>()
             })
             .collect()
+    }
+
+    /// The names the tools of every connected server go by when they are
+    /// offered together (`server__tool`; see [`crate::namespace`]).
+    pub fn tool_names(&self) -> Namespace {
+        Namespace::build(
+            self.tools()
+                .iter()
+                .map(|(server, tool)| (server.as_str(), tool.name.as_ref())),
+        )
     }
 
     /// The live session of `server`, waiting up to `wait` for one that is

@@ -17,6 +17,14 @@
 //! flight when the stream dropped are lost with it: each gets an error
 //! answer marked as [`stream_dropped`], which [`crate::Session`] reports as
 //! "unreachable". Every wait is bounded by the connection's time limit.
+//!
+//! With `--trace`, the transport records its own messages, where the HTTP
+//! exchanges are seen: each POSTed message as it is sent, with the
+//! request's method and headers (its answer comes on the stream, which may
+//! be read before the POST's `202`), and each message of the stream with
+//! the `GET`'s status and headers. The session is the one the endpoint
+//! names (`sessionId` in its query, or seed 001's `connectionId`); the
+//! replayed handshake of a reopened stream is recorded like any message.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -24,8 +32,9 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use http::HeaderMap;
 use http::header::{ACCEPT, CACHE_CONTROL, CONTENT_TYPE};
+use http::{HeaderMap, HeaderValue, Method};
+use nexo_trace::{Direction, HttpInfo};
 use rmcp::RoleClient;
 use rmcp::model::{
     ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorCode, ErrorData,
@@ -38,6 +47,7 @@ use tokio::time::Instant;
 use url::Url;
 
 use crate::error::SseError;
+use crate::tap::Traced;
 
 /// How many times a dropped stream is reopened before the session ends.
 pub const RECONNECT_TRIES: u32 = 3;
@@ -71,6 +81,23 @@ pub(crate) struct Endpoint {
     url: Url,
     /// Seed 001's `connectionId`: when present, every message is wrapped.
     connection_id: Option<Value>,
+}
+
+impl Endpoint {
+    /// The session this endpoint belongs to, as the trace names it: seed
+    /// 001's `connectionId`, else the `sessionId` (or `session_id`) of its
+    /// query.
+    fn session(&self) -> Option<String> {
+        match &self.connection_id {
+            Some(Value::String(id)) => return Some(id.clone()),
+            Some(id) => return Some(id.to_string()),
+            None => {}
+        }
+        self.url
+            .query_pairs()
+            .find(|(key, _)| key == "sessionId" || key == "session_id")
+            .map(|(_, id)| id.into_owned())
+    }
 }
 
 /// What one SSE event means to the client.
@@ -195,11 +222,13 @@ struct Link {
     /// Requests sent and not answered yet.
     pending: Mutex<HashSet<RequestId>>,
     handshake: Mutex<Handshake>,
+    trace: Option<Traced>,
 }
 
 impl Link {
-    /// Opens a stream and waits for its endpoint.
-    async fn open(&self) -> Result<(Events, Endpoint), SseError> {
+    /// Opens a stream and waits for its endpoint. Beside them: what the
+    /// trace says of the stream's messages (the `GET`'s status and headers).
+    async fn open(&self) -> Result<(Events, Endpoint, HttpInfo), SseError> {
         let deadline = Instant::now() + self.timeout;
         let request = self
             .http
@@ -213,6 +242,8 @@ impl Link {
             .map_err(|_| self.timed_out())?
             .map_err(SseError::Request)?;
         let response = successful(response).await?;
+        let mut stream_http = HttpInfo::response(response.status(), response.headers());
+        stream_http.method = Some(Method::GET.to_string());
         let kind = response
             .headers()
             .get(CONTENT_TYPE)
@@ -240,7 +271,7 @@ impl Link {
                             endpoint = %crate::secret::redact_userinfo(endpoint.url.as_str()),
                             "legacy SSE stream open"
                         );
-                        return Ok((events, endpoint));
+                        return Ok((events, endpoint, stream_http));
                     }
                     other => tracing::debug!(?other, "skipping an event before the endpoint"),
                 },
@@ -253,7 +284,7 @@ impl Link {
     }
 
     /// Opens a new stream after a drop, waiting longer after each failure.
-    async fn reopen(&self) -> Result<(Events, Endpoint), SseError> {
+    async fn reopen(&self) -> Result<(Events, Endpoint, HttpInfo), SseError> {
         let mut delay = FIRST_RECONNECT_DELAY;
         let mut last = SseError::Closed;
         for attempt in 1..=RECONNECT_TRIES {
@@ -297,6 +328,19 @@ impl Link {
             Some(id) => serde_json::json!({ "connectionId": id, "message": message }),
             None => serde_json::to_value(message)?,
         };
+        if let Some(trace) = &self.trace {
+            let mut headers = self.headers.clone();
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            let http = HttpInfo::request(&Method::POST, &headers);
+            let session = endpoint.session();
+            trace.record(
+                Direction::Sent,
+                message,
+                session.as_deref(),
+                Some(&http),
+                std::time::Instant::now(),
+            );
+        }
         let request = self
             .http
             .post(endpoint.url.clone())
@@ -419,6 +463,7 @@ async fn read(
     link: Arc<Link>,
     mut events: Events,
     mut endpoint: Endpoint,
+    mut stream_http: HttpInfo,
     to_service: mpsc::Sender<ServerJsonRpcMessage>,
 ) {
     // The id of a replayed `initialize`, whether `initialized` follows it,
@@ -447,6 +492,16 @@ async fn read(
                         }
                     }
                     Ok(Incoming::Message(message)) => {
+                        if let Some(trace) = &link.trace {
+                            let session = endpoint.session();
+                            trace.record(
+                                Direction::Received,
+                                &message,
+                                session.as_deref(),
+                                Some(&stream_http),
+                                std::time::Instant::now(),
+                            );
+                        }
                         let id = answered_id(&message).cloned();
                         if let (Some((replayed, initialized, _)), Some(id)) = (&replaying, &id)
                             && replayed == id
@@ -501,9 +556,10 @@ async fn read(
         link.fail_pending(&to_service, &why).await;
         rounds += 1;
         match link.reopen().await {
-            Ok((reopened, moved)) => {
+            Ok((reopened, moved, http)) => {
                 events = reopened;
                 endpoint = moved;
+                stream_http = http;
             }
             Err(error) => {
                 tracing::warn!(%error, "the SSE stream is gone for good");
@@ -536,10 +592,12 @@ pub struct LegacySse {
 
 impl LegacySse {
     /// Opens the stream at `url` and waits for its endpoint, within `timeout`.
-    pub async fn connect(
+    /// With `trace`, every message it carries is traced.
+    pub(crate) async fn connect(
         url: &str,
         headers: HeaderMap,
         timeout: Duration,
+        trace: Option<Traced>,
     ) -> Result<Self, SseError> {
         let parsed = Url::parse(url)
             .map_err(|_| SseError::BadUrl(crate::secret::redact_userinfo(url).into_owned()))?;
@@ -555,11 +613,18 @@ impl LegacySse {
             state,
             pending: Mutex::default(),
             handshake: Mutex::default(),
+            trace,
         });
-        let (events, endpoint) = link.open().await?;
+        let (events, endpoint, stream_http) = link.open().await?;
         link.state.send_replace(State::Open(endpoint.clone()));
         let (to_service, from_stream) = mpsc::channel(QUEUE);
-        let reader = tokio::spawn(read(link.clone(), events, endpoint, to_service));
+        let reader = tokio::spawn(read(
+            link.clone(),
+            events,
+            endpoint,
+            stream_http,
+            to_service,
+        ));
         Ok(Self {
             link,
             from_stream,
@@ -842,9 +907,10 @@ mod tests {
             tokio::spawn(async move { axum::serve(listener, app).await });
 
             let url = format!("http://127.0.0.1:{port}/sse");
-            let transport = LegacySse::connect(&url, HeaderMap::new(), Duration::from_secs(20))
-                .await
-                .unwrap();
+            let transport =
+                LegacySse::connect(&url, HeaderMap::new(), Duration::from_secs(20), None)
+                    .await
+                    .unwrap();
             let client = ().serve(transport).await.unwrap();
             let call = || client.call_tool(CallToolRequestParams::new("echo"));
 

@@ -26,6 +26,7 @@ pub mod namespace;
 pub mod secret;
 mod tap;
 mod target;
+mod wire;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -314,12 +315,13 @@ async fn open(
             if let Some(cwd) = cwd {
                 child.current_dir(cwd);
             }
-            let (transport, stderr, stray) = child::ChildTransport::spawn(child)
+            let trace = tap::connection(traced(options, &name, STDIO));
+            let (transport, stderr, stray) = child::ChildTransport::spawn(child, trace.clone())
                 .map_err(|error| spawn_error(&name, program, &error))?;
             let tail = StderrTail::default();
             let reader = follow_stderr(stderr, options.child_stderr.clone(), tail.clone());
             let service = handshake(
-                tapped(transport, STDIO, &name, options, ended, options.era),
+                tapped(transport, trace, options, ended, options.era),
                 &name,
                 Via::Stdio(program),
                 options,
@@ -347,8 +349,7 @@ async fn open(
             let service = handshake(
                 tapped(
                     server.connect(),
-                    IN_PROCESS,
-                    &name,
+                    tap::connection(traced(options, &name, IN_PROCESS)),
                     options,
                     ended,
                     options.era,
@@ -366,12 +367,12 @@ async fn open(
     Ok((service, transport, reach))
 }
 
-/// Starts the handshake on `transport` (named `kind` in traces), seen by
-/// the session's tap: one place for every transport.
+/// Starts the handshake on `transport`, seen by the session's tap: one
+/// place for every transport. `trace` is for transports the tap traces;
+/// the HTTP transports trace their own messages.
 fn tapped<T>(
     transport: T,
-    kind: &'static str,
-    name: &str,
+    trace: Option<tap::TracedConnection>,
     options: &ConnectOptions,
     ended: &tap::Ended,
     era: Era,
@@ -381,20 +382,16 @@ fn tapped<T>(
 where
     T: rmcp::transport::Transport<RoleClient> + 'static,
 {
-    let tap = tap::Tap::new(transport, ended.clone(), traced(options, name, kind));
+    let tap = tap::Tap::new(transport, ended.clone(), trace);
     handler(options).serve_with_lifecycle(tap, lifecycle(era))
 }
 
-/// The trace tap's settings for one connection, when tracing.
+/// Where a connection's messages are traced, when tracing.
 fn traced(options: &ConnectOptions, target: &str, transport: &'static str) -> Option<tap::Traced> {
-    static CONNECTIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    let tracer = options.trace.clone()?;
-    let number = CONNECTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     Some(tap::Traced {
-        tracer,
+        tracer: options.trace.clone()?,
         server: options.server_name.as_deref().unwrap_or(target).into(),
         transport,
-        session: format!("{}-{number}", std::process::id()).into(),
     })
 }
 
@@ -577,7 +574,8 @@ async fn streamable(
     Result<RunningService<RoleClient, Handler>, ClientError>,
     Option<u16>,
 ) {
-    let client = match http::RetryingHttp::new(options.timeout) {
+    let trace = traced(options, name, STREAMABLE_HTTP);
+    let client = match http::RetryingHttp::new(options.timeout, trace) {
         Ok(client) => client,
         Err(error) => {
             let error = ClientError::Protocol {
@@ -599,14 +597,7 @@ async fn streamable(
         None => {
             let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
             handshake(
-                tapped(
-                    transport,
-                    STREAMABLE_HTTP,
-                    name,
-                    options,
-                    ended,
-                    options.era,
-                ),
+                tapped(transport, None, options, ended, options.era),
                 name,
                 Via::Http,
                 options,
@@ -621,14 +612,7 @@ async fn streamable(
                     let agent_busy = authorized.agent_busy();
                     let transport = StreamableHttpClientTransport::with_client(authorized, config);
                     handshake(
-                        tapped(
-                            transport,
-                            STREAMABLE_HTTP,
-                            name,
-                            options,
-                            ended,
-                            options.era,
-                        ),
+                        tapped(transport, None, options, ended, options.era),
                         name,
                         Via::Http,
                         options,
@@ -659,7 +643,8 @@ async fn legacy(
     options: &ConnectOptions,
     ended: &tap::Ended,
 ) -> Result<RunningService<RoleClient, Handler>, ClientError> {
-    let transport = legacy_sse::LegacySse::connect(url, headers, options.timeout)
+    let trace = traced(options, name, LEGACY_SSE);
+    let transport = legacy_sse::LegacySse::connect(url, headers, options.timeout, trace)
         .await
         .map_err(|error| classify(name, Via::Http, &error))?;
     let era = match options.era {
@@ -667,7 +652,7 @@ async fn legacy(
         era => era,
     };
     handshake(
-        tapped(transport, LEGACY_SSE, name, options, ended, era),
+        tapped(transport, None, options, ended, era),
         name,
         Via::Http,
         options,

@@ -348,3 +348,74 @@ async fn issue_15_a_person_may_take_longer_than_the_timeout_to_authorize() {
     assert_eq!(server.authorizations.load(Ordering::SeqCst), 2);
     session.close().await;
 }
+
+/// Issue 16: a supervised server that needs authorization asks no one and
+/// registers nothing: it waits in its own state, beside the others, until
+/// a person has authorized (here the headless agent, with the same token
+/// store) and it is reconnected; then the stored token serves.
+#[tokio::test]
+async fn issue_16_a_hub_server_waits_for_authorization_without_blocking() {
+    use nexo_client::auth::DeferredAgent;
+    use nexo_client::hub::{Hub, RestartPolicy, ServerPlan, State, ToolLimits};
+
+    let server = start(None).await;
+    let dir = tempfile::tempdir().unwrap();
+    let deferred = OAuthOptions::new(TokenStore::in_dir(dir.path()), Arc::new(DeferredAgent));
+    let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let closed_url = format!("http://{}/mcp", closed.local_addr().unwrap());
+    drop(closed);
+    let plan = |name: &str, target: Target| ServerPlan {
+        name: name.to_owned(),
+        target,
+        limits: ToolLimits::uniform(nexo_client::CallLimits {
+            idle: Duration::from_secs(10),
+            total: None,
+        }),
+        log: None,
+        oauth: Some(deferred.clone()),
+    };
+    let plans = vec![
+        plan("protected", target(&server)),
+        plan(
+            "gone",
+            Target::Url {
+                url: closed_url.into(),
+                transport: HttpTransport::Http,
+                headers: Vec::new(),
+            },
+        ),
+    ];
+    let base = ConnectOptions {
+        timeout: Duration::from_secs(10),
+        era: Era::Initialize,
+        ..ConnectOptions::default()
+    };
+    let started = std::time::Instant::now();
+    let hub = Hub::start(plans, base, RestartPolicy::default()).await;
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let status = hub.status();
+    assert_eq!(status[0].state, State::NeedsAuthorization, "{status:?}");
+    let error = status[0].last_error.as_ref().unwrap();
+    assert_eq!(error.kind(), ErrorKind::Unauthorized, "{error}");
+    assert_ne!(status[1].state, State::Connected, "{status:?}");
+    assert_eq!(server.registrations.load(Ordering::SeqCst), 0);
+    assert_eq!(server.authorizations.load(Ordering::SeqCst), 0);
+
+    // A person authorizes, with the same store.
+    nexo_client::connect(&target(&server), &options(TokenStore::in_dir(dir.path())))
+        .await
+        .unwrap()
+        .close()
+        .await;
+    assert_eq!(server.authorizations.load(Ordering::SeqCst), 1);
+
+    hub.reconnect("protected").unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while hub.status()[0].state != State::Connected {
+        assert!(tokio::time::Instant::now() < deadline, "{:?}", hub.status());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(hub.status()[0].tools, Some(1));
+    assert_eq!(server.authorizations.load(Ordering::SeqCst), 1);
+    hub.close().await;
+}

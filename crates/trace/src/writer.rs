@@ -106,7 +106,13 @@ impl Tracer {
 
     /// Writes the line (or, for a batch, the lines) for one observed message.
     pub fn record(&self, observed: Observed<'_>) {
-        let now = Instant::now();
+        self.record_at(observed, Instant::now());
+    }
+
+    /// Writes the line for a message observed at `now`, earlier than the
+    /// line is written: an HTTP client's request, written once the status
+    /// its POST got is known, keeps the time it was sent.
+    pub fn record_at(&self, observed: Observed<'_>, now: Instant) {
         let time_us = self.inner.clock.micros_at(now);
         let Ok(text) = std::str::from_utf8(observed.message) else {
             self.write_invalid(

@@ -331,7 +331,7 @@ fn unknown_tool_exits_5() {
 
 /// A server that refuses everything with 401, its discovery documents and
 /// registration endpoint included: authorization cannot even start.
-fn refusing_server() -> u16 {
+pub fn refusing_server() -> u16 {
     use std::io::{Read, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -458,4 +458,112 @@ fn issue_15_logs_and_progress_while_a_call_runs() {
             "{target:?}: {progressed:#?}"
         );
     }
+}
+
+/// A TLS server on 127.0.0.1 (python's ssl, a self-signed certificate the
+/// `openssl` command made) that completes no exchange: nexo refuses its
+/// certificate. Gives the port; the server ends with the test's process.
+fn self_signed_tls_server(dir: &std::path::Path) -> (crate::support::Proc, u16) {
+    let made = std::process::Command::new("openssl")
+        .current_dir(dir)
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-keyout",
+            "key.pem",
+            "-out",
+            "cert.pem",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+        ])
+        .output()
+        .expect("the openssl command makes the test's certificate");
+    assert!(made.status.success(), "{made:?}");
+    const SERVER: &str = r#"
+import socket, ssl
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain("cert.pem", "key.pem")
+listener = socket.socket()
+listener.bind(("127.0.0.1", 0))
+listener.listen()
+print(listener.getsockname()[1], flush=True)
+while True:
+    connection, _ = listener.accept()
+    try:
+        context.wrap_socket(connection, server_side=True).close()
+    except (ssl.SSLError, OSError):
+        pass
+"#;
+    let mut command = std::process::Command::new("python3");
+    command
+        .current_dir(dir)
+        .args(["-c", SERVER])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let mut server = crate::support::Proc::spawn(&mut command, "TLS server");
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(server.child().stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    (server, line.trim().parse().unwrap())
+}
+
+/// Issue 16: SSLKEYLOGFILE gets the TLS secrets of nexo's HTTP client (what
+/// Wireshark needs to decrypt it); and TLS failures are told in words: an
+/// untrusted certificate, and a port that does not speak TLS at all.
+#[test]
+fn issue_16_sslkeylogfile_and_tls_failures() {
+    let dir = crate::support::TempDir::new("tls");
+    let (server, port) = self_signed_tls_server(dir.path());
+    let keys = dir.path().join("keys.log");
+    let url = format!("https://127.0.0.1:{port}/mcp");
+    let mut command = crate::support::nexo();
+    command
+        .env("SSLKEYLOGFILE", &keys)
+        .args(["tools", "--url", &url]);
+    let refused = crate::support::run_command(command);
+    server.terminate();
+    assert_eq!(refused.code(), 4, "{refused:#?}");
+    let error = &refused.error_line()["error"];
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("the TLS handshake failed: the server's certificate"),
+        "{refused:#?}"
+    );
+    assert!(!message.contains("Error("), "a Rust type name: {message}");
+    assert!(
+        error["hint"].as_str().unwrap().contains("SSL_CERT_FILE"),
+        "{refused:#?}"
+    );
+    let logged = std::fs::read_to_string(&keys).unwrap();
+    assert!(
+        logged.contains("CLIENT_HANDSHAKE_TRAFFIC_SECRET "),
+        "{logged}"
+    );
+
+    let plain = crate::support::HttpServer::serve("morse", &[]);
+    let url = plain.mcp_url().replacen("http://", "https://", 1);
+    let failed = run(&["tools", "--url", &url]);
+    assert_eq!(failed.code(), 4, "{failed:#?}");
+    let error = &failed.error_line()["error"];
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("does not speak TLS"),
+        "{failed:#?}"
+    );
+    assert!(
+        error["hint"].as_str().unwrap().contains("http://"),
+        "{failed:#?}"
+    );
 }

@@ -125,20 +125,26 @@ fn state_of<'a>(listing: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {name}: {listing:#}"))
 }
 
-/// Issue 16: a project's `.mcp.json` mixing stdio, Streamable HTTP, legacy
-/// SSE, builtin and broken servers. Nothing starts before the user allows
+/// Issue 16: a project's `.mcp.json` mixing stdio (nexo and a Python SDK
+/// server), Streamable HTTP, legacy SSE (seed 001's `connect` dialect
+/// too), builtin and broken servers. Nothing starts before the user allows
 /// it (CVE-2025-59536); then all connect at once, the broken one failing
 /// alone; an entry that changes must be allowed again.
 #[test]
 fn issue_16_a_project_file_of_every_kind_of_server() {
     let http = crate::support::HttpServer::serve("utils", &[]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let seed_001 = runtime.block_on(crate::sse_client::start_seed_001());
+    let python_server = crate::support::repo_root().join("tests/interop/python_server.py");
     let project = TempDir::new("project");
     let dir = project.path();
     let write = |morse_args: &str| {
         let config = serde_json::json!({"mcpServers": {
             "morse": {"command": crate::support::nexo_path(), "args": serde_json::from_str::<Value>(morse_args).unwrap()},
+            "python": {"command": crate::support::python_sdk(), "args": [python_server, "stdio"]},
             "remote": {"type": "http", "url": format!("{}/mcp", http.base_url().trim_end_matches('/'))},
             "legacy": {"type": "sse", "url": format!("{}/sse", http.base_url().trim_end_matches('/'))},
+            "seed001": {"type": "sse", "url": seed_001},
             "dns": {"builtin": "dns", "timeout": 2},
             "broken": {"command": "sh", "args": ["-c", "echo no database >&2; exit 3"]},
         }});
@@ -148,7 +154,7 @@ fn issue_16_a_project_file_of_every_kind_of_server() {
 
     let before = servers_json(dir);
     assert_eq!(before["servers"], serde_json::json!([]), "{before:#}");
-    assert_eq!(before["skipped"].as_array().unwrap().len(), 5, "{before:#}");
+    assert_eq!(before["skipped"].as_array().unwrap().len(), 7, "{before:#}");
     let refused = in_project(dir, &["tools", "--server", "morse"]);
     assert_eq!(refused.code(), 1, "{refused:#?}");
     assert!(
@@ -162,15 +168,19 @@ fn issue_16_a_project_file_of_every_kind_of_server() {
     assert_ne!(in_project(dir, &["servers", "--yes"]).code(), 0);
 
     let mut allow = vec!["servers"];
-    for name in ["morse", "remote", "legacy", "dns", "broken"] {
+    for name in [
+        "morse", "python", "remote", "legacy", "seed001", "dns", "broken",
+    ] {
         allow.extend(["--allow", name]);
     }
     in_project(dir, &allow).assert_success();
     let after = servers_json(dir);
     for (name, transport) in [
         ("morse", "stdio"),
+        ("python", "stdio"),
         ("remote", "streamable-http"),
         ("legacy", "sse"),
+        ("seed001", "sse"),
         ("dns", "in-process"),
     ] {
         let server = state_of(&after, name);
@@ -189,6 +199,12 @@ fn issue_16_a_project_file_of_every_kind_of_server() {
     let called = in_project(dir, &["call", "--server", "morse", "morse", "texto=sos"]);
     called.assert_success();
     assert_eq!(called.stdout.trim(), "... --- ...");
+    let added = in_project(dir, &["call", "--server", "python", "add", "a=2", "b=3"]);
+    added.assert_success();
+    assert_eq!(added.stdout.trim(), "5");
+    let echoed = in_project(dir, &["call", "--server", "seed001", "echo", "text=hi"]);
+    echoed.assert_success();
+    assert_eq!(echoed.stdout.trim(), "echo: hi");
 
     // A changed entry is a new one: allowed again or not started.
     write(r#"["serve", "morse", "--max-body", "1000"]"#);
@@ -249,4 +265,289 @@ fn issue_16_no_configuration_means_the_bundled_servers() {
         })
         .collect();
     assert_eq!(names, ["dns", "morse", "utils", "files", "music"]);
+}
+
+/// Issue 16: the configuration's `"trace"` records every connection of
+/// `nexo servers` and of `--server`, unless `--trace` names another file.
+#[test]
+fn issue_16_the_configuration_names_the_trace_file() {
+    let project = TempDir::new("configtrace");
+    let dir = project.path();
+    let config = dir.join("nexo.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({
+            "trace": "traces/all.jsonl",
+            "traceRedact": true,
+            "mcpServers": {"morse": {"builtin": "morse"}, "utils": {"builtin": "utils"}},
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let config_arg = config.display().to_string();
+    std::fs::create_dir(dir.join("traces")).unwrap();
+    in_project(dir, &["servers", "--config", &config_arg]).assert_success();
+    let lines = trace_lines(&dir.join("traces/all.jsonl"));
+    assert_paired(&lines);
+    for server in ["morse", "utils"] {
+        assert!(
+            lines.iter().any(|l| l["server"] == server),
+            "{server}: {lines:#?}"
+        );
+    }
+    // `"traceRedact": true`: no message bodies.
+    assert!(
+        lines.iter().all(|l| l.get("message").is_none()),
+        "{lines:#?}"
+    );
+
+    let own = dir.join("own.jsonl");
+    let own_arg = own.display().to_string();
+    let called = in_project(
+        dir,
+        &[
+            "call",
+            "--config",
+            &config_arg,
+            "--server",
+            "morse",
+            "morse",
+            "texto=sos",
+            "--trace",
+            &own_arg,
+        ],
+    );
+    called.assert_success();
+    let lines = trace_lines(&own);
+    assert_paired(&lines);
+    assert!(lines.iter().all(|l| l["server"] == "morse"), "{lines:#?}");
+    // `--trace` without `--trace-redact`: the messages are there.
+    assert!(lines.iter().all(|l| l["message"].is_object()), "{lines:#?}");
+}
+
+/// Issue 16: `--server` calls a tool within the limits its entry gives it:
+/// a tool whose `toolTimeouts` maximum is shorter than its work fails with
+/// exit 4 naming the limit, however often it reports progress, while the
+/// server's other tools keep the server's limits.
+#[test]
+fn issue_16_a_configured_tool_maximum_ends_a_call() {
+    let project = TempDir::new("toollimits");
+    let dir = project.path();
+    let fixture = crate::support::repo_root().join("crates/client/tests/fixtures/flaky_server.py");
+    let config = dir.join("nexo.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {"flaky": {
+            "command": "python3",
+            "args": [fixture, "--steps", "20", "--step", "0.2"],
+            "timeout": 1,
+            "toolTimeouts": {"slow": {"maxTimeout": 1.5}},
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    let config_arg = config.display().to_string();
+    let started = std::time::Instant::now();
+    let slow = in_project(
+        dir,
+        &["call", "--config", &config_arg, "--server", "flaky", "slow"],
+    );
+    assert_eq!(slow.code(), 4, "{slow:#?}");
+    let error = &slow.error_line()["error"];
+    assert_eq!(error["code"], "timeout", "{slow:#?}");
+    assert!(
+        error["hint"].as_str().unwrap().contains("maxTimeout"),
+        "{slow:#?}"
+    );
+    // Progress every 0.2 s kept the 1 s idle limit from firing; the 1.5 s
+    // maximum ended it, long before the tool's 4 s of work.
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(4),
+        "{slow:#?}"
+    );
+
+    in_project(
+        dir,
+        &["call", "--config", &config_arg, "--server", "flaky", "look"],
+    )
+    .assert_success();
+}
+
+/// Issue 16: a configured server that needs authorization says so, with
+/// the command that signs in, and the others connect all the same.
+#[test]
+fn issue_16_a_server_that_needs_authorization_says_how() {
+    let project = TempDir::new("needsauth");
+    let dir = project.path();
+    let config = dir.join("nexo.json");
+    let url = format!("http://127.0.0.1:{}/mcp", crate::client::refusing_server());
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {
+            "locked": {"type": "http", "url": url},
+            "morse": {"builtin": "morse"},
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let config_arg = config.display().to_string();
+    let listed = in_project(dir, &["servers", "--config", &config_arg, "--json"]);
+    listed.assert_success();
+    let listing = listed.stdout_json();
+    let locked = state_of(&listing, "locked");
+    assert_eq!(locked["state"], "needs authorization", "{listing:#}");
+    assert_eq!(locked["lastError"]["code"], "unauthorized", "{listing:#}");
+    assert!(
+        locked["lastError"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("nexo tools --server locked --config {config_arg}")),
+        "{listing:#}"
+    );
+    assert_eq!(state_of(&listing, "morse")["state"], "connected");
+}
+
+/// Issue 16: tool names for the model are `server__tool`; a server whose
+/// name no LLM provider accepts in a function name gets safe names, and
+/// each renaming is shown.
+#[test]
+fn issue_16_tool_names_that_had_to_change_are_shown() {
+    let project = TempDir::new("renamed");
+    let dir = project.path();
+    let config = dir.join("nexo.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {
+            "dns lab.v2": {"builtin": "dns"},
+            "morse": {"builtin": "morse"},
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let config_arg = config.display().to_string();
+    let listed = in_project(dir, &["servers", "--config", &config_arg, "--json"]);
+    listed.assert_success();
+    let listing = listed.stdout_json();
+    let renamed = listing["renamed"].as_array().unwrap();
+    let dns_tools = state_of(&listing, "dns lab.v2")["tools"].as_u64().unwrap();
+    assert_eq!(renamed.len() as u64, dns_tools, "{listing:#}");
+    let mut names = std::collections::BTreeSet::new();
+    for renaming in renamed {
+        assert_eq!(renaming["server"], "dns lab.v2", "{listing:#}");
+        let name = renaming["name"].as_str().unwrap();
+        assert!(name.starts_with("dns_lab_v2__"), "{name}");
+        assert!(
+            name.len() <= 64
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'),
+            "{name}"
+        );
+        assert!(renaming["why"].as_str().unwrap().contains("replaced"));
+        assert!(names.insert(name.to_owned()), "{name} twice");
+    }
+
+    let shown = in_project(dir, &["servers", "--config", &config_arg]);
+    shown.assert_success();
+    assert!(
+        shown.stderr.contains("tool name for the model:"),
+        "{shown:#?}"
+    );
+}
+
+/// `nexo ARGS` in `dir` on a terminal (a pseudo-terminal python makes), the
+/// person answering `answer` to every question; gives everything the
+/// terminal showed.
+fn on_terminal(dir: &std::path::Path, args: &[&str], answer: &str) -> String {
+    const DRIVER: &str = r#"
+import os, pty, sys
+answer = sys.argv[1].encode() + b"\r"
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+shown = b""
+while True:
+    try:
+        chunk = os.read(fd, 4096)
+    except OSError:
+        break
+    if not chunk:
+        break
+    shown += chunk
+    if shown.endswith(b"[y/N] "):
+        os.write(fd, answer)
+os.waitpid(pid, 0)
+sys.stdout.write(shown.decode(errors="replace"))
+"#;
+    let mut command = std::process::Command::new("python3");
+    command
+        .current_dir(dir)
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("XDG_STATE_HOME", dir.join("state"))
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG")
+        .args(["-c", DRIVER, answer, crate::support::nexo_path()])
+        .args(args);
+    let run = crate::support::run_command(command);
+    run.assert_success();
+    run.stdout
+}
+
+/// Issue 16: on a terminal, a project's server is shown (command, env
+/// names) and started only if the person says yes; the answer is kept.
+/// Piped, nothing is asked (the other tests).
+#[test]
+fn issue_16_a_person_at_a_terminal_is_asked_before_a_project_server_starts() {
+    let project = TempDir::new("consentprompt");
+    let dir = project.path();
+    std::fs::write(
+        dir.join(".mcp.json"),
+        serde_json::json!({"mcpServers": {"morse": {
+            "command": crate::support::nexo_path(),
+            "args": ["serve", "morse"],
+            "env": {"MORSE_TOKEN": "not-shown"},
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+
+    let refused = on_terminal(dir, &["servers"], "n");
+    assert!(refused.contains("serve morse"), "{refused}");
+    assert!(refused.contains("MORSE_TOKEN"), "{refused}");
+    assert!(!refused.contains("not-shown"), "{refused}");
+    assert!(refused.contains("skipped, not allowed yet"), "{refused}");
+
+    let allowed = on_terminal(dir, &["servers"], "y");
+    assert!(allowed.contains("allowed `morse` to start"), "{allowed}");
+    assert!(allowed.contains("connected"), "{allowed}");
+    // Kept: asked no more, piped or not.
+    let listing = servers_json(dir);
+    assert_eq!(state_of(&listing, "morse")["state"], "connected");
+}
+
+/// Issue 16: what a stdio child prints on stdout that is no JSON-RPC (a
+/// banner) is in the client's trace too, as `invalid`, in the session of
+/// the messages around it; the exchange still works and pairs.
+#[test]
+fn issue_16_a_childs_stray_stdout_is_traced_as_invalid() {
+    let dir = TempDir::new("straytrace");
+    let trace = dir.path().join("stray.jsonl");
+    let trace_arg = trace.display().to_string();
+    let server = format!(
+        "sh -c 'echo Server ready on stdio; exec {}'",
+        crate::support::serve_morse_command()
+    );
+    run(&["tools", "--stdio", &server, "--trace", &trace_arg]).assert_success();
+    let lines = trace_lines(&trace);
+    let invalid: Vec<&Value> = lines.iter().filter(|l| l["kind"] == "invalid").collect();
+    assert_eq!(invalid.len(), 1, "{lines:#?}");
+    assert_eq!(invalid[0]["direction"], "in", "{lines:#?}");
+    assert_eq!(invalid[0]["message"], "Server ready on stdio", "{lines:#?}");
+    assert_eq!(invalid[0]["session"], lines[0]["session"], "{lines:#?}");
+    let valid: Vec<Value> = lines
+        .iter()
+        .filter(|l| l["kind"] != "invalid")
+        .cloned()
+        .collect();
+    assert_paired(&valid);
 }

@@ -4,8 +4,8 @@
 //! (and quotes the header back), an OAuth client secret,
 //! a header and a URL sent to a real server, an `-e` value of a stdio child
 //! that cannot start and of one that runs; each with `RUST_LOG=debug` and
-//! without. (The trace file does not exist yet; the server's call log is
-//! `nexo serve`'s, tested beside it.)
+//! without; and the trace files of both sides of an exchange that carried
+//! it. (The server's call log is `nexo serve`'s, tested beside it.)
 
 use axum::Router;
 use axum::http::{HeaderMap, StatusCode, header};
@@ -175,12 +175,38 @@ async fn issue_15_a_token_reaches_no_output() {
         assert!(!printed.contains(TOKEN), "the secret leaked: {printed}");
     }
 
-    // A real server, reached with the token in a header and in the userinfo.
-    let server = HttpServer::start(&[]);
+    // A real server, reached with the token in a header and in the userinfo,
+    // both sides tracing every message in full: the traces name the
+    // credentials' headers, never their values.
+    let traces = crate::support::TempDir::new("secrettraces");
+    let server_trace = traces.path().join("server.jsonl");
+    let client_trace = traces.path().join("client.jsonl");
+    let server_trace_arg = server_trace.display().to_string();
+    let client_trace_arg = client_trace.display().to_string();
+    let server = HttpServer::start(&["--trace", &server_trace_arg]);
     let mcp = server.mcp_url();
     let mcp_with_userinfo = mcp.replacen("http://", &format!("http://user:{TOKEN}@"), 1);
-    let listed = run_without_leaking(&["tools", "--url", &mcp_with_userinfo, "--header", &key]);
-    listed.assert_success();
+    for header in [&key, &bearer] {
+        let listed = run_without_leaking(&[
+            "tools",
+            "--url",
+            &mcp_with_userinfo,
+            "--header",
+            header,
+            "--trace",
+            &client_trace_arg,
+        ]);
+        listed.assert_success();
+    }
+    drop(server);
+    for trace in [&server_trace, &client_trace] {
+        let written = std::fs::read_to_string(trace).unwrap();
+        assert!(written.contains("[redacted]"), "{written}");
+        assert!(
+            !written.contains(TOKEN),
+            "the token is in the trace: {written}"
+        );
+    }
 
     // `-e` values of a child that cannot start, and of one that runs.
     let env = format!("API_TOKEN={TOKEN}");

@@ -178,6 +178,17 @@ impl Fake {
     }
 }
 
+/// Serves seed 001's dialect on 127.0.0.1 (on the current runtime) and
+/// gives the stream's URL; its one tool is `echo(text)`.
+pub async fn start_seed_001() -> String {
+    start(Behaviour {
+        dialect: Dialect::Seed001,
+        needs_key: false,
+        drop_on_call: false,
+    })
+    .await
+}
+
 /// Runs `nexo ARGS...` off the runtime that serves the fake.
 async fn nexo(args: Vec<String>) -> Run {
     tokio::task::spawn_blocking(move || {

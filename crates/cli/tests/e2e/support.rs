@@ -53,6 +53,25 @@ pub fn shell_quote(word: &str) -> String {
     }
 }
 
+/// The repository's root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The python of a venv with the official Python MCP SDK, installed by
+/// `scripts/python-sdk` the first time (pinned, cached in ~/.cache/nexo).
+pub fn python_sdk() -> &'static str {
+    static PYTHON: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PYTHON.get_or_init(|| {
+        let out = Command::new(repo_root().join("scripts/python-sdk"))
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("scripts/python-sdk runs");
+        assert!(out.status.success(), "scripts/python-sdk failed: {out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    })
+}
+
 /// The `--stdio` command line that runs the morse server.
 pub fn serve_morse_command() -> String {
     format!("{} serve morse", shell_quote(nexo_path()))

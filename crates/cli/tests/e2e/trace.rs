@@ -324,3 +324,92 @@ fn an_http_exchange_is_traced_with_credentials_redacted() {
     let sessions = json["servers"][0]["sessions"].as_u64().unwrap();
     assert_eq!(sessions, 2, "{json:#}");
 }
+
+/// The client's side of an HTTP exchange (issue 16): `--trace` on a client
+/// command records, for both HTTP transports, the method of each request
+/// and the status of each answer, `Authorization` only as `[redacted]`,
+/// and as session the one the server handed out, the very ids the server's
+/// own trace names; every request is answered in the client's trace.
+#[test]
+fn issue_16_a_client_traces_http_exchanges_with_the_servers_sessions() {
+    let dir = TempDir::new("trace");
+    let served = dir.path().join("served.jsonl");
+    let mut server = crate::support::HttpServer::start(&["--trace", &served.display().to_string()]);
+    let token = "Authorization: Bearer tok-5e1c";
+    let mut client_traces = Vec::new();
+    // `--transport auto` would try Streamable HTTP at `/sse` first, and
+    // rightly trace that refused `initialize` as unanswered.
+    for (url, flag, transport) in [
+        (server.mcp_url(), "http", "streamable-http"),
+        (format!("{}/sse", server.base_url()), "sse", "sse"),
+    ] {
+        let trace = dir.path().join(format!("client-{transport}.jsonl"));
+        let called = run(&[
+            "call",
+            "--url",
+            &url,
+            "--transport",
+            flag,
+            "--protocol",
+            "2025",
+            "--header",
+            token,
+            "--trace",
+            &trace.display().to_string(),
+            "echo",
+            "texto=hola",
+        ]);
+        called.assert_success();
+        client_traces.push((trace, transport));
+    }
+    server.proc().terminate();
+    assert!(server.proc().exit_status().success(), "{}", server.stderr());
+    let sessions_of = |text: &str| -> std::collections::BTreeSet<String> {
+        text.lines()
+            .filter_map(|line| {
+                let record: Value = serde_json::from_str(line).unwrap();
+                record["session"].as_str().map(str::to_owned)
+            })
+            .collect()
+    };
+    let served_sessions = sessions_of(&std::fs::read_to_string(&served).unwrap());
+    for (trace, transport) in client_traces {
+        let text = std::fs::read_to_string(&trace).unwrap();
+        assert!(!text.contains("tok-5e1c"), "{text}");
+        let json = summary_json(&trace);
+        assert_eq!(json["unanswered"], serde_json::json!([]), "{json:#}");
+        assert_eq!(json["orphans"], serde_json::json!([]), "{json:#}");
+        assert_eq!(
+            json["kinds"]["request"], json["kinds"]["response"],
+            "{json:#}"
+        );
+        let sessions = sessions_of(&text);
+        assert_eq!(sessions.len(), 1, "{transport}: {text}");
+        assert!(
+            sessions.is_subset(&served_sessions),
+            "{transport}: {sessions:?} not among the server's {served_sessions:?}"
+        );
+        for line in text.lines() {
+            let record: Value = serde_json::from_str(line).unwrap();
+            assert_eq!(record["side"], "client", "{record}");
+            assert_eq!(record["transport"], transport, "{record}");
+            let http = &record["http"];
+            if record["direction"] == "out" {
+                assert_eq!(http["method"], "POST", "{record}");
+                assert_eq!(http["headers"]["authorization"], "[redacted]", "{record}");
+                // The handshake's request is the only one outside the session.
+                assert_eq!(
+                    record["session"].is_null(),
+                    transport == "streamable-http" && record["method"] == "initialize",
+                    "{record}"
+                );
+            } else {
+                assert_eq!(http["status"], 200, "{record}");
+                assert!(record["session"].is_string(), "{record}");
+            }
+            if transport == "streamable-http" && record["method"] == "notifications/initialized" {
+                assert_eq!(http["status"], 202, "{record}");
+            }
+        }
+    }
+}

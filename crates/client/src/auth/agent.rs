@@ -7,7 +7,9 @@
 //! `127.0.0.1` (RFC 8252 §7.3). An authorization server that redirects
 //! without asking anyone (a test server, the conformance suite's) gets
 //! [`HeadlessAgent`]: one GET of the URL, redirects not followed, the
-//! redirect read from `Location`.
+//! redirect read from `Location`. A server a hub supervises, with no one
+//! waiting at a terminal, gets [`DeferredAgent`]: stored tokens are still
+//! used and refreshed, and a new authorization is left to a person.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -76,6 +78,24 @@ impl AuthorizationAgent for HeadlessAgent {
             let callback = Url::parse(authorization_url)?.join(location)?;
             Ok(callback.to_string())
         })
+    }
+}
+
+/// Asks no one: the connection fails with
+/// [`AuthError::AuthorizationRequired`] where a person would have to sign
+/// in, before registering a client or opening anything. The token store is
+/// read (and a token refreshed) before any agent is asked, so a server
+/// authorized once by a person's command connects without one.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DeferredAgent;
+
+impl AuthorizationAgent for DeferredAgent {
+    fn redirect_uri(&self) -> BoxFuture<'_, Result<String, AuthError>> {
+        Box::pin(std::future::ready(Err(AuthError::AuthorizationRequired)))
+    }
+
+    fn authorize<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<String, AuthError>> {
+        Box::pin(std::future::ready(Err(AuthError::AuthorizationRequired)))
     }
 }
 

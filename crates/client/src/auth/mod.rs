@@ -27,7 +27,7 @@ use rmcp::transport::auth::{
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 use url::Url;
 
-pub use self::agent::{AuthorizationAgent, HeadlessAgent, LoopbackAgent};
+pub use self::agent::{AuthorizationAgent, DeferredAgent, HeadlessAgent, LoopbackAgent};
 pub use self::store::TokenStore;
 use crate::forward::{Forward, HttpError, Layer};
 use crate::http::RetryingHttp;
@@ -447,7 +447,7 @@ mod tests {
             "{}",
         )
         .await;
-        let client = RetryingHttp::new(std::time::Duration::from_secs(10)).unwrap();
+        let client = RetryingHttp::new(std::time::Duration::from_secs(10), None).unwrap();
         for (url, with_challenge) in [(bare, false), (challenged, true)] {
             let message = crate::http::refusing::first_message("initialize");
             let error = client

@@ -201,7 +201,8 @@ pub struct Config {
     pub servers: Vec<ServerConfig>,
     /// Top-level `"trace": "FILE"`: where to record every message.
     pub trace: Option<PathBuf>,
-    /// Top-level `"traceRedact": true`: credentials left out of the trace.
+    /// Top-level `"traceRedact": true`: the messages themselves left out of
+    /// the trace (credential headers never are written).
     pub trace_redact: bool,
     /// Fields of other hosts that were read and set aside, for the CLI to
     /// mention (nothing here changes what nexo does).

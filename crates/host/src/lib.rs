@@ -1,0 +1,4 @@
+//! The chat host (`nexo chat`): an LLM that uses the tools of every
+//! connected server, on nexo-client's hub. Its parts, each a module: the
+//! providers' APIs, the agent loop, the approval policy and tool pinning,
+//! the client side of elicitation, sampling and roots, and the chat log.
