@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use nexo_client::auth::{DeferredAgent, OAuthOptions};
 use nexo_client::config::{self, Config, ServerConfig, ServerSpec, Source};
@@ -214,6 +214,7 @@ pub fn tracer(path: &Path, options: TraceOptions) -> Result<Tracer, Failure> {
 
 /// `nexo servers`: every configured server, connected concurrently.
 pub async fn servers(args: ServersArgs) -> Result<(), Failure> {
+    let began = Instant::now();
     let config = load(args.config.as_deref())?;
     let mut store = consent_store()?;
     for name in &args.allow {
@@ -263,11 +264,13 @@ pub async fn servers(args: ServersArgs) -> Result<(), Failure> {
         ..ConnectOptions::default()
     };
     let hub = Hub::start(plans, options, RestartPolicy::default()).await;
+    let ready = began.elapsed();
     let status = hub.status();
     let names = hub.tool_names();
     if args.json {
         output::json(&serde_json::json!({
             "config": config.source.path(),
+            "readyMs": millis(ready),
             "servers": status.iter().map(|server| status_json(server, args.config.as_deref())).collect::<Vec<_>>(),
             "skipped": skipped.iter().map(|server| skipped_json(&store, server)).collect::<Vec<_>>(),
             "renamed": names.renamed().iter().map(|renaming| serde_json::json!({
@@ -366,6 +369,7 @@ fn status_json(server: &ServerStatus, config_flag: Option<&Path>) -> serde_json:
         "revision": server.revision,
         "tools": server.tools,
         "restarts": server.restarts,
+        "readyMs": server.ready.map(millis),
         "log": server.log,
         "lastError": server.last_error.as_ref().map(|error| serde_json::json!({
             "code": error.code(),
@@ -373,6 +377,11 @@ fn status_json(server: &ServerStatus, config_flag: Option<&Path>) -> serde_json:
             "hint": hint_of(server, config_flag),
         })),
     })
+}
+
+/// A duration in milliseconds, to the microsecond.
+fn millis(duration: Duration) -> f64 {
+    duration.as_micros() as f64 / 1000.0
 }
 
 fn skipped_json(store: &ConsentStore, server: &ServerConfig) -> serde_json::Value {

@@ -146,6 +146,9 @@ pub struct ServerStatus {
     pub log: Option<PathBuf>,
     /// How many times it was connected again.
     pub restarts: u32,
+    /// How long after the hub's start it was first connected, its tools
+    /// listed; `None` until then.
+    pub ready: Option<Duration>,
 }
 
 /// A server's state as its supervisor publishes it.
@@ -158,6 +161,7 @@ struct Snapshot {
     generation: u64,
     last_error: Option<Arc<ClientError>>,
     restarts: u32,
+    ready: Option<Duration>,
 }
 
 struct Managed {
@@ -182,6 +186,7 @@ impl Hub {
         options: ConnectOptions,
         policy: RestartPolicy,
     ) -> Self {
+        let started = Instant::now();
         let mut servers = Vec::new();
         let mut supervisors = Vec::new();
         for plan in plans {
@@ -194,6 +199,7 @@ impl Hub {
                     generation: 0,
                     last_error: None,
                     restarts: 0,
+                    ready: None,
                 })
                 .0,
                 reconnect: Notify::new(),
@@ -202,6 +208,7 @@ impl Hub {
                 managed.clone(),
                 options.clone(),
                 policy,
+                started,
             )));
             servers.push(managed);
         }
@@ -252,6 +259,7 @@ impl Hub {
                     last_error: now.last_error.clone(),
                     log: managed.plan.log.clone(),
                     restarts: now.restarts,
+                    ready: now.ready,
                 }
             })
             .collect()
@@ -472,7 +480,12 @@ fn append(file: &Mutex<std::fs::File>, line: &str) {
 }
 
 /// Keeps one server connected, as the module comment says.
-async fn supervise(managed: Arc<Managed>, base: ConnectOptions, policy: RestartPolicy) {
+async fn supervise(
+    managed: Arc<Managed>,
+    base: ConnectOptions,
+    policy: RestartPolicy,
+    hub_started: Instant,
+) {
     let plan = &managed.plan;
     let log = log_sink(plan);
     let options = ConnectOptions {
@@ -509,6 +522,7 @@ async fn supervise(managed: Arc<Managed>, base: ConnectOptions, policy: RestartP
                     now.tools = Arc::new(tools);
                     now.generation = generation;
                     now.restarts = restarts;
+                    now.ready.get_or_insert_with(|| hub_started.elapsed());
                 });
                 let asked = tokio::select! {
                     () = session.ended() => false,

@@ -147,9 +147,13 @@ async fn issue_16_broken_servers_do_not_break_the_others() {
     assert_eq!(state("python").transport, Some("stdio"));
     assert_eq!(state("python").tools, Some(3));
     assert!(state("python").revision.is_some());
+    // The connected ones say when they were ready; the silent one never was.
+    assert!(state("inside").ready.is_some());
+    assert!(state("python").ready.is_some());
 
     let silent = state("silent");
     assert_ne!(silent.state, State::Connected);
+    assert_eq!(silent.ready, None);
     assert!(matches!(
         silent.last_error.as_deref(),
         Some(ClientError::Timeout { .. })
