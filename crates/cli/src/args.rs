@@ -49,6 +49,9 @@ pub enum Command {
     /// Connect to every configured server at once and show each one's state.
     #[command(after_help = SERVERS_EXAMPLES)]
     Servers(ServersArgs),
+    /// Ask an LLM, which uses the tools of every configured server.
+    #[command(after_help = CHAT_EXAMPLES)]
+    Chat(ChatArgs),
     /// The client the official MCP conformance suite drives: connects to URL,
     /// lists and calls its tools, answers elicitation with schema defaults.
     #[command(hide = true)]
@@ -346,6 +349,62 @@ pub struct ServersArgs {
     #[arg(long)]
     pub json: bool,
 }
+
+#[derive(Debug, Args)]
+pub struct ChatArgs {
+    /// The message: answered once, then nexo exits (the interactive chat
+    /// is not built yet).
+    #[arg(short = 'p', long = "prompt", value_name = "PROMPT")]
+    pub prompt: String,
+    /// The configuration file [default: ./.mcp.json, else
+    /// ~/.config/nexo/config.json, else the bundled servers in-process].
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Run the tool calls the policy would ask about (never one it denies).
+    #[arg(long)]
+    pub yes: bool,
+    /// The provider's API [default: from the environment, else a local Ollama].
+    #[arg(long, value_enum)]
+    pub provider: Option<ProviderArg>,
+    /// The model [default: the provider's usual one].
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// The provider's base URL (an OpenAI-compatible server: Ollama, vLLM,
+    /// llama.cpp, LM Studio) [default: ANTHROPIC_BASE_URL or OPENAI_BASE_URL].
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// The most model steps (answers that call tools) in the turn.
+    #[arg(long, value_name = "N", default_value_t = 25, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub max_steps: u32,
+    /// Seconds each server has to connect, and each tool call without progress.
+    #[arg(long, value_name = "SECONDS", default_value = "15", value_parser = positive_seconds)]
+    pub timeout: Duration,
+    #[command(flatten)]
+    pub trace: TraceArgs,
+    /// Print the turn as JSON (the answer, every tool call and its result,
+    /// usage) instead of the answer as it comes.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ProviderArg {
+    /// The Anthropic Messages API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL).
+    Anthropic,
+    /// OpenAI Chat Completions and the servers that speak it
+    /// (OPENAI_API_KEY, OPENAI_BASE_URL).
+    Openai,
+}
+
+const CHAT_EXAMPLES: &str = "\
+Examples:
+  nexo chat -p 'what is sos in Morse code?'
+  ANTHROPIC_API_KEY=... nexo chat -p 'check the mail policies of example.com'
+  nexo chat --provider openai --base-url http://127.0.0.1:11434/v1 --model qwen3 -p 'hi'
+  nexo chat --config .mcp.json --yes -p 'add a song' --json
+
+Tools annotated read-only on servers you configured run without asking;
+any other call is refused unless --yes (the model is told so).";
 
 const SERVERS_EXAMPLES: &str = "\
 Examples:

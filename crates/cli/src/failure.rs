@@ -92,6 +92,61 @@ impl Hinted for nexo_serve::ServeError {
     }
 }
 
+impl Hinted for nexo_host::provider::ProviderError {
+    fn code(&self) -> &'static str {
+        match self.exit() {
+            Exit::Usage => "usage",
+            Exit::Unauthorized => "unauthorized",
+            Exit::Unreachable => "unreachable",
+            Exit::Remote | Exit::NeedsConfirmation => "provider_error",
+        }
+    }
+
+    fn exit(&self) -> Exit {
+        use nexo_host::provider::ProviderError as E;
+        match self {
+            E::NotConfigured { .. }
+            | E::MissingKey { .. }
+            | E::NoModel { .. }
+            | E::BadKey
+            | E::Client(_)
+            | E::UnknownModel { .. }
+            | E::NoEndpoint { .. } => Exit::Usage,
+            E::Unauthorized { .. } => Exit::Unauthorized,
+            E::Unreachable { .. } | E::Busy { .. } | E::Broken { .. } | E::Truncated { .. } => {
+                Exit::Unreachable
+            }
+            E::Api { .. }
+            | E::InStream { .. }
+            | E::Malformed { .. }
+            | E::TooLarge { .. }
+            | E::BadArguments { .. } => Exit::Remote,
+        }
+    }
+
+    fn hint(&self) -> Option<String> {
+        Some(nexo_host::provider::ProviderError::hint(self))
+    }
+}
+
+impl Hinted for nexo_host::agent::AgentError {
+    fn code(&self) -> &'static str {
+        match self {
+            Self::Provider(error) => error.code(),
+        }
+    }
+
+    fn exit(&self) -> Exit {
+        match self {
+            Self::Provider(error) => error.exit(),
+        }
+    }
+
+    fn hint(&self) -> Option<String> {
+        Some(nexo_host::agent::AgentError::hint(self))
+    }
+}
+
 impl Hinted for nexo_bundled::UnknownServer {
     fn code(&self) -> &'static str {
         "usage"

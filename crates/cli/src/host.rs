@@ -67,7 +67,7 @@ pub fn load(explicit: Option<&Path>) -> Result<Config, Failure> {
 
 /// Where `nexo servers` and `--server` remember which project servers the
 /// user allowed: `consent.json` in nexo's configuration directory.
-fn consent_store() -> Result<ConsentStore, Failure> {
+pub fn consent_store() -> Result<ConsentStore, Failure> {
     let dir = env::config_dir().ok_or_else(|| {
         Failure::from(ClientError::usage(
             "no configuration directory to keep consent in",
@@ -212,6 +212,65 @@ pub fn tracer(path: &Path, options: TraceOptions) -> Result<Tracer, Failure> {
     })
 }
 
+/// The configuration's servers, connected through one hub.
+pub struct Started<'c> {
+    pub hub: Hub,
+    /// Servers of a project file not allowed to start.
+    pub skipped: Vec<&'c ServerConfig>,
+}
+
+/// Starts every enabled server of `config` that may start (asking on a
+/// terminal for a project's), each connecting within `timeout`.
+pub async fn start<'c>(
+    config: &'c Config,
+    store: &mut ConsentStore,
+    timeout: Duration,
+    trace: Option<Tracer>,
+) -> Result<Started<'c>, Failure> {
+    // Tokens a person's command stored are used; a new sign-in is left to
+    // a person (the server's state says how).
+    let oauth = OAuthOptions::new(env::token_store(), Arc::new(DeferredAgent));
+    let mut plans = Vec::new();
+    let mut skipped = Vec::new();
+    for server in config.servers.iter().filter(|server| !server.disabled) {
+        if !allowed(store, server)? {
+            skipped.push(server);
+            continue;
+        }
+        let target = target_of(server)?;
+        plans.push(ServerPlan {
+            name: server.name.clone(),
+            log: matches!(target, Target::Stdio { .. })
+                .then(|| env::server_log(&server.name))
+                .flatten(),
+            oauth: oauth.clone().for_target(&target),
+            target,
+            limits: limits(server, timeout),
+        });
+    }
+    let options = ConnectOptions {
+        timeout,
+        trace,
+        ..ConnectOptions::default()
+    };
+    let hub = Hub::start(plans, options, RestartPolicy::default()).await;
+    Ok(Started { hub, skipped })
+}
+
+/// Skipped servers named, with how to allow them (stderr).
+pub fn tell_skipped(store: &ConsentStore, skipped: &[&ServerConfig]) {
+    for server in skipped {
+        output::status(&format!(
+            "skipped, not allowed yet: {}",
+            store.describe(server)
+        ));
+    }
+    if !skipped.is_empty() {
+        let names: Vec<&str> = skipped.iter().map(|s| s.name.as_str()).collect();
+        output::status(&format!("hint: {}", allow_hint(&names)));
+    }
+}
+
 /// `nexo servers`: every configured server, connected concurrently.
 pub async fn servers(args: ServersArgs) -> Result<(), Failure> {
     let began = Instant::now();
@@ -233,37 +292,11 @@ pub async fn servers(args: ServersArgs) -> Result<(), Failure> {
             .map_err(|error| Failure::from_error(&error))?;
         output::status(&format!("allowed `{name}` to start"));
     }
-    // Tokens a person's command stored are used; a new sign-in is left to
-    // a person (the server's state says how).
-    let oauth = OAuthOptions::new(env::token_store(), Arc::new(DeferredAgent));
-    let mut plans = Vec::new();
-    let mut skipped = Vec::new();
-    for server in config.servers.iter().filter(|server| !server.disabled) {
-        if !allowed(&mut store, server)? {
-            skipped.push(server);
-            continue;
-        }
-        let target = target_of(server)?;
-        plans.push(ServerPlan {
-            name: server.name.clone(),
-            log: matches!(target, Target::Stdio { .. })
-                .then(|| env::server_log(&server.name))
-                .flatten(),
-            oauth: oauth.clone().for_target(&target),
-            target,
-            limits: limits(server, args.timeout),
-        });
-    }
     let trace = match trace_choice(&args.trace, Some(&config)) {
         Some((path, options)) => Some(tracer(&path, options)?),
         None => None,
     };
-    let options = ConnectOptions {
-        timeout: args.timeout,
-        trace: trace.clone(),
-        ..ConnectOptions::default()
-    };
-    let hub = Hub::start(plans, options, RestartPolicy::default()).await;
+    let Started { hub, skipped } = start(&config, &mut store, args.timeout, trace.clone()).await?;
     let ready = began.elapsed();
     let status = hub.status();
     let names = hub.tool_names();
@@ -289,16 +322,7 @@ pub async fn servers(args: ServersArgs) -> Result<(), Failure> {
         for renaming in names.renamed() {
             output::status(&format!("tool name for the model: {renaming}"));
         }
-        for server in &skipped {
-            output::status(&format!(
-                "skipped, not allowed yet: {}",
-                store.describe(server)
-            ));
-        }
-        if !skipped.is_empty() {
-            let names: Vec<&str> = skipped.iter().map(|s| s.name.as_str()).collect();
-            output::status(&format!("hint: {}", allow_hint(&names)));
-        }
+        tell_skipped(&store, &skipped);
     }
     hub.close().await;
     if let Some(trace) = trace

@@ -5,6 +5,7 @@
 
 mod args;
 mod builtin;
+mod chat;
 mod conformance;
 mod env;
 mod failure;
@@ -62,6 +63,7 @@ fn main() -> ExitCode {
             Command::Discover(args) => inspect::discover(args).await,
             Command::Trace(command) => trace::run(command),
             Command::Servers(args) => host::servers(args).await,
+            Command::Chat(args) => chat::run(args).await,
             Command::ConformanceClient(args) => conformance::run(args).await,
         }
     });

@@ -3,6 +3,7 @@
 //! providers' APIs, the agent loop, the approval policy and tool pinning,
 //! the client side of elicitation, sampling and roots, and the chat log.
 
+pub mod agent;
 pub mod approval;
 pub mod pins;
 pub mod provider;

@@ -18,6 +18,7 @@
     reason = "tests fail loudly, with the value that broke them"
 )]
 
+mod chat;
 mod client;
 mod dns;
 mod exit_codes;

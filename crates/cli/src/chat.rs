@@ -1,0 +1,201 @@
+//! `nexo chat -p PROMPT`: one turn of the chat, answered and done. Wiring
+//! only: the servers start as `nexo servers` starts them, the model and the
+//! agent loop are nexo-host's.
+
+use std::collections::HashMap;
+
+use nexo_host::agent::{Agent, AgentEvent, NoOneToAsk};
+use nexo_host::approval::{Origin, Policy};
+use nexo_host::provider::{Message, ProviderKind, Settings};
+use serde_json::{Value, json};
+
+use crate::args::{ChatArgs, ProviderArg};
+use crate::failure::Failure;
+use crate::{env, host, output};
+
+/// What the model is told about where it runs.
+const SYSTEM_PROMPT: &str = "You are nexo's assistant. You may call the tools of the MCP servers \
+     the user connected; a tool's name is its server's and its own, joined by `__`. Call a \
+     tool when it helps answer; say plainly when a tool fails or a call was not approved.";
+
+pub async fn run(args: ChatArgs) -> Result<(), Failure> {
+    let config = host::load(args.config.as_deref())?;
+    let mut store = host::consent_store()?;
+    let trace = match host::trace_choice(&args.trace, Some(&config)) {
+        Some((path, options)) => Some(host::tracer(&path, options)?),
+        None => None,
+    };
+    let settings = Settings {
+        kind: args.provider.map(|provider| match provider {
+            ProviderArg::Anthropic => ProviderKind::Anthropic,
+            ProviderArg::Openai => ProviderKind::OpenAi,
+        }),
+        model: args.model.clone(),
+        base_url: args.base_url.clone(),
+        ..Settings::default()
+    };
+    let provider = nexo_host::provider::select(&settings, env::var)
+        .await
+        .map_err(|error| Failure::from_error(&error))?;
+    let host::Started { hub, skipped } =
+        host::start(&config, &mut store, args.timeout, trace.clone()).await?;
+    host::tell_skipped(&store, &skipped);
+    let origins: HashMap<String, Origin> = config
+        .servers
+        .iter()
+        .map(|server| {
+            let origin = if server.project_file.is_some() {
+                Origin::Project
+            } else {
+                Origin::User
+            };
+            (server.name.clone(), origin)
+        })
+        .collect();
+    let agent = Agent {
+        hub: &hub,
+        provider,
+        policy: Policy::default(),
+        origins,
+        yes: args.yes,
+        system: Some(SYSTEM_PROMPT.to_owned()),
+        max_steps: args.max_steps as usize,
+        max_tokens: nexo_host::agent::DEFAULT_MAX_TOKENS,
+    };
+    for withheld in agent.toolset().withheld() {
+        output::status(&format!(
+            "not offered to the model: `{}` of `{}`: {}",
+            withheld.tool, withheld.server, withheld.reason
+        ));
+    }
+    let mut conversation = vec![Message::user(args.prompt.clone())];
+    let mut transcript = Vec::new();
+    let json = args.json;
+    let mut on_event = |event: AgentEvent| {
+        if json {
+            // The answer's pieces, joined.
+            if let (AgentEvent::Text(text), Some(Value::Object(last))) =
+                (&event, transcript.last_mut())
+                && let Some(Value::String(so_far)) = last.get_mut("text")
+            {
+                so_far.push_str(text);
+                return;
+            }
+            transcript.push(event_json(&event));
+        } else {
+            show(&event);
+        }
+    };
+    let turn = agent
+        .turn(&mut conversation, &NoOneToAsk, &mut on_event)
+        .await;
+    hub.close().await;
+    if let Some(trace) = trace
+        && let Err(error) = trace.flush()
+    {
+        tracing::warn!(%error, "cannot write the trace file");
+    }
+    let end = turn.map_err(|error| Failure::from_error(&error))?;
+    let answer = conversation
+        .last()
+        .filter(|message| message.tool_calls().next().is_none())
+        .map(Message::text)
+        .unwrap_or_default();
+    if json {
+        output::json(&json!({
+            "answer": answer,
+            "events": transcript,
+            "steps": end.steps,
+            "cutShort": end.cut_short,
+            "usage": {
+                "inputTokens": end.usage.input_tokens,
+                "outputTokens": end.usage.output_tokens,
+            },
+        }));
+    } else {
+        output::data("\n");
+        output::status(&format!(
+            "{} steps, {} tokens in, {} out",
+            end.steps, end.usage.input_tokens, end.usage.output_tokens
+        ));
+    }
+    if end.cut_short {
+        output::status(&format!(
+            "warning: the turn ended after {} steps with the model still calling tools; raise `--max-steps`",
+            end.steps
+        ));
+    }
+    Ok(())
+}
+
+/// An event as the person sees it: the answer on stdout as it comes, the
+/// tool calls on stderr.
+fn show(event: &AgentEvent) {
+    match event {
+        AgentEvent::Text(text) => output::data(text),
+        AgentEvent::ToolCall {
+            server,
+            tool,
+            arguments,
+        } => output::status(&format!("-> {server}__{tool} {arguments}")),
+        AgentEvent::Approval {
+            server,
+            tool,
+            allowed: false,
+            reason,
+        } => output::status(&format!("   {server}__{tool} not run: {reason}")),
+        AgentEvent::Approval { .. } | AgentEvent::Usage(_) => {}
+        AgentEvent::ToolResult {
+            server,
+            tool,
+            duration,
+            bytes,
+            error,
+        } => {
+            let outcome = match error {
+                Some(error) => format!("failed: {}", output::summary(Some(error))),
+                None => format!("{bytes} bytes"),
+            };
+            output::status(&format!(
+                "<- {server}__{tool} {outcome} ({:.0} ms)",
+                duration.as_secs_f64() * 1000.0
+            ));
+        }
+    }
+}
+
+fn event_json(event: &AgentEvent) -> Value {
+    match event {
+        AgentEvent::Text(text) => json!({"text": text}),
+        AgentEvent::ToolCall {
+            server,
+            tool,
+            arguments,
+        } => json!({"toolCall": {"server": server, "tool": tool, "arguments": arguments}}),
+        AgentEvent::Approval {
+            server,
+            tool,
+            allowed,
+            reason,
+        } => {
+            json!({"approval": {"server": server, "tool": tool, "allowed": allowed, "reason": reason}})
+        }
+        AgentEvent::ToolResult {
+            server,
+            tool,
+            duration,
+            bytes,
+            error,
+        } => json!({"toolResult": {
+            "server": server,
+            "tool": tool,
+            "durationMs": duration.as_secs_f64() * 1000.0,
+            "bytes": bytes,
+            "error": error,
+        }}),
+        AgentEvent::Usage(usage) => json!({"usage": {
+            "inputTokens": usage.input_tokens,
+            "outputTokens": usage.output_tokens,
+        }}),
+    }
+}

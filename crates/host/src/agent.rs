@@ -1,0 +1,484 @@
+//! The agent loop: one user turn, as many model steps as it takes. The
+//! model is offered the tools of every connected server (named
+//! `server__tool`, schemas normalized for its provider; a tool that cannot
+//! be sent is withheld, with the reason, and never fails the turn); each
+//! tool call it asks for goes through the approval policy (asking the
+//! person where the policy says to) and then to its server through the hub,
+//! the calls of one answer at the same time; the results, errors included,
+//! go back to the model so it can correct itself, until it answers without
+//! calling a tool or the step limit is reached.
+//!
+//! A local model that writes a tool call as JSON text instead of using the
+//! tools API gets that call run too, for a tool it was offered only, and
+//! through the same approvals.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use futures::future::{BoxFuture, join_all};
+use nexo_client::hub::Hub;
+use nexo_client::namespace::Namespace;
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ResourceContents, ToolAnnotations};
+use serde_json::Value;
+
+use crate::approval::{Answer, Call, Decision, Origin, Policy, Verdict};
+use crate::provider::{
+    Content, Image, Message, Provider, ProviderError, ProviderKind, Request, ResultPart, ToolCall,
+    ToolDefinition, ToolResult, Usage, tool_calls_in_text,
+};
+use crate::schema::{Dialect, Normalization, normalize, truncate_description};
+
+/// How many model steps one turn may take by default.
+pub const DEFAULT_MAX_STEPS: usize = 25;
+/// The most tokens one answer may take by default.
+pub const DEFAULT_MAX_TOKENS: u32 = 4096;
+
+/// The tools offered to the model: every connected server's, by their
+/// qualified names.
+pub struct Toolset {
+    definitions: Vec<ToolDefinition>,
+    names: Namespace,
+    annotations: HashMap<String, Option<ToolAnnotations>>,
+    withheld: Vec<WithheldTool>,
+}
+
+/// A tool the model is not offered, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WithheldTool {
+    pub server: String,
+    pub tool: String,
+    pub reason: String,
+}
+
+impl Toolset {
+    /// The tools of `tools` (as the hub lists them: `(server, tool)`), in
+    /// the form `dialect`'s provider takes.
+    pub fn new(tools: &[(String, rmcp::model::Tool)], dialect: Dialect) -> Self {
+        let names = Namespace::build(
+            tools
+                .iter()
+                .map(|(server, tool)| (server.as_str(), tool.name.as_ref())),
+        );
+        let mut definitions = Vec::new();
+        let mut annotations = HashMap::new();
+        let mut withheld = Vec::new();
+        for (server, tool) in tools {
+            let Some(name) = names.qualified(server, &tool.name) else {
+                continue;
+            };
+            let schema = Value::Object(tool.input_schema.as_ref().clone());
+            match normalize(&schema, dialect) {
+                Normalization::Normalized { schema, .. } => {
+                    definitions.push(ToolDefinition {
+                        name: name.to_owned(),
+                        description: truncate_description(
+                            tool.description.as_deref().unwrap_or_default(),
+                        )
+                        .into_owned(),
+                        input_schema: Value::Object(schema),
+                    });
+                    annotations.insert(name.to_owned(), tool.annotations.clone());
+                }
+                Normalization::Withheld { reason } => withheld.push(WithheldTool {
+                    server: server.clone(),
+                    tool: tool.name.to_string(),
+                    reason: reason.to_string(),
+                }),
+            }
+        }
+        Self {
+            definitions,
+            names,
+            annotations,
+            withheld,
+        }
+    }
+
+    pub fn definitions(&self) -> &[ToolDefinition] {
+        &self.definitions
+    }
+
+    pub fn withheld(&self) -> &[WithheldTool] {
+        &self.withheld
+    }
+
+    /// The server and tool an offered name stands for.
+    fn resolve(&self, name: &str) -> Option<(&str, &str)> {
+        self.annotations
+            .contains_key(name)
+            .then(|| self.names.resolve(name))
+            .flatten()
+    }
+}
+
+/// The dialect of schemas a provider takes.
+pub fn dialect_of(kind: ProviderKind) -> Dialect {
+    match kind {
+        ProviderKind::Anthropic => Dialect::Anthropic,
+        ProviderKind::OpenAi => Dialect::OpenAiCompatible,
+    }
+}
+
+/// A tool call waiting for a person's answer.
+#[derive(Debug, Clone)]
+pub struct Pending {
+    pub server: String,
+    pub tool: String,
+    pub arguments: Value,
+    /// Why it is asked (the rule or annotation that decided).
+    pub reason: String,
+    /// The answers that may be given.
+    pub answers: Vec<Answer>,
+}
+
+/// Who answers the policy's questions: a person at a terminal or on the
+/// web page, or, with no one there, a refusal.
+pub trait Approver: Send + Sync {
+    fn ask<'a>(&'a self, pending: &'a Pending) -> BoxFuture<'a, Answer>;
+}
+
+/// No one to ask: every question is answered no.
+pub struct NoOneToAsk;
+
+impl Approver for NoOneToAsk {
+    fn ask<'a>(&'a self, _: &'a Pending) -> BoxFuture<'a, Answer> {
+        Box::pin(std::future::ready(Answer::No))
+    }
+}
+
+/// What happens during a turn, for the terminal, the web page and the
+/// chat log.
+#[derive(Debug, Clone)]
+pub enum AgentEvent {
+    /// A piece of the model's answer.
+    Text(String),
+    /// The model asked for a tool call.
+    ToolCall {
+        server: String,
+        tool: String,
+        arguments: Value,
+    },
+    /// The policy's decision on it (after the person's answer, if asked).
+    Approval {
+        server: String,
+        tool: String,
+        allowed: bool,
+        reason: String,
+    },
+    /// A tool call ended.
+    ToolResult {
+        server: String,
+        tool: String,
+        duration: Duration,
+        /// Bytes of text the result gave the model.
+        bytes: usize,
+        error: Option<String>,
+    },
+    /// A model step ended.
+    Usage(Usage),
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnEnd {
+    /// Model steps taken.
+    pub steps: usize,
+    pub usage: Usage,
+    /// The step limit ended it while the model still asked for tools.
+    pub cut_short: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+}
+
+impl AgentError {
+    pub fn hint(&self) -> String {
+        match self {
+            Self::Provider(error) => error.hint(),
+        }
+    }
+}
+
+/// The model, the servers and the policy a conversation runs with.
+pub struct Agent<'h> {
+    pub hub: &'h Hub,
+    pub provider: Provider,
+    pub policy: Policy,
+    /// Where each server's configuration came from (a project file's
+    /// servers are trusted less).
+    pub origins: HashMap<String, Origin>,
+    /// `--yes`: questions are answered yes (never a deny).
+    pub yes: bool,
+    pub system: Option<String>,
+    pub max_steps: usize,
+    pub max_tokens: u32,
+}
+
+impl Agent<'_> {
+    /// The tools offered now.
+    pub fn toolset(&self) -> Toolset {
+        Toolset::new(&self.hub.tools(), dialect_of(self.provider.kind()))
+    }
+
+    /// Runs one turn on `conversation` (whose last message is the user's),
+    /// adding the model's messages and the tool results to it.
+    pub async fn turn(
+        &self,
+        conversation: &mut Vec<Message>,
+        approver: &dyn Approver,
+        events: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Result<TurnEnd, AgentError> {
+        let toolset = self.toolset();
+        let mut usage = Usage::default();
+        for step in 1..=self.max_steps {
+            let request = Request {
+                system: self.system.as_deref(),
+                messages: conversation,
+                tools: toolset.definitions(),
+                max_tokens: self.max_tokens,
+            };
+            let mut reply = self.provider.stream(&request).await?;
+            while let Some(event) = reply.next().await? {
+                if let crate::provider::Event::TextDelta(text) = event {
+                    events(AgentEvent::Text(text));
+                }
+            }
+            let answer = reply.finish().await?;
+            add_usage(&mut usage, &answer.usage);
+            events(AgentEvent::Usage(answer.usage));
+            let mut message = answer.message;
+            let mut calls: Vec<ToolCall> = message.tool_calls().cloned().collect();
+            if calls.is_empty() {
+                calls = tool_calls_in_text(&message.text(), |name| toolset.resolve(name).is_some());
+                if !calls.is_empty() {
+                    message.content = calls.iter().cloned().map(Content::ToolCall).collect();
+                }
+            }
+            conversation.push(message);
+            if calls.is_empty() {
+                return Ok(TurnEnd {
+                    steps: step,
+                    usage,
+                    cut_short: false,
+                });
+            }
+            let results = self.run_calls(&calls, &toolset, approver, events).await;
+            conversation.push(Message::tool_results(results));
+        }
+        Ok(TurnEnd {
+            steps: self.max_steps,
+            usage,
+            cut_short: true,
+        })
+    }
+
+    /// Decides on every call in order (asking where needed), then runs the
+    /// allowed ones at the same time; one result per call, in order.
+    async fn run_calls(
+        &self,
+        calls: &[ToolCall],
+        toolset: &Toolset,
+        approver: &dyn Approver,
+        events: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Vec<ToolResult> {
+        let mut planned = Vec::new();
+        for call in calls {
+            let Some((server, tool)) = toolset.resolve(&call.name) else {
+                planned.push(Err(format!(
+                    "there is no tool `{}`; the tools offered are the ones to call",
+                    call.name
+                )));
+                continue;
+            };
+            events(AgentEvent::ToolCall {
+                server: server.to_owned(),
+                tool: tool.to_owned(),
+                arguments: call.arguments.clone(),
+            });
+            let decision = self.decide(server, tool, call, toolset, approver).await;
+            events(AgentEvent::Approval {
+                server: server.to_owned(),
+                tool: tool.to_owned(),
+                allowed: decision.is_ok(),
+                reason: match &decision {
+                    Ok(reason) | Err(reason) => reason.clone(),
+                },
+            });
+            planned.push(decision.map(|_| (server, tool)));
+        }
+        let runs = calls.iter().zip(&planned).map(|(call, plan)| async move {
+            let started = Instant::now();
+            let outcome = match plan {
+                Ok((server, tool)) => Some(self.call(server, tool, &call.arguments).await),
+                Err(_) => None,
+            };
+            (outcome, started.elapsed())
+        });
+        let outcomes = join_all(runs).await;
+        calls
+            .iter()
+            .zip(planned)
+            .zip(outcomes)
+            .map(|((call, plan), (outcome, duration))| {
+                let (content, is_error) = match (plan, outcome) {
+                    (Ok((server, tool)), Some(result)) => {
+                        let bytes = text_bytes(&result.0);
+                        events(AgentEvent::ToolResult {
+                            server: server.to_owned(),
+                            tool: tool.to_owned(),
+                            duration,
+                            bytes,
+                            error: result.1.then(|| first_text(&result.0)),
+                        });
+                        result
+                    }
+                    (Err(refusal), _) => (vec![ResultPart::Text(refusal)], true),
+                    (Ok(_), None) => (Vec::new(), true),
+                };
+                ToolResult {
+                    call_id: call.id.clone(),
+                    content,
+                    is_error,
+                }
+            })
+            .collect()
+    }
+
+    /// The policy's decision on one call: `Ok` with why it may run, or
+    /// `Err` with what the model is told instead.
+    async fn decide(
+        &self,
+        server: &str,
+        tool: &str,
+        call: &ToolCall,
+        toolset: &Toolset,
+        approver: &dyn Approver,
+    ) -> Result<String, String> {
+        let annotations = toolset.annotations.get(&call.name).and_then(Option::as_ref);
+        let request = Call {
+            server,
+            tool,
+            annotations,
+            origin: self.origins.get(server).copied().unwrap_or(Origin::Project),
+            yes: self.yes,
+        };
+        let Decision { verdict, reason } = self.policy.decide(&request);
+        let reason = reason.to_string();
+        match verdict {
+            Verdict::Allow => Ok(reason),
+            Verdict::Deny => Err(format!(
+                "the user's policy does not allow this call ({reason})"
+            )),
+            Verdict::Ask(answers) => {
+                let pending = Pending {
+                    server: server.to_owned(),
+                    tool: tool.to_owned(),
+                    arguments: call.arguments.clone(),
+                    reason: reason.clone(),
+                    answers,
+                };
+                match approver.ask(&pending).await {
+                    Answer::No => Err(format!(
+                        "the user did not approve this call ({reason}); do not try it again \
+                         without asking the user"
+                    )),
+                    _ => Ok(format!("approved by the user ({reason})")),
+                }
+            }
+        }
+    }
+
+    /// Calls the tool; its result as the model will read it, and whether it
+    /// failed.
+    async fn call(&self, server: &str, tool: &str, arguments: &Value) -> (Vec<ResultPart>, bool) {
+        let arguments: JsonObject = match arguments {
+            Value::Object(map) => map.clone(),
+            _ => JsonObject::new(),
+        };
+        match self.hub.call_tool(server, tool, arguments).await {
+            Ok(result) => {
+                let is_error = result.is_error == Some(true);
+                (result_parts(&result), is_error)
+            }
+            Err(error) => {
+                let text = match error.hint() {
+                    Some(hint) => format!("{error} (hint: {hint})"),
+                    None => error.to_string(),
+                };
+                (vec![ResultPart::Text(text)], true)
+            }
+        }
+    }
+}
+
+/// A tool's result as the model reads it: text, images, the text of
+/// embedded resources, resource links named; structured content as JSON
+/// when there is nothing else.
+fn result_parts(result: &CallToolResult) -> Vec<ResultPart> {
+    let mut parts: Vec<ResultPart> = result
+        .content
+        .iter()
+        .map(|block| match block {
+            ContentBlock::Text(text) => ResultPart::Text(text.text.clone()),
+            ContentBlock::Image(image) => ResultPart::Image(Image {
+                media_type: image.mime_type.clone(),
+                data: image.data.clone(),
+            }),
+            ContentBlock::Resource(resource) => ResultPart::Text(match &resource.resource {
+                ResourceContents::TextResourceContents { uri, text, .. } => {
+                    format!("[resource {uri}]\n{text}")
+                }
+                ResourceContents::BlobResourceContents { uri, mime_type, .. } => format!(
+                    "[resource {uri}, {}, binary]",
+                    mime_type.as_deref().unwrap_or("no type")
+                ),
+                _ => "[a resource of a kind nexo does not know]".to_owned(),
+            }),
+            ContentBlock::ResourceLink(link) => {
+                ResultPart::Text(format!("[resource link {} ({})]", link.uri, link.name))
+            }
+            ContentBlock::Audio(audio) => ResultPart::Text(format!("[audio, {}]", audio.mime_type)),
+            _ => ResultPart::Text("[content of a kind nexo does not know]".to_owned()),
+        })
+        .collect();
+    if parts.is_empty()
+        && let Some(structured) = &result.structured_content
+    {
+        parts.push(ResultPart::Text(structured.to_string()));
+    }
+    parts
+}
+
+fn text_bytes(parts: &[ResultPart]) -> usize {
+    parts
+        .iter()
+        .map(|part| match part {
+            ResultPart::Text(text) => text.len(),
+            ResultPart::Image(image) => image.data.len(),
+        })
+        .sum()
+}
+
+fn first_text(parts: &[ResultPart]) -> String {
+    parts
+        .iter()
+        .find_map(|part| match part {
+            ResultPart::Text(text) => Some(text.clone()),
+            ResultPart::Image(_) => None,
+        })
+        .unwrap_or_default()
+}
+
+fn add_usage(total: &mut Usage, step: &Usage) {
+    total.input_tokens += step.input_tokens;
+    total.output_tokens += step.output_tokens;
+    let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+    };
+    total.cache_read_tokens = add(total.cache_read_tokens, step.cache_read_tokens);
+    total.cache_write_tokens = add(total.cache_write_tokens, step.cache_write_tokens);
+}
