@@ -3,8 +3,8 @@
 //! a hint that fits how the server is reached ([`Via`]). Sorted by rmcp's,
 //! reqwest's and our own error types, walking the chain of causes
 //! ([`cause`] steps into rmcp's wrappers, which hide theirs); no message
-//! text is matched here (the statuses rmcp keeps only in text are read in
-//! `http::status_in_message`, with tests against real refusals).
+//! text is matched here (HTTP statuses come from the responses themselves,
+//! see `streamable`).
 
 use rmcp::service::ServiceError;
 

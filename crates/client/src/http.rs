@@ -1,25 +1,25 @@
-//! The HTTP client under rmcp's Streamable HTTP transport: reqwest, plus a
-//! time limit on each exchange, retries of 429/503 that honour
+//! The HTTP client under rmcp's Streamable HTTP transport: our own client
+//! over reqwest ([`Streamable`]), plus a time limit on each exchange, retries of 429/503 that honour
 //! `Retry-After`, and tolerant SSE reading (a `data: [DONE]` line, as seed
 //! 000's server sent, and events of unknown types are skipped). It also
 //! reports when a session's server-to-client stream has been answered
 //! ([`StandaloneStream`]), so that requests can wait for it.
 //!
 //! Every reqwest client of the crate (this one, the legacy SSE transport's,
-//! the headless authorization agent's) starts from `client_builder`, and
-//! the status rmcp leaves only in its error messages is read by
-//! `status_in_message`.
+//! the headless authorization agent's) starts from `client_builder`. The
+//! status of each exchange is the response's, as [`Streamable`] hands it
+//! up ([`crate::forward::Answer`]).
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use rmcp::model::ServerJsonRpcMessage;
 use rmcp::transport::streamable_http_client::{StreamableHttpError, StreamableHttpPostResponse};
 use tokio::sync::watch;
 
-use crate::forward::{Forward, HttpError, Layer, Request, SseItem, SseStream};
+use crate::forward::{Answer, Exchanged, Forward, HttpError, Layer, Request, SseItem, SseStream};
+use crate::streamable::Streamable;
 use crate::tap::Traced;
 use crate::wire::WireTrace;
 
@@ -38,7 +38,7 @@ pub type RetryingHttp = Forward<Retrying>;
 /// What [`RetryingHttp`] does around reqwest (see [`Layer`]).
 #[derive(Clone, Debug)]
 pub struct Retrying {
-    inner: reqwest::Client,
+    inner: Streamable,
     timeout: Duration,
     standalone: Arc<watch::Sender<StandaloneStream>>,
     /// The HTTP status that refused a POST made before any session existed,
@@ -103,7 +103,7 @@ impl RetryingHttp {
     /// With `trace`, every message it carries is traced ([`crate::wire`]).
     pub(crate) fn new(timeout: Duration, trace: Option<Traced>) -> Result<Self, reqwest::Error> {
         let timeout = timeout + BACKSTOP_MARGIN;
-        let inner = client_builder(timeout).build()?;
+        let inner = Streamable(client_builder(timeout).build()?);
         let (standalone, _) = watch::channel(StandaloneStream::NotExpected);
         Ok(Forward(Retrying {
             inner,
@@ -128,59 +128,60 @@ impl RetryingHttp {
 }
 
 impl Layer for Retrying {
-    type Inner = reqwest::Client;
+    type Inner = Streamable;
 
-    fn inner(&self) -> &reqwest::Client {
+    fn inner(&self) -> &Streamable {
         &self.inner
     }
 
     /// Runs `attempt` until it succeeds, fails for good, or runs out of tries.
-    async fn run<T, F, Fut>(&self, attempt: F) -> Result<T, HttpError>
+    async fn run<T, F, Fut>(&self, attempt: F) -> Exchanged<T>
     where
         T: Send,
         F: Fn() -> Fut + Send,
-        Fut: Future<Output = Result<T, HttpError>> + Send,
+        Fut: Future<Output = Exchanged<T>> + Send,
     {
         let mut tries = 0;
         loop {
             tries += 1;
-            let result = match tokio::time::timeout(self.timeout, attempt()).await {
-                Ok(result) => result,
-                Err(_) => Err(StreamableHttpError::Io(std::io::Error::new(
-                    std::io::ErrorKind::TimedOut,
-                    format!("no answer within {:.1} s", self.timeout.as_secs_f64()),
-                ))),
+            let exchanged = match tokio::time::timeout(self.timeout, attempt()).await {
+                Ok(exchanged) => exchanged,
+                Err(_) => Exchanged {
+                    outcome: Err(StreamableHttpError::Io(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!("no answer within {:.1} s", self.timeout.as_secs_f64()),
+                    ))),
+                    answer: None,
+                },
             };
-            match result {
+            let delay = match &exchanged.outcome {
                 Err(StreamableHttpError::HttpStatus(status))
                     if matches!(status.status, 429 | 503) && tries < MAX_TRIES =>
                 {
-                    let Some(delay) = retry_delay(status.retry_after.as_deref()) else {
-                        return Err(StreamableHttpError::HttpStatus(status));
-                    };
-                    tracing::info!(
-                        status = status.status,
-                        ?delay,
-                        tries,
-                        "server busy; retrying"
-                    );
-                    tokio::time::sleep(delay).await;
+                    retry_delay(status.retry_after.as_deref()).map(|delay| (status.status, delay))
                 }
-                other => return other,
-            }
+                _ => None,
+            };
+            let Some((status, delay)) = delay else {
+                return exchanged;
+            };
+            tracing::info!(status, ?delay, tries, "server busy; retrying");
+            tokio::time::sleep(delay).await;
         }
     }
 
     fn posted(
         &self,
         post: &Request<'_>,
-        response: Result<StreamableHttpPostResponse, HttpError>,
+        response: Exchanged<StreamableHttpPostResponse>,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let Exchanged { outcome, answer } = response;
         if post.session_id.is_none()
-            && let Some(status) = refusal_status(&response)
+            && let Some(status) = refusal_status(answer.as_ref())
         {
             let _ = self.refused.set(status);
         }
+        let response = outcome;
         if let Ok(
             StreamableHttpPostResponse::Json(_, Some(_))
             | StreamableHttpPostResponse::Sse(_, Some(_)),
@@ -201,7 +202,7 @@ impl Layer for Retrying {
             other => other,
         };
         match &self.trace {
-            Some(trace) => trace.posted(post, response),
+            Some(trace) => trace.posted(post, answer.as_ref(), response),
             None => response,
         }
     }
@@ -209,16 +210,17 @@ impl Layer for Retrying {
     fn streamed(
         &self,
         get: &Request<'_>,
-        stream: Result<SseStream, HttpError>,
+        stream: Exchanged<SseStream>,
     ) -> Result<SseStream, HttpError> {
         if get.last_event_id.is_none() {
             self.standalone.send_replace(StandaloneStream::Settled);
         }
-        let stream = Ok(tolerant(stream?));
-        match &self.trace {
-            Some(trace) => trace.streamed(get, stream),
+        let Exchanged { outcome, answer } = stream;
+        let stream = tolerant(outcome?);
+        Ok(match &self.trace {
+            Some(trace) => trace.streamed(get, answer.as_ref(), stream),
             None => stream,
-        }
+        })
     }
 }
 
@@ -246,31 +248,12 @@ fn httpdate_delay(value: &str) -> Result<Duration, ()> {
     Ok(Duration::from_secs(u64::try_from(span).unwrap_or(0)))
 }
 
-/// The HTTP status of a POST that rmcp turned into an error, or, for
-/// `server/discover`, into a JSON-RPC error of its own making, because the
-/// answer was no JSON-RPC message. rmcp keeps the status only in its
-/// message (`HTTP 404 Not Found: ...`), so it is read from there.
-fn refusal_status(response: &Result<StreamableHttpPostResponse, HttpError>) -> Option<u16> {
-    let message = match response {
-        Err(StreamableHttpError::UnexpectedServerResponse(message)) => message.as_ref(),
-        Ok(StreamableHttpPostResponse::Json(ServerJsonRpcMessage::Error(error), None)) => error
-            .error
-            .message
-            .strip_prefix("server/discover rejected with ")?,
-        _ => return None,
-    };
-    status_in_message(message).filter(|status| (400..500).contains(status))
-}
-
-/// The HTTP status at the start of an error message of rmcp's own making
-/// (`HTTP 404 Not Found: ...`), where rmcp keeps no status of its own.
-pub(crate) fn status_in_message(message: &str) -> Option<u16> {
-    let rest = message.strip_prefix("HTTP ")?;
-    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    if digits != 3 {
-        return None;
-    }
-    rest.get(..3)?.parse().ok()
+/// The status of a POST refused with a 4xx and no JSON-RPC message (as
+/// a server that only speaks the legacy HTTP+SSE transport refuses it).
+fn refusal_status(answer: Option<&Answer>) -> Option<u16> {
+    answer
+        .filter(|answer| answer.refused_bare && answer.status.is_client_error())
+        .map(|answer| answer.status.as_u16())
 }
 
 /// Drops SSE events that carry no JSON-RPC message: `data: [DONE]` and
@@ -362,12 +345,11 @@ mod tests {
 
     use super::*;
 
-    /// Issue 15, point 6: rmcp keeps the status of some refusals only in its
-    /// message text; these read it from what rmcp really makes of a real
-    /// refusal, so that a change of wording in an rmcp upgrade fails here
-    /// rather than silently changing `--transport auto`'s fallback.
+    /// Issue 15, point 6: the status of a first POST refused without a
+    /// JSON-RPC answer, which decides `--transport auto`'s fallback, is the
+    /// response's own (issue 16: no longer read from rmcp's message text).
     #[tokio::test]
-    async fn issue_15_refusal_statuses_read_from_rmcp_messages_on_the_wire() {
+    async fn issue_15_refusal_statuses_come_from_real_refusals_on_the_wire() {
         let cases = [
             ("initialize", 404, Some(404)),
             ("initialize", 405, Some(405)),
@@ -397,40 +379,104 @@ mod tests {
         }
     }
 
-    #[test]
-    fn refusals_read_from_rmcp_messages() {
-        use rmcp::model::{ErrorData, NumberOrString};
-        let unexpected = |text: &'static str| -> Result<StreamableHttpPostResponse, HttpError> {
-            Err(StreamableHttpError::UnexpectedServerResponse(text.into()))
+    /// A trace written into memory.
+    #[derive(Clone, Default)]
+    struct Lines(Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Lines {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            if let Ok(mut lines) = self.0.lock() {
+                lines.extend_from_slice(bytes);
+            }
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Issue 16: the trace shows each response's own status and headers,
+    /// where rmcp's outcome alone would have said 202 for a 204, and
+    /// nothing for a JSON-RPC error that came with a 400.
+    #[tokio::test]
+    async fn issue_16_traced_statuses_and_headers_are_the_responses() {
+        use nexo_trace::{TraceOptions, Tracer};
+        let lines = Lines::default();
+        let tracer = Tracer::to_writer(lines.clone(), TraceOptions::default());
+        let traced = || Traced {
+            tracer: tracer.clone(),
+            server: "refusing".into(),
+            transport: "streamable-http",
         };
-        assert_eq!(
-            refusal_status(&unexpected("HTTP 404 Not Found: no")),
-            Some(404)
-        );
-        assert_eq!(
-            refusal_status(&unexpected("HTTP 405 Method Not Allowed: <empty>")),
-            Some(405)
-        );
-        assert_eq!(refusal_status(&unexpected("HTTP 502 Bad Gateway: x")), None);
-        assert_eq!(refusal_status(&unexpected("garbage")), None);
-        assert_eq!(refusal_status(&unexpected("HTTP 4040 x")), None);
-        assert_eq!(refusal_status(&unexpected("HTTP +40 x")), None);
-        let discover = |text: String| -> Result<StreamableHttpPostResponse, HttpError> {
-            Ok(StreamableHttpPostResponse::Json(
-                ServerJsonRpcMessage::error(
-                    ErrorData::invalid_request(text, None),
-                    Some(NumberOrString::Number(1)),
-                ),
-                None,
-            ))
+        let accepted = refusing::serve(204, &[], "").await;
+        let error = refusing::serve(
+            400,
+            &[
+                ("content-type", "application/json"),
+                ("set-cookie", "sid=c00k1e"),
+            ],
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"no"}}"#,
+        )
+        .await;
+        let notification: rmcp::model::ClientJsonRpcMessage = match serde_json::from_value(
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        ) {
+            Ok(message) => message,
+            Err(error) => panic!("no notification: {error}"),
         };
+        for (url, message) in [
+            (accepted, notification),
+            (error, refusing::first_message("tools/list")),
+        ] {
+            let Ok(client) = RetryingHttp::new(Duration::from_secs(10), Some(traced())) else {
+                panic!("cannot build the client");
+            };
+            let response = client
+                .post_message(
+                    url.into(),
+                    message,
+                    Some("s-1".into()),
+                    None,
+                    HashMap::new(),
+                )
+                .await;
+            assert!(response.is_ok(), "{response:?}");
+        }
+        if let Err(error) = tracer.flush() {
+            panic!("cannot flush the trace: {error}");
+        }
+        let text = match lines.0.lock() {
+            Ok(lines) => String::from_utf8_lossy(&lines).into_owned(),
+            Err(_) => panic!("the trace's lock is poisoned"),
+        };
+        assert!(!text.contains("c00k1e"), "{text}");
+        let records: Vec<serde_json::Value> = text
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect();
+        let statuses: Vec<(&str, &serde_json::Value)> = records
+            .iter()
+            .map(|record| {
+                (
+                    record["direction"].as_str().unwrap_or_default(),
+                    &record["http"]["status"],
+                )
+            })
+            .collect();
         assert_eq!(
-            refusal_status(&discover(
-                "server/discover rejected with HTTP 400 Bad Request: x".into()
-            )),
-            Some(400)
+            statuses,
+            [
+                ("out", &serde_json::json!(204)),
+                ("out", &serde_json::json!(400)),
+                ("in", &serde_json::json!(400)),
+            ],
+            "{text}"
         );
-        assert_eq!(refusal_status(&discover("Method not found".into())), None);
+        let answer = &records[2]["http"]["headers"];
+        assert_eq!(answer["content-type"], "application/json", "{text}");
+        assert_eq!(answer["set-cookie"], nexo_trace::REDACTED, "{text}");
+        assert_eq!(records[2]["http"]["method"], "POST", "{text}");
     }
 
     #[test]

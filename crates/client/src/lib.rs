@@ -24,6 +24,7 @@ mod inprocess;
 pub mod legacy_sse;
 pub mod namespace;
 pub mod secret;
+pub mod streamable;
 mod tap;
 mod target;
 mod wire;

@@ -1,36 +1,39 @@
 //! The trace of a Streamable HTTP session, written where its HTTP exchanges
-//! are seen (the innermost client layer, [`crate::http::Retrying`]) rather
-//! than by the session's tap: only there are the method, the status, the
-//! headers and the `Mcp-Session-Id` known, and only there are the messages
-//! rmcp sends on its own seen (the `initialize` and `initialized` it sends
-//! again when the server has forgotten the session, with the 404 that
-//! started it).
+//! are seen (the layer above the innermost client, [`crate::http::Retrying`])
+//! rather than by the session's tap: only there are the method, the status,
+//! the headers and the `Mcp-Session-Id` known, and only there are the
+//! messages rmcp sends on its own seen (the `initialize` and `initialized`
+//! it sends again when the server has forgotten the session, with the 404
+//! that started it).
 //!
-//! - A POSTed message: written once the POST is answered, with the time it
-//!   was first sent, the method and headers of the request, and the status
-//!   of its answer (a `404` for a session the server no longer knows).
+//! - A POSTed message: written once the POST is answered (after any
+//!   retries), with the time it was first sent, the method and headers of
+//!   the request, and the status of the response (a `404` for a session the
+//!   server no longer knows).
 //! - Messages received: each one of a JSON answer, and each `message` event
 //!   of an SSE stream (a POST's answer, the session's GET stream) as it is
-//!   read, with the request's method and the answer's status.
+//!   read, with the request's method and the response's status and headers.
 //!
-//! rmcp hands the client's layers the outcome of an exchange, not the
-//! response: the status is read from that outcome (200 for a stream or a
-//! message, 202 for an accepted notification, the status of an error) and
-//! left out where it cannot be told (a JSON-RPC error in a JSON body may
-//! come with any status). Of the response's headers only `Mcp-Session-Id`
-//! is handed on. A message's session is the `Mcp-Session-Id` it carried or
-//! that came with its answer; an `initialize` before the answer has none.
+//! Status and headers are the response's own, as the innermost client
+//! ([`crate::streamable`]) hands them up; an exchange that had no response
+//! (refused connection, time limit) has no status. A message's session is
+//! the `Mcp-Session-Id` it carried or that came with its answer; an
+//! `initialize` before the answer has none. Credential headers are
+//! redacted by the trace writer (`nexo_trace::is_credential_header`:
+//! `Set-Cookie`, `Authorization` and the like); the bearer token never
+//! reaches this module.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use futures::StreamExt;
+use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use nexo_trace::{Direction, HttpInfo, REDACTED};
-use rmcp::model::ServerJsonRpcMessage;
-use rmcp::transport::streamable_http_client::{StreamableHttpError, StreamableHttpPostResponse};
+use rmcp::transport::streamable_http_client::StreamableHttpPostResponse;
 
-use crate::forward::{HttpError, Request, SseStream};
+use crate::forward::{Answer, HttpError, Request, SseStream};
+use crate::streamable::ACCEPTED_TYPES;
 use crate::tap::Traced;
 
 /// The header that names the session.
@@ -49,22 +52,15 @@ impl std::fmt::Debug for WireTrace {
 }
 
 impl WireTrace {
-    /// Records the POST `post` and what came back; an SSE answer is
-    /// recorded event by event as it is read.
+    /// Records the POST `post` and what came back (`answer`, the response,
+    /// if one came); an SSE answer is recorded event by event as it is read.
     pub(crate) fn posted(
         &self,
         post: &Request<'_>,
+        answer: Option<&Answer>,
         response: Result<StreamableHttpPostResponse, HttpError>,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
-        let status = match &response {
-            Ok(StreamableHttpPostResponse::Accepted) => Some(202),
-            Ok(StreamableHttpPostResponse::Json(ServerJsonRpcMessage::Error(_), _)) => None,
-            Ok(StreamableHttpPostResponse::Json(..) | StreamableHttpPostResponse::Sse(..)) => {
-                Some(200)
-            }
-            Ok(_) => None,
-            Err(error) => error_status(error),
-        };
+        let status = answer.map(|answer| answer.status.as_u16());
         if let Some(message) = post.message {
             let mut request = HttpInfo::request(&Method::POST, &request_headers(post));
             request.status = status;
@@ -82,15 +78,7 @@ impl WireTrace {
                 .as_deref()
                 .map(Arc::from)
                 .or_else(|| post.session_id.cloned());
-            let info = HttpInfo {
-                status,
-                method: Some(Method::POST.to_string()),
-                headers: given
-                    .iter()
-                    .map(|id| (SESSION_HEADER.to_owned(), id.clone()))
-                    .collect(),
-            };
-            (session, info)
+            (session, response_info(Method::POST, answer))
         };
         match response {
             Ok(StreamableHttpPostResponse::Json(message, given)) => {
@@ -113,18 +101,16 @@ impl WireTrace {
         }
     }
 
-    /// Records each message of the stream the GET `get` opened.
+    /// Records each message of the stream the GET `get` opened, answered
+    /// with `answer`.
     pub(crate) fn streamed(
         &self,
         get: &Request<'_>,
-        stream: Result<SseStream, HttpError>,
-    ) -> Result<SseStream, HttpError> {
-        let info = HttpInfo {
-            status: Some(200),
-            method: Some(Method::GET.to_string()),
-            headers: Vec::new(),
-        };
-        Ok(self.events(stream?, get.session_id.cloned(), info))
+        answer: Option<&Answer>,
+        stream: SseStream,
+    ) -> SseStream {
+        let info = response_info(Method::GET, answer);
+        self.events(stream, get.session_id.cloned(), info)
     }
 
     /// `stream`, with each message event recorded as it is read.
@@ -151,21 +137,35 @@ impl WireTrace {
     }
 }
 
-/// The headers handed to reqwest for `request`: the custom ones (the
-/// user's, the protocol version, `Mcp-Method`), the session, the event a
-/// GET resumes after, and the bearer token (as [`REDACTED`]: its value
-/// never gets here).
+/// What a received message's record shows of the exchange: the request's
+/// method, and the response's status and headers.
+fn response_info(method: Method, answer: Option<&Answer>) -> HttpInfo {
+    let mut info = match answer {
+        Some(answer) => HttpInfo::response(answer.status, &answer.headers),
+        None => HttpInfo::default(),
+    };
+    info.method = Some(method.to_string());
+    info
+}
+
+/// The headers sent for `request`: `Accept` (and a POST's
+/// `Content-Type`), the custom ones (the user's, the protocol version,
+/// `Mcp-Method`), the session, the event a GET resumes after, and the
+/// bearer token (as [`REDACTED`]: its value never gets here).
 fn request_headers(request: &Request<'_>) -> HeaderMap {
-    let mut headers: HeaderMap = request
-        .custom_headers
-        .iter()
-        .map(|(name, value)| (name.clone(), value.clone()))
-        .collect();
+    let mut headers = HeaderMap::new();
+    headers.insert(ACCEPT, HeaderValue::from_static(ACCEPTED_TYPES));
+    if request.message.is_some() {
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    }
+    headers.extend(
+        request
+            .custom_headers
+            .iter()
+            .map(|(name, value)| (name.clone(), value.clone())),
+    );
     if request.authorized {
-        headers.insert(
-            http::header::AUTHORIZATION,
-            HeaderValue::from_static(REDACTED),
-        );
+        headers.insert(AUTHORIZATION, HeaderValue::from_static(REDACTED));
     }
     if let Some(value) = request
         .session_id
@@ -180,19 +180,4 @@ fn request_headers(request: &Request<'_>) -> HeaderMap {
         headers.insert(HeaderName::from_static("last-event-id"), value);
     }
     headers
-}
-
-/// The status of a failed exchange, where rmcp kept it.
-fn error_status(error: &HttpError) -> Option<u16> {
-    match error {
-        StreamableHttpError::SessionExpired => Some(404),
-        StreamableHttpError::HttpStatus(status) => Some(status.status),
-        StreamableHttpError::AuthRequired(_) => Some(401),
-        StreamableHttpError::InsufficientScope(_) => Some(403),
-        StreamableHttpError::UnexpectedServerResponse(message) => {
-            crate::http::status_in_message(message)
-        }
-        StreamableHttpError::Client(error) => error.status().map(|status| status.as_u16()),
-        _ => None,
-    }
 }

@@ -410,6 +410,21 @@ fn issue_16_a_client_traces_http_exchanges_with_the_servers_sessions() {
             if transport == "streamable-http" && record["method"] == "notifications/initialized" {
                 assert_eq!(http["status"], 202, "{record}");
             }
+            // Issue 16: a Streamable HTTP client's received messages show
+            // the response's headers, as the server sent them.
+            if transport == "streamable-http" && record["direction"] == "in" {
+                let kind = http["headers"]["content-type"].as_str().unwrap_or_default();
+                assert!(
+                    kind.starts_with("text/event-stream") || kind.starts_with("application/json"),
+                    "{record}"
+                );
+                if record["method"] == "initialize" {
+                    assert_eq!(
+                        http["headers"]["mcp-session-id"], record["session"],
+                        "{record}"
+                    );
+                }
+            }
         }
     }
 }

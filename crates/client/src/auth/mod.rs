@@ -29,7 +29,7 @@ use url::Url;
 
 pub use self::agent::{AuthorizationAgent, DeferredAgent, HeadlessAgent, LoopbackAgent};
 pub use self::store::TokenStore;
-use crate::forward::{Forward, HttpError, Layer};
+use crate::forward::{Exchanged, Forward, HttpError, Layer, Unseen};
 use crate::http::RetryingHttp;
 pub use crate::secret::Secret;
 
@@ -131,7 +131,7 @@ pub type OAuthHttp = Forward<Authorizing>;
 /// What [`OAuthHttp`] does around rmcp's `AuthClient` (see [`Layer`]).
 #[derive(Clone)]
 pub struct Authorizing {
-    inner: AuthClient<RetryingHttp>,
+    inner: Unseen<AuthClient<RetryingHttp>>,
     resource: Arc<str>,
     options: Arc<OAuthOptions>,
     /// One authorization at a time, whatever the number of requests waiting.
@@ -181,9 +181,12 @@ fn refusal(error: &HttpError) -> Option<Refusal> {
         StreamableHttpError::InsufficientScope(challenge) => Some(Refusal::InsufficientScope(
             challenge.www_authenticate_header.clone(),
         )),
-        // rmcp reports a 401 without `WWW-Authenticate` as an unexpected response.
+        // A 401 without `WWW-Authenticate` is an unexpected response, as
+        // rmcp makes it; only its error comes up through rmcp's
+        // `AuthClient`, so its status is read back from what
+        // `streamable` wrote there.
         StreamableHttpError::UnexpectedServerResponse(message)
-            if crate::http::status_in_message(message) == Some(401) =>
+            if crate::streamable::status_of_unexpected(message) == Some(401) =>
         {
             Some(Refusal::Unauthorized(None))
         }
@@ -219,7 +222,7 @@ impl OAuthHttp {
     ) -> Result<Self, AuthError> {
         let manager = AuthorizationManager::new(resource).await?;
         Ok(Forward(Authorizing {
-            inner: AuthClient::new(http, manager),
+            inner: Unseen(AuthClient::new(http, manager)),
             resource: resource.into(),
             options: Arc::new(options),
             flow: Arc::default(),
@@ -272,7 +275,7 @@ impl Authorizing {
     /// is not the one just refused, or run the authorization-code flow.
     async fn authorize(&self, challenge: Option<&str>) -> Result<(), AuthError> {
         let _one_at_a_time = self.flow.lock().await;
-        let refused = self.inner.get_access_token().await.ok();
+        let refused = self.inner.0.get_access_token().await.ok();
         let mut manager = AuthorizationManager::new(self.resource.as_ref()).await?;
         let resolution = manager.resolve_metadata_from_challenge(challenge).await?;
         if !resolution.source.is_discovered() {
@@ -342,7 +345,7 @@ impl Authorizing {
                 upgrade_url: None,
             });
         };
-        let manager = self.inner.auth_manager.lock().await;
+        let manager = self.inner.0.auth_manager.lock().await;
         let url = match manager.request_scope_upgrade(&scope).await {
             Ok(url) => url,
             // No client yet (the 403 came before any 401): a full authorization.
@@ -373,25 +376,36 @@ impl Authorizing {
     }
 
     async fn install(&self, manager: AuthorizationManager) -> Result<(), AuthError> {
-        *self.inner.auth_manager.lock().await = manager;
+        *self.inner.0.auth_manager.lock().await = manager;
         Ok(())
     }
 }
 
 impl Layer for Authorizing {
-    type Inner = AuthClient<RetryingHttp>;
+    type Inner = Unseen<AuthClient<RetryingHttp>>;
 
     fn inner(&self) -> &Self::Inner {
         &self.inner
     }
 
-    async fn run<T, F, Fut>(&self, call: F) -> Result<T, HttpError>
+    /// Runs `call`, authorizing and sending it again as the server asks.
+    /// rmcp's `AuthClient` hands up no answers, so none is handed on.
+    async fn run<T, F, Fut>(&self, call: F) -> Exchanged<T>
     where
         T: Send,
         F: Fn() -> Fut + Send,
-        Fut: Future<Output = Result<T, HttpError>> + Send,
+        Fut: Future<Output = Exchanged<T>> + Send,
     {
-        self.authorized(call).await
+        let outcome = self
+            .authorized(move || {
+                let attempt = call();
+                async move { attempt.await.outcome }
+            })
+            .await;
+        Exchanged {
+            outcome,
+            answer: None,
+        }
     }
 }
 
@@ -432,9 +446,9 @@ mod tests {
         assert_eq!(issuer_of(&metadata), "http://127.0.0.1:9/tenant");
     }
 
-    /// Issue 15, point 6: rmcp reports a 401 without `WWW-Authenticate` as
-    /// an unexpected response whose text holds the status; this reads what
-    /// rmcp really makes of one.
+    /// Issue 15, point 6: a 401 without `WWW-Authenticate` is an unexpected
+    /// response whose text holds the status; this reads what the client
+    /// really makes of one.
     #[tokio::test]
     async fn issue_15_a_bare_401_on_the_wire_is_a_refusal() {
         use std::collections::HashMap;

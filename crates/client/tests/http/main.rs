@@ -175,4 +175,23 @@ async fn issue_16_an_expired_http_session_is_renewed_transparently() {
             && record["session"] == renewed["session"]
     });
     assert!(answered, "{text}");
+    // The statuses are the responses' own: the 404 was read off the
+    // response (no outcome is turned into a status any more), and every
+    // message received shows the response that carried it.
+    for record in records.iter().filter(|record| record["direction"] == "in") {
+        assert_eq!(record["http"]["status"], 200, "{record}");
+        assert!(
+            record["http"]["headers"]["content-type"]
+                .as_str()
+                .is_some_and(|kind| kind.starts_with("text/event-stream")),
+            "{record}"
+        );
+    }
+    let renewed_session = renewed["session"].as_str().unwrap();
+    let handed_out = records.iter().any(|record| {
+        record["direction"] == "in"
+            && record["method"] == "initialize"
+            && record["http"]["headers"]["mcp-session-id"] == renewed_session
+    });
+    assert!(handed_out, "{text}");
 }
