@@ -103,7 +103,7 @@ impl RetryingHttp {
     /// With `trace`, every message it carries is traced ([`crate::wire`]).
     pub(crate) fn new(timeout: Duration, trace: Option<Traced>) -> Result<Self, reqwest::Error> {
         let timeout = timeout + BACKSTOP_MARGIN;
-        let inner = Streamable(client_builder(timeout).build()?);
+        let inner = Streamable::new(client_builder(timeout).build()?);
         let (standalone, _) = watch::channel(StandaloneStream::NotExpected);
         Ok(Forward(Retrying {
             inner,

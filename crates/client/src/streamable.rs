@@ -38,14 +38,17 @@
 //! - DELETE of the session: a 405 is success (the server does not end
 //!   sessions that way); another failure is reqwest's status error.
 //!
-//! One thing rmcp's worker cannot see here: it stops resuming a stream
-//! whose event was over the size limit by recognising rmcp's own (private)
-//! error type, so over one of our streams it reads the oversized event as a
-//! broken stream and resumes it, under its retry policy.
+//! rmcp's worker stops resuming a stream whose event was over the size
+//! limit by recognising rmcp's own (private) error type, which ours cannot
+//! be; so once one of a client's streams has had an oversized event, the
+//! client refuses to resume any (a GET with `Last-Event-Id`) with
+//! `ServerDoesNotSupportSse`, which the worker takes as final: a server
+//! cannot make it download oversized events again and again.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use bytes::Bytes;
 use futures::{Stream, StreamExt, TryStreamExt};
@@ -78,7 +81,20 @@ const RESERVED_HEADERS: [&str; 3] = ["accept", HEADER_SESSION_ID, HEADER_LAST_EV
 
 /// reqwest, speaking Streamable HTTP (see the module comment).
 #[derive(Debug, Clone)]
-pub struct Streamable(pub(crate) reqwest::Client);
+pub struct Streamable {
+    http: reqwest::Client,
+    /// One of this client's streams had an event over the size limit.
+    oversized: Arc<AtomicBool>,
+}
+
+impl Streamable {
+    pub(crate) fn new(http: reqwest::Client) -> Self {
+        Self {
+            http,
+            oversized: Arc::default(),
+        }
+    }
+}
 
 impl Exchange for Streamable {
     async fn post(
@@ -90,7 +106,7 @@ impl Exchange for Streamable {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Exchanged<StreamableHttpPostResponse> {
-        let mut request = self.0.post(uri.as_ref()).header(ACCEPT, ACCEPTED_TYPES);
+        let mut request = self.http.post(uri.as_ref()).header(ACCEPT, ACCEPTED_TYPES);
         if let Some(token) = auth_token {
             request = request.bearer_auth(token);
         }
@@ -114,6 +130,7 @@ impl Exchange for Streamable {
             session_was_attached,
             max_sse_event_size,
             &mut answer,
+            &self.oversized,
         )
         .await;
         Exchanged {
@@ -131,7 +148,11 @@ impl Exchange for Streamable {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Exchanged<SseStream> {
-        let mut request = self.0.get(uri.as_ref()).header(ACCEPT, ACCEPTED_TYPES);
+        if last_event_id.is_some() && self.oversized.load(Ordering::Relaxed) {
+            tracing::warn!("not resuming the stream: one of its events was over the size limit");
+            return Exchanged::unanswered(StreamableHttpError::ServerDoesNotSupportSse);
+        }
+        let mut request = self.http.get(uri.as_ref()).header(ACCEPT, ACCEPTED_TYPES);
         if let Some(session) = session_id {
             request = request.header(HEADER_SESSION_ID, session.as_ref());
         }
@@ -151,7 +172,7 @@ impl Exchange for Streamable {
         };
         let answer = Answer::of(&response);
         Exchanged {
-            outcome: streamed(response, max_sse_event_size),
+            outcome: streamed(response, max_sse_event_size, &self.oversized),
             answer: Some(answer),
         }
     }
@@ -163,7 +184,7 @@ impl Exchange for Streamable {
         auth_token: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Exchanged<()> {
-        let mut request = self.0.delete(uri.as_ref());
+        let mut request = self.http.delete(uri.as_ref());
         if let Some(token) = auth_token {
             request = request.bearer_auth(token);
         }
@@ -218,6 +239,7 @@ async fn posted(
     session_was_attached: bool,
     max_sse_event_size: usize,
     answer: &mut Answer,
+    oversized: &Arc<AtomicBool>,
 ) -> Result<StreamableHttpPostResponse, HttpError> {
     let status = response.status();
     if let Some(challenge) = challenge(&response)? {
@@ -294,7 +316,7 @@ async fn posted(
     match content_type.as_deref() {
         Some(kind) if kind.starts_with(EVENT_STREAM_MIME_TYPE) => {
             Ok(StreamableHttpPostResponse::Sse(
-                bounded_events(response.bytes_stream(), max_sse_event_size),
+                bounded_events(response.bytes_stream(), max_sse_event_size, oversized),
                 session_id,
             ))
         }
@@ -334,6 +356,7 @@ async fn posted(
 fn streamed(
     response: reqwest::Response,
     max_sse_event_size: usize,
+    oversized: &Arc<AtomicBool>,
 ) -> Result<SseStream, HttpError> {
     if response.status() == StatusCode::METHOD_NOT_ALLOWED {
         return Err(StreamableHttpError::ServerDoesNotSupportSse);
@@ -358,7 +381,11 @@ fn streamed(
         }
         None => return Err(StreamableHttpError::UnexpectedContentType(None)),
     }
-    Ok(bounded_events(response.bytes_stream(), max_sse_event_size))
+    Ok(bounded_events(
+        response.bytes_stream(),
+        max_sse_event_size,
+        oversized,
+    ))
 }
 
 /// The error of an exchange refused with `status` and `body`, written
@@ -572,14 +599,17 @@ enum EventStreamError {
 
 /// The SSE events of `bytes`, ending with an error at the first event
 /// longer than `max_event_size` (counted as rmcp counts it: the data an
-/// event keeps, comments left out, a newline per joined line).
+/// event keeps, comments left out, a newline per joined line), which sets
+/// `oversized`.
 fn bounded_events(
     bytes: impl Stream<Item = Result<Bytes, reqwest::Error>> + Send + 'static,
     max_event_size: usize,
+    oversized: &Arc<AtomicBool>,
 ) -> SseStream {
+    let oversized = oversized.clone();
     let checked = bytes.scan(
         (EventSize::new(max_event_size), false),
-        |(size, failed), chunk| {
+        move |(size, failed), chunk| {
             if *failed {
                 return std::future::ready(None);
             }
@@ -587,6 +617,7 @@ fn bounded_events(
                 Ok(chunk) if size.observe(&chunk) => Ok(chunk),
                 Ok(_) => {
                     *failed = true;
+                    oversized.store(true, Ordering::Relaxed);
                     Err(EventStreamError::EventTooLarge {
                         max_size: size.max_size,
                     })
@@ -672,6 +703,42 @@ impl EventSize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A stream with an event over the limit ends in an error and marks
+    /// its client, which then refuses to resume any stream, without a
+    /// request, in the way rmcp's worker takes as final.
+    #[tokio::test]
+    async fn an_oversized_event_ends_resumption() {
+        let client = Streamable::new(reqwest::Client::new());
+        let chunks: Vec<Result<Bytes, reqwest::Error>> = vec![
+            Ok(Bytes::from_static(b"id: 1\ndata: {}\n\n")),
+            Ok(Bytes::from_static(
+                b"id: 2\ndata: 0123456789012345678901234567890\n\n",
+            )),
+        ];
+        let mut events = bounded_events(futures::stream::iter(chunks), 16, &client.oversized);
+        assert!(events.next().await.is_some_and(|event| event.is_ok()));
+        assert!(events.next().await.is_some_and(|event| event.is_err()));
+        assert!(client.oversized.load(Ordering::Relaxed));
+
+        // Port 9 (discard) on loopback: nothing is sent, or this would fail
+        // with a connection error instead.
+        let resumed = client
+            .get(
+                "http://127.0.0.1:9/mcp".into(),
+                Some("session".into()),
+                Some("2".to_owned()),
+                None,
+                HashMap::new(),
+                16,
+            )
+            .await;
+        assert!(matches!(
+            resumed.outcome,
+            Err(StreamableHttpError::ServerDoesNotSupportSse)
+        ));
+        assert!(resumed.answer.is_none());
+    }
 
     #[test]
     fn event_sizes_are_counted_as_rmcp_counts_them() {
