@@ -379,6 +379,11 @@ pub struct ChatArgs {
     /// Seconds each server has to connect, and each tool call without progress.
     #[arg(long, value_name = "SECONDS", default_value = "15", value_parser = positive_seconds)]
     pub timeout: Duration,
+    /// Append the conversation to FILE, one JSON line per message, tool
+    /// call and approval [default: chat_log.jsonl in $XDG_STATE_HOME/nexo;
+    /// `off` for none].
+    #[arg(long, value_name = "FILE")]
+    pub chat_log: Option<PathBuf>,
     #[command(flatten)]
     pub trace: TraceArgs,
     /// Print the turn as JSON (the answer, every tool call and its result,

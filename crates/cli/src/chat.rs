@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use nexo_host::agent::{Agent, AgentEvent, NoOneToAsk};
 use nexo_host::approval::{Origin, Policy};
+use nexo_host::chatlog::ChatLog;
 use nexo_host::provider::{Message, ProviderKind, Settings};
 use serde_json::{Value, json};
 
@@ -68,10 +69,17 @@ pub async fn run(args: ChatArgs) -> Result<(), Failure> {
             withheld.tool, withheld.server, withheld.reason
         ));
     }
+    let log = chat_log(&args);
+    if let Some(log) = &log {
+        log.user(&args.prompt);
+    }
     let mut conversation = vec![Message::user(args.prompt.clone())];
     let mut transcript = Vec::new();
     let json = args.json;
     let mut on_event = |event: AgentEvent| {
+        if let Some(log) = &log {
+            log.event(&event);
+        }
         if json {
             // The answer's pieces, joined.
             if let (AgentEvent::Text(text), Some(Value::Object(last))) =
@@ -128,6 +136,27 @@ pub async fn run(args: ChatArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The chat log: `--chat-log FILE`, else `chat_log.jsonl` in nexo's state
+/// directory; none with `--chat-log off` or when it cannot be opened (said
+/// once).
+fn chat_log(args: &ChatArgs) -> Option<ChatLog> {
+    let path = match args.chat_log.as_deref() {
+        Some(path) if path.as_os_str() == "off" => return None,
+        Some(path) => path.to_owned(),
+        None => env::chat_log()?,
+    };
+    match ChatLog::open(&path) {
+        Ok(log) => Some(log),
+        Err(error) => {
+            output::status(&format!(
+                "warning: cannot open the chat log `{}`: {error}; this chat is not logged",
+                path.display()
+            ));
+            None
+        }
+    }
+}
+
 /// An event as the person sees it: the answer on stdout as it comes, the
 /// tool calls on stderr.
 fn show(event: &AgentEvent) {
@@ -144,13 +173,14 @@ fn show(event: &AgentEvent) {
             allowed: false,
             reason,
         } => output::status(&format!("   {server}__{tool} not run: {reason}")),
-        AgentEvent::Approval { .. } | AgentEvent::Usage(_) => {}
+        AgentEvent::Approval { .. } | AgentEvent::Answer { .. } => {}
         AgentEvent::ToolResult {
             server,
             tool,
             duration,
             bytes,
             error,
+            ..
         } => {
             let outcome = match error {
                 Some(error) => format!("failed: {}", output::summary(Some(error))),
@@ -186,6 +216,7 @@ fn event_json(event: &AgentEvent) -> Value {
             duration,
             bytes,
             error,
+            ..
         } => json!({"toolResult": {
             "server": server,
             "tool": tool,
@@ -193,7 +224,7 @@ fn event_json(event: &AgentEvent) -> Value {
             "bytes": bytes,
             "error": error,
         }}),
-        AgentEvent::Usage(usage) => json!({"usage": {
+        AgentEvent::Answer { usage, .. } => json!({"usage": {
             "inputTokens": usage.input_tokens,
             "outputTokens": usage.output_tokens,
         }}),

@@ -62,9 +62,7 @@ pub fn config_dir() -> Option<PathBuf> {
 /// The log file of configured server `name`'s stderr:
 /// `$XDG_STATE_HOME/nexo/logs/NAME.log` (or `~/.local/state/...`).
 pub fn server_log(name: &str) -> Option<PathBuf> {
-    let state = var(XDG_STATE_HOME)
-        .map(PathBuf::from)
-        .or_else(|| var(HOME).map(|home| PathBuf::from(home).join(".local/state")))?;
+    let state = state_dir()?;
     let file: String = name
         .chars()
         .map(|c| {
@@ -76,6 +74,19 @@ pub fn server_log(name: &str) -> Option<PathBuf> {
         })
         .collect();
     Some(state.join("nexo").join("logs").join(format!("{file}.log")))
+}
+
+/// Where `nexo chat` logs conversations without `--chat-log`:
+/// `$XDG_STATE_HOME/nexo/chat_log.jsonl` (or `~/.local/state/...`).
+pub fn chat_log() -> Option<PathBuf> {
+    Some(state_dir()?.join("nexo").join("chat_log.jsonl"))
+}
+
+/// `$XDG_STATE_HOME`, else `~/.local/state`.
+fn state_dir() -> Option<PathBuf> {
+    var(XDG_STATE_HOME)
+        .map(PathBuf::from)
+        .or_else(|| var(HOME).map(|home| PathBuf::from(home).join(".local/state")))
 }
 
 /// A per-user directory of the platform: `%APPDATA%` on Windows,
@@ -103,10 +114,7 @@ pub fn dns_log() -> Option<PathBuf> {
         Some("off") => None,
         Some(path) => Some(PathBuf::from(path)),
         None => {
-            let state = var(XDG_STATE_HOME)
-                .map(PathBuf::from)
-                .or_else(|| var(HOME).map(|home| PathBuf::from(home).join(".local/state")))?;
-            let dir = state.join("nexo");
+            let dir = state_dir()?.join("nexo");
             std::fs::create_dir_all(&dir).ok()?;
             Some(dir.join("dns_mcp.log.jsonl"))
         }

@@ -169,13 +169,14 @@ pub enum AgentEvent {
     ToolResult {
         server: String,
         tool: String,
+        arguments: Value,
         duration: Duration,
         /// Bytes of text the result gave the model.
         bytes: usize,
         error: Option<String>,
     },
-    /// A model step ended.
-    Usage(Usage),
+    /// A model step ended: its whole text (tool calls aside) and usage.
+    Answer { text: String, usage: Usage },
 }
 
 /// How a turn ended.
@@ -248,7 +249,10 @@ impl Agent<'_> {
             }
             let answer = reply.finish().await?;
             add_usage(&mut usage, &answer.usage);
-            events(AgentEvent::Usage(answer.usage));
+            events(AgentEvent::Answer {
+                text: answer.message.text(),
+                usage: answer.usage,
+            });
             let mut message = answer.message;
             let mut calls: Vec<ToolCall> = message.tool_calls().cloned().collect();
             if calls.is_empty() {
@@ -329,6 +333,7 @@ impl Agent<'_> {
                         events(AgentEvent::ToolResult {
                             server: server.to_owned(),
                             tool: tool.to_owned(),
+                            arguments: call.arguments.clone(),
                             duration,
                             bytes,
                             error: result.1.then(|| first_text(&result.0)),

@@ -5,6 +5,7 @@
 
 pub mod agent;
 pub mod approval;
+pub mod chatlog;
 pub mod pins;
 pub mod provider;
 pub mod schema;

@@ -90,6 +90,24 @@ async fn issue_17_the_model_calls_a_read_only_tool_over_both_apis() {
         assert!(second.contains("call_1"), "{api}: {second}");
         assert!(second.contains("... --- ..."), "{api}: {second}");
         assert_eq!(requests[0]["stream"], true, "{api}");
+
+        // Seed 000's chat log, where the README says.
+        let log = std::fs::read_to_string(dir.path().join("state/nexo/chat_log.jsonl")).unwrap();
+        let lines: Vec<Value> = log
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        let kinds: Vec<&str> = lines.iter().filter_map(|l| l["type"].as_str()).collect();
+        assert_eq!(
+            kinds,
+            ["user", "model", "approval", "tool_call", "model"],
+            "{api}: {log}"
+        );
+        assert_eq!(lines[0]["text"], "what is sos in morse?");
+        assert_eq!(lines[3]["server"], "morse");
+        assert_eq!(lines[3]["arguments"]["texto"], "sos");
+        assert!(lines[3]["result_bytes"].as_u64().unwrap() > 0, "{log}");
+        assert_eq!(lines[4]["text"], "In Morse code, SOS is ... --- ...");
         llm.stop().await;
     }
 }
