@@ -361,8 +361,14 @@ pub struct ChatArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Run the tool calls the policy would ask about (never one it denies).
+    /// It never approves a tool whose definition changed.
     #[arg(long)]
     pub yes: bool,
+    /// Offer, and pin, the tools whose definitions changed (or that are
+    /// new) since you approved their server's tools: review the changes
+    /// shown first.
+    #[arg(long)]
+    pub approve_tool_changes: bool,
     /// The provider's API [default: from the environment, else a local Ollama].
     #[arg(long, value_enum)]
     pub provider: Option<ProviderArg>,

@@ -4,10 +4,16 @@
 
 use std::collections::HashMap;
 
-use nexo_host::agent::{Agent, AgentEvent, NoOneToAsk};
+use std::time::Duration;
+
+use nexo_client::config::Config;
+use nexo_client::hub::Hub;
+use nexo_host::agent::{Agent, AgentEvent, NoOneToAsk, WithheldTool};
 use nexo_host::approval::{Origin, Policy};
 use nexo_host::chatlog::ChatLog;
+use nexo_host::pins::{PinStore, ServerIdentity, Status};
 use nexo_host::provider::{Message, ProviderKind, Settings};
+use rmcp::model::Tool;
 use serde_json::{Value, json};
 
 use crate::args::{ChatArgs, ProviderArg};
@@ -53,17 +59,24 @@ pub async fn run(args: ChatArgs) -> Result<(), Failure> {
             (server.name.clone(), origin)
         })
         .collect();
+    let blocked = pinned(&config, &hub, args.approve_tool_changes).await?;
     let agent = Agent {
         hub: &hub,
         provider,
         policy: Policy::default(),
         origins,
         yes: args.yes,
+        blocked,
         system: Some(SYSTEM_PROMPT.to_owned()),
         max_steps: args.max_steps as usize,
         max_tokens: nexo_host::agent::DEFAULT_MAX_TOKENS,
     };
-    for withheld in agent.toolset().withheld() {
+    for withheld in agent
+        .toolset()
+        .withheld()
+        .iter()
+        .filter(|withheld| !agent.blocked.contains(withheld))
+    {
         output::status(&format!(
             "not offered to the model: `{}` of `{}`: {}",
             withheld.tool, withheld.server, withheld.reason
@@ -134,6 +147,86 @@ pub async fn run(args: ChatArgs) -> Result<(), Failure> {
         ));
     }
     Ok(())
+}
+
+/// Each connected server's tools against their pins (`pins.json` in
+/// nexo's configuration directory): a server seen for the first time is
+/// pinned as it is; a tool changed or added since is not offered, and the
+/// person is shown the change and how to approve it.
+async fn pinned(
+    config: &Config,
+    hub: &Hub,
+    approve_changes: bool,
+) -> Result<Vec<WithheldTool>, Failure> {
+    let Some(dir) = env::config_dir() else {
+        output::status(
+            "warning: no configuration directory to keep tool pins in; tools are not pinned",
+        );
+        return Ok(Vec::new());
+    };
+    let mut store =
+        PinStore::open(dir.join("pins.json")).map_err(|error| Failure::from_error(&error))?;
+    let tools = hub.tools();
+    let mut blocked = Vec::new();
+    for server in &config.servers {
+        let listed: Vec<Tool> = tools
+            .iter()
+            .filter(|(name, _)| name == &server.name)
+            .map(|(_, tool)| tool.clone())
+            .collect();
+        let Ok(session) = hub.session(&server.name, Duration::ZERO).await else {
+            continue;
+        };
+        let instructions = session
+            .server_info()
+            .and_then(|info| info.instructions.clone());
+        let fingerprint = server.fingerprint.to_text();
+        let identity = ServerIdentity {
+            name: &server.name,
+            fingerprint: &fingerprint,
+        };
+        let admitted = store
+            .admit(&identity, &listed, instructions.as_deref(), approve_changes)
+            .map_err(|error| Failure::from_error(&error))?;
+        if admitted.first_use {
+            output::status(&format!(
+                "pinned the tools of `{}` as they are now ({} of them); a later change is shown and held back",
+                server.name,
+                admitted.approved.len()
+            ));
+        } else if !admitted.approved.is_empty() {
+            output::status(&format!(
+                "approved the changed or new tools of `{}`: {}",
+                server.name,
+                admitted.approved.join(", ")
+            ));
+        }
+        for (tool, status) in admitted.blocked {
+            let reason = match &status {
+                Status::Changed { diff, .. } => {
+                    format!("its definition changed since you approved it:\n{diff}")
+                }
+                Status::New => "it is new since you approved this server's tools".to_owned(),
+                Status::Duplicate => "the server lists it twice".to_owned(),
+                Status::Trusted => continue,
+            };
+            output::status(&format!(
+                "held back `{tool}` of `{}`: {reason}",
+                server.name
+            ));
+            blocked.push(WithheldTool {
+                server: server.name.clone(),
+                tool,
+                reason,
+            });
+        }
+    }
+    if !blocked.is_empty() {
+        output::status(
+            "hint: after reviewing the changes, run again with `--approve-tool-changes` to offer them",
+        );
+    }
+    Ok(blocked)
 }
 
 /// The chat log: `--chat-log FILE`, else `chat_log.jsonl` in nexo's state

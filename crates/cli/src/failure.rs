@@ -147,6 +147,20 @@ impl Hinted for nexo_host::agent::AgentError {
     }
 }
 
+impl Hinted for nexo_host::pins::PinError {
+    fn code(&self) -> &'static str {
+        nexo_host::pins::PinError::code(self)
+    }
+
+    fn exit(&self) -> Exit {
+        Exit::Usage
+    }
+
+    fn hint(&self) -> Option<String> {
+        Some(nexo_host::pins::PinError::hint(self))
+    }
+}
+
 impl Hinted for nexo_bundled::UnknownServer {
     fn code(&self) -> &'static str {
         "usage"

@@ -1,7 +1,9 @@
 //! The agent loop: one user turn, as many model steps as it takes. The
 //! model is offered the tools of every connected server (named
 //! `server__tool`, schemas normalized for its provider; a tool that cannot
-//! be sent is withheld, with the reason, and never fails the turn); each
+//! be sent, or whose definition changed since the user approved it (see
+//! [`crate::pins`]), is withheld, with the reason, and never fails the
+//! turn); each
 //! tool call it asks for goes through the approval policy (asking the
 //! person where the policy says to) and then to its server through the hub,
 //! the calls of one answer at the same time; the results, errors included,
@@ -52,8 +54,13 @@ pub struct WithheldTool {
 
 impl Toolset {
     /// The tools of `tools` (as the hub lists them: `(server, tool)`), in
-    /// the form `dialect`'s provider takes.
-    pub fn new(tools: &[(String, rmcp::model::Tool)], dialect: Dialect) -> Self {
+    /// the form `dialect`'s provider takes, but those `blocked` (by their
+    /// pins).
+    pub fn new(
+        tools: &[(String, rmcp::model::Tool)],
+        dialect: Dialect,
+        blocked: &[WithheldTool],
+    ) -> Self {
         let names = Namespace::build(
             tools
                 .iter()
@@ -62,10 +69,17 @@ impl Toolset {
         let mut definitions = Vec::new();
         let mut annotations = HashMap::new();
         let mut withheld = Vec::new();
+        withheld.extend_from_slice(blocked);
         for (server, tool) in tools {
             let Some(name) = names.qualified(server, &tool.name) else {
                 continue;
             };
+            if blocked
+                .iter()
+                .any(|block| &block.server == server && block.tool == tool.name.as_ref())
+            {
+                continue;
+            }
             let schema = Value::Object(tool.input_schema.as_ref().clone());
             match normalize(&schema, dialect) {
                 Normalization::Normalized { schema, .. } => {
@@ -213,6 +227,8 @@ pub struct Agent<'h> {
     pub origins: HashMap<String, Origin>,
     /// `--yes`: questions are answered yes (never a deny).
     pub yes: bool,
+    /// Tools not offered, whose definitions are not approved (pins).
+    pub blocked: Vec<WithheldTool>,
     pub system: Option<String>,
     pub max_steps: usize,
     pub max_tokens: u32,
@@ -221,7 +237,11 @@ pub struct Agent<'h> {
 impl Agent<'_> {
     /// The tools offered now.
     pub fn toolset(&self) -> Toolset {
-        Toolset::new(&self.hub.tools(), dialect_of(self.provider.kind()))
+        Toolset::new(
+            &self.hub.tools(),
+            dialect_of(self.provider.kind()),
+            &self.blocked,
+        )
     }
 
     /// Runs one turn on `conversation` (whose last message is the user's),

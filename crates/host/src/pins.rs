@@ -130,6 +130,18 @@ impl Check {
     }
 }
 
+/// What [`PinStore::admit`] let through.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Admitted {
+    /// The server was never seen: its tools were pinned as they are.
+    pub first_use: bool,
+    /// Tools pinned now (all of a new server's, or the approved changes).
+    pub approved: Vec<String>,
+    /// Tools not to offer, with why: changed or new on a known server, or
+    /// listed twice.
+    pub blocked: Vec<(String, Status)>,
+}
+
 /// The pins file cannot be used, or an approval names no pending tool.
 #[derive(Debug, thiserror::Error)]
 pub enum PinError {
@@ -274,6 +286,48 @@ impl PinStore {
             check,
             check.pending().map(|pending| &pending.definition).collect(),
         )
+    }
+
+    /// What a run may offer of `server`'s tools: a server never seen
+    /// under this identity has its whole set pinned as it is (the user
+    /// configured it, or consented to it: trust on first use); on a known
+    /// one, new and changed tools are approved only if `approve_changes`
+    /// (an explicit choice, never `--yes`), and otherwise blocked.
+    pub fn admit(
+        &mut self,
+        server: &ServerIdentity<'_>,
+        tools: &[Tool],
+        instructions: Option<&str>,
+        approve_changes: bool,
+    ) -> Result<Admitted, PinError> {
+        let check = self.check(server, tools, instructions);
+        let pending: Vec<String> = check
+            .pending()
+            .map(|pending| pending.definition.name.clone())
+            .collect();
+        let duplicates = check
+            .tools
+            .iter()
+            .filter(|tool| tool.status == Status::Duplicate)
+            .map(|tool| (tool.definition.name.clone(), tool.status.clone()));
+        if !check.known_server || approve_changes {
+            self.approve_all(&check)?;
+            return Ok(Admitted {
+                first_use: !check.known_server,
+                approved: pending,
+                blocked: duplicates.collect(),
+            });
+        }
+        let blocked = check
+            .pending()
+            .map(|pending| (pending.definition.name.clone(), pending.status.clone()))
+            .chain(duplicates)
+            .collect();
+        Ok(Admitted {
+            first_use: false,
+            approved: Vec::new(),
+            blocked,
+        })
     }
 
     /// Applies the pins to the file as it is now (another nexo may have
