@@ -18,61 +18,17 @@
 #![expect(clippy::unwrap_used, reason = "a benchmark fails loudly")]
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use nexo_client::{ConnectOptions, InProcess, Session, Target};
 use nexo_trace::{TraceOptions, Tracer};
-use rmcp::ServerHandler;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, JsonObject,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-};
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::model::JsonObject;
 
 /// Requests in flight at once in the concurrent measure.
 const WINDOW: usize = 16;
 /// Calls before the clock starts.
 const WARM_UP: usize = 500;
-
-/// An in-process server with one tool, `echo`, that returns `text`.
-#[derive(Clone)]
-struct Echo;
-
-impl ServerHandler for Echo {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, rmcp::ErrorData> {
-        let schema = serde_json::from_value(serde_json::json!({"type": "object"})).unwrap();
-        Ok(ListToolsResult::with_all_items(vec![Tool::new(
-            "echo",
-            "Says it back.",
-            Arc::new(schema),
-        )]))
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, rmcp::ErrorData> {
-        let text = request
-            .arguments
-            .as_ref()
-            .and_then(|arguments| arguments.get("text"))
-            .and_then(|text| text.as_str())
-            .unwrap_or_default()
-            .to_owned();
-        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
-    }
-}
 
 struct Args {
     reps: usize,
@@ -182,7 +138,7 @@ fn main() {
     };
     let mut cases = vec![Case {
         name: "in-process",
-        target: Target::InProcess(InProcess::new("echo", Echo)),
+        target: Target::InProcess(InProcess::new("echo", nexo_testkit::Echo)),
         arguments: text("text"),
     }];
     if let Some(command) = &args.stdio {

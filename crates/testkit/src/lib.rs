@@ -2,14 +2,17 @@
 //! rmcp [`ServerHandler`] served on one end of a `tokio::io::duplex` pipe,
 //! with rmcp's own client on the other end ([`connect`], [`call_tool`]) or
 //! raw JSON-RPC lines ([`Wire`]), so that a bug shared by rmcp's client and
-//! server cannot hide; and [`contains`], a JSON subset check for results.
+//! server cannot hide; [`contains`], a JSON subset check for results; and
+//! [`Echo`], a one-tool server for the client's own tests.
 //!
 //! Dev-only: nexo crates take it as a dev-dependency, never a normal one. It
 //! knows no particular server; each server's tests keep their own
 //! assertions.
 
+mod echo;
 mod wire;
 
+pub use echo::Echo;
 pub use wire::{Exchange, Wire};
 
 use rmcp::model::{CallToolRequestParams, CallToolResult};

@@ -9,49 +9,12 @@ use std::sync::{Arc, Mutex};
 
 use nexo_client::{ConnectOptions, Era, Header, HttpTransport, Target, TargetUrl};
 use nexo_trace::{TraceOptions, Tracer};
-use rmcp::ServerHandler;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-};
-use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-/// A server with one tool, `hello`.
-#[derive(Clone)]
-struct Hello;
-
-impl ServerHandler for Hello {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, rmcp::ErrorData> {
-        let schema = serde_json::from_value(serde_json::json!({"type": "object"})).unwrap();
-        Ok(ListToolsResult::with_all_items(vec![Tool::new(
-            "hello",
-            "Says hello.",
-            Arc::new(schema),
-        )]))
-    }
-
-    async fn call_tool(
-        &self,
-        _request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, rmcp::ErrorData> {
-        Ok(CallToolResult::success(vec![ContentBlock::text("hello")]).into())
-    }
-}
-
-/// A served `Hello` on 127.0.0.1: its URL, its sessions, and the token
+/// A served `Echo` on 127.0.0.1: its URL, its sessions, and the token
 /// that stops it.
 async fn serve() -> (String, Arc<LocalSessionManager>, CancellationToken) {
     let sessions = Arc::new(LocalSessionManager::default());
@@ -61,7 +24,7 @@ async fn serve() -> (String, Arc<LocalSessionManager>, CancellationToken) {
         .with_cancellation_token(stop.child_token())
         .disable_allowed_hosts()
         .disable_allowed_origins();
-    let service = StreamableHttpService::new(|| Ok(Hello), sessions.clone(), config);
+    let service = StreamableHttpService::new(|| Ok(nexo_testkit::Echo), sessions.clone(), config);
     let app = axum::Router::new().nest_service("/mcp", service);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
@@ -123,14 +86,14 @@ async fn issue_16_an_expired_http_session_is_renewed_transparently() {
     };
     let session = nexo_client::connect(&target, &options).await.unwrap();
     let first = session
-        .call_tool("hello", serde_json::Map::new())
+        .call_tool("echo", serde_json::Map::new())
         .await
         .unwrap();
     assert_eq!(first.content[0].as_text().unwrap().text, "hello");
 
     sessions.sessions.write().await.clear();
     let again = session
-        .call_tool("hello", serde_json::Map::new())
+        .call_tool("echo", serde_json::Map::new())
         .await
         .unwrap();
     assert_eq!(again.content[0].as_text().unwrap().text, "hello");

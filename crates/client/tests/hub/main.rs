@@ -10,12 +10,7 @@ use std::time::Duration;
 
 use nexo_client::hub::{Hub, RestartPolicy, ServerPlan, State, ToolLimits};
 use nexo_client::{CallLimits, ClientError, ConnectOptions, InProcess, Target};
-use rmcp::ServerHandler;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-};
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::model::CallToolResult;
 
 fn fixture(name: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -67,37 +62,6 @@ fn options(timeout: f64) -> ConnectOptions {
     }
 }
 
-/// An in-process server with one tool, `hello`.
-#[derive(Clone)]
-struct Hello;
-
-impl ServerHandler for Hello {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, rmcp::ErrorData> {
-        let schema = serde_json::from_value(serde_json::json!({"type": "object"})).unwrap();
-        Ok(ListToolsResult::with_all_items(vec![Tool::new(
-            "hello",
-            "Says hello.",
-            std::sync::Arc::new(schema),
-        )]))
-    }
-
-    async fn call_tool(
-        &self,
-        _request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, rmcp::ErrorData> {
-        Ok(CallToolResult::success(vec![ContentBlock::text("hello")]).into())
-    }
-}
-
 fn text(result: &CallToolResult) -> String {
     result.content[0].as_text().unwrap().text.clone()
 }
@@ -122,7 +86,7 @@ async fn issue_16_broken_servers_do_not_break_the_others() {
     let plans = vec![
         ServerPlan {
             name: "inside".into(),
-            target: Target::InProcess(InProcess::new("hello", Hello)),
+            target: Target::InProcess(InProcess::new("hello", nexo_testkit::Echo)),
             limits: limits(10.0),
             log: None,
             oauth: None,
@@ -171,7 +135,7 @@ async fn issue_16_broken_servers_do_not_break_the_others() {
 
     // The calls of the healthy servers go through meanwhile.
     let hello = hub
-        .call_tool("inside", "hello", Default::default())
+        .call_tool("inside", "echo", Default::default())
         .await
         .unwrap();
     assert_eq!(text(&hello), "hello");
