@@ -3,7 +3,6 @@
 //! agent loop are nexo-host's.
 
 use std::collections::HashMap;
-
 use std::time::Duration;
 
 use nexo_client::config::Config;
