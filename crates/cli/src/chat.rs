@@ -10,7 +10,7 @@ use nexo_client::hub::Hub;
 use nexo_host::agent::{Agent, AgentEvent, NoOneToAsk, WithheldTool};
 use nexo_host::approval::{Origin, Policy};
 use nexo_host::chatlog::ChatLog;
-use nexo_host::pins::{PinStore, ServerIdentity, Status};
+use nexo_host::pins::{PinStore, ServerIdentity};
 use nexo_host::provider::{Message, ProviderKind, Settings};
 use rmcp::model::Tool;
 use serde_json::{Value, json};
@@ -70,8 +70,8 @@ pub async fn run(args: ChatArgs) -> Result<(), Failure> {
         max_steps: args.max_steps as usize,
         max_tokens: nexo_host::agent::DEFAULT_MAX_TOKENS,
     };
-    for withheld in agent
-        .toolset()
+    let toolset = agent.toolset();
+    for withheld in toolset
         .withheld()
         .iter()
         .filter(|withheld| !agent.blocked.contains(withheld))
@@ -107,7 +107,7 @@ pub async fn run(args: ChatArgs) -> Result<(), Failure> {
         }
     };
     let turn = agent
-        .turn(&mut conversation, &NoOneToAsk, &mut on_event)
+        .turn(&toolset, &mut conversation, &NoOneToAsk, &mut on_event)
         .await;
     hub.close().await;
     if let Some(trace) = trace
@@ -201,13 +201,8 @@ async fn pinned(
             ));
         }
         for (tool, status) in admitted.blocked {
-            let reason = match &status {
-                Status::Changed { diff, .. } => {
-                    format!("its definition changed since you approved it:\n{diff}")
-                }
-                Status::New => "it is new since you approved this server's tools".to_owned(),
-                Status::Duplicate => "the server lists it twice".to_owned(),
-                Status::Trusted => continue,
+            let Some(reason) = status.held_back_because() else {
+                continue;
             };
             output::status(&format!(
                 "held back `{tool}` of `{}`: {reason}",

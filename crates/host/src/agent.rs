@@ -244,15 +244,16 @@ impl Agent<'_> {
         )
     }
 
-    /// Runs one turn on `conversation` (whose last message is the user's),
-    /// adding the model's messages and the tool results to it.
+    /// Runs one turn on `conversation` (whose last message is the user's)
+    /// with the tools of `toolset` ([`Agent::toolset`]), adding the model's
+    /// messages and the tool results to it.
     pub async fn turn(
         &self,
+        toolset: &Toolset,
         conversation: &mut Vec<Message>,
         approver: &dyn Approver,
         events: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<TurnEnd, AgentError> {
-        let toolset = self.toolset();
         let mut usage = Usage::default();
         for step in 1..=self.max_steps {
             let request = Request {
@@ -289,7 +290,7 @@ impl Agent<'_> {
                     cut_short: false,
                 });
             }
-            let results = self.run_calls(&calls, &toolset, approver, events).await;
+            let results = self.run_calls(&calls, toolset, approver, events).await;
             conversation.push(Message::tool_results(results));
         }
         Ok(TurnEnd {

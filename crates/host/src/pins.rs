@@ -93,6 +93,21 @@ pub enum Status {
     Duplicate,
 }
 
+impl Status {
+    /// Why a tool with this status is not offered, for the person; `None`
+    /// for a trusted one.
+    pub fn held_back_because(&self) -> Option<String> {
+        match self {
+            Self::Trusted => None,
+            Self::Changed { diff, .. } => Some(format!(
+                "its definition changed since you approved it:\n{diff}"
+            )),
+            Self::New => Some("it is new since you approved this server's tools".to_owned()),
+            Self::Duplicate => Some("the server lists it twice".to_owned()),
+        }
+    }
+}
+
 /// One listed tool and its status.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolCheck {

@@ -222,14 +222,7 @@ impl Tracer {
             error_message: envelope.error.message.as_deref(),
             tool_error: kind == Kind::Response && envelope.result.is_error,
             batch,
-            http: observed
-                .http
-                .zip(headers.as_ref())
-                .map(|(http, headers)| HttpLine {
-                    method: http.method.as_deref(),
-                    status: http.status,
-                    headers,
-                }),
+            http: HttpLine::of(observed.http, headers.as_ref()),
             message: None,
         };
         let message = (!self.inner.options.redact_messages).then_some(text);
@@ -258,14 +251,7 @@ impl Tracer {
             error_message: None,
             tool_error: false,
             batch: false,
-            http: observed
-                .http
-                .zip(headers.as_ref())
-                .map(|(http, headers)| HttpLine {
-                    method: http.method.as_deref(),
-                    status: http.status,
-                    headers,
-                }),
+            http: HttpLine::of(observed.http, headers.as_ref()),
             message: (!self.inner.options.redact_messages).then_some(text),
         };
         self.inner.append(&line, None);
@@ -477,6 +463,21 @@ struct HttpLine<'a> {
     status: Option<u16>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     headers: &'a BTreeMap<Cow<'a, str>, Cow<'a, str>>,
+}
+
+impl<'a> HttpLine<'a> {
+    /// The `http` part of a line: the exchange, with its headers as
+    /// [`redacted`] gave them.
+    fn of(
+        http: Option<&'a HttpInfo>,
+        headers: Option<&'a BTreeMap<Cow<'a, str>, Cow<'a, str>>>,
+    ) -> Option<Self> {
+        http.zip(headers).map(|(http, headers)| Self {
+            method: http.method.as_deref(),
+            status: http.status,
+            headers,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -38,9 +38,7 @@ async fn chat(dir: &std::path::Path, api: &str, base: &str, args: &[&str]) -> Ru
 }
 
 fn config(dir: &std::path::Path, servers: Value) -> String {
-    let path = dir.join("nexo.json");
-    std::fs::write(&path, json!({ "mcpServers": servers }).to_string()).unwrap();
-    path.display().to_string()
+    crate::host::config_file(dir, json!({ "mcpServers": servers }))
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -110,6 +110,13 @@ fn in_project(dir: &std::path::Path, args: &[&str]) -> crate::support::Run {
     crate::support::run_command(command)
 }
 
+/// Writes `config` as `nexo.json` in `dir`; gives its path, for `--config`.
+pub fn config_file(dir: &std::path::Path, config: Value) -> String {
+    let path = dir.join("nexo.json");
+    std::fs::write(&path, config.to_string()).unwrap();
+    path.display().to_string()
+}
+
 fn servers_json(dir: &std::path::Path) -> Value {
     let listed = in_project(dir, &["servers", "--json", "--timeout", "5"]);
     listed.assert_success();
@@ -273,18 +280,14 @@ fn issue_16_no_configuration_means_the_bundled_servers() {
 fn issue_16_the_configuration_names_the_trace_file() {
     let project = TempDir::new("configtrace");
     let dir = project.path();
-    let config = dir.join("nexo.json");
-    std::fs::write(
-        &config,
+    let config_arg = config_file(
+        dir,
         serde_json::json!({
             "trace": "traces/all.jsonl",
             "traceRedact": true,
             "mcpServers": {"morse": {"builtin": "morse"}, "utils": {"builtin": "utils"}},
-        })
-        .to_string(),
-    )
-    .unwrap();
-    let config_arg = config.display().to_string();
+        }),
+    );
     std::fs::create_dir(dir.join("traces")).unwrap();
     in_project(dir, &["servers", "--config", &config_arg]).assert_success();
     let lines = trace_lines(&dir.join("traces/all.jsonl"));
@@ -334,19 +337,15 @@ fn issue_16_a_configured_tool_maximum_ends_a_call() {
     let project = TempDir::new("toollimits");
     let dir = project.path();
     let fixture = crate::support::repo_root().join("crates/client/tests/fixtures/flaky_server.py");
-    let config = dir.join("nexo.json");
-    std::fs::write(
-        &config,
+    let config_arg = config_file(
+        dir,
         serde_json::json!({"mcpServers": {"flaky": {
             "command": "python3",
             "args": [fixture, "--steps", "20", "--step", "0.2"],
             "timeout": 1,
             "toolTimeouts": {"slow": {"maxTimeout": 1.5}},
-        }}})
-        .to_string(),
-    )
-    .unwrap();
-    let config_arg = config.display().to_string();
+        }}}),
+    );
     let started = std::time::Instant::now();
     let slow = in_project(
         dir,
@@ -379,18 +378,14 @@ fn issue_16_a_configured_tool_maximum_ends_a_call() {
 fn issue_16_a_server_that_needs_authorization_says_how() {
     let project = TempDir::new("needsauth");
     let dir = project.path();
-    let config = dir.join("nexo.json");
     let url = format!("http://127.0.0.1:{}/mcp", crate::client::refusing_server());
-    std::fs::write(
-        &config,
+    let config_arg = config_file(
+        dir,
         serde_json::json!({"mcpServers": {
             "locked": {"type": "http", "url": url},
             "morse": {"builtin": "morse"},
-        }})
-        .to_string(),
-    )
-    .unwrap();
-    let config_arg = config.display().to_string();
+        }}),
+    );
     let listed = in_project(dir, &["servers", "--config", &config_arg, "--json"]);
     listed.assert_success();
     let listing = listed.stdout_json();
@@ -414,17 +409,13 @@ fn issue_16_a_server_that_needs_authorization_says_how() {
 fn issue_16_tool_names_that_had_to_change_are_shown() {
     let project = TempDir::new("renamed");
     let dir = project.path();
-    let config = dir.join("nexo.json");
-    std::fs::write(
-        &config,
+    let config_arg = config_file(
+        dir,
         serde_json::json!({"mcpServers": {
             "dns lab.v2": {"builtin": "dns"},
             "morse": {"builtin": "morse"},
-        }})
-        .to_string(),
-    )
-    .unwrap();
-    let config_arg = config.display().to_string();
+        }}),
+    );
     let listed = in_project(dir, &["servers", "--config", &config_arg, "--json"]);
     listed.assert_success();
     let listing = listed.stdout_json();
