@@ -9,12 +9,22 @@ use nexo_client::{Secret, TargetUrl};
 
 /// nexo: an MCP toolkit in one binary.
 ///
-/// Serve ready-made MCP servers, and call or inspect any MCP server by hand.
+/// Chat with an LLM that uses the tools of MCP servers (`nexo` alone), serve
+/// ready-made MCP servers, and call or inspect any MCP server by hand.
 #[derive(Debug, Parser)]
-#[command(name = "nexo", version, propagate_version = true, after_help = EXIT_STATUS)]
+#[command(
+    name = "nexo",
+    version,
+    propagate_version = true,
+    args_conflicts_with_subcommands = true,
+    after_help = EXIT_STATUS
+)]
 pub struct Cli {
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
+    /// Without a command, `nexo` is the chat: these are `nexo chat`'s options.
+    #[command(flatten)]
+    pub chat: ChatArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -49,7 +59,7 @@ pub enum Command {
     /// Connect to every configured server at once and show each one's state.
     #[command(after_help = SERVERS_EXAMPLES)]
     Servers(ServersArgs),
-    /// Ask an LLM, which uses the tools of every configured server.
+    /// Chat with an LLM that uses the tools of every configured server (also `nexo` alone).
     #[command(after_help = CHAT_EXAMPLES)]
     Chat(ChatArgs),
     /// The client the official MCP conformance suite drives: connects to URL,
@@ -352,10 +362,10 @@ pub struct ServersArgs {
 
 #[derive(Debug, Args)]
 pub struct ChatArgs {
-    /// The message: answered once, then nexo exits (the interactive chat
-    /// is not built yet).
+    /// Answer PROMPT and exit (no terminal needed; a prompt piped on stdin
+    /// does the same). Without it, on a terminal, the conversation goes on.
     #[arg(short = 'p', long = "prompt", value_name = "PROMPT")]
-    pub prompt: String,
+    pub prompt: Option<String>,
     /// The configuration file [default: ./.mcp.json, else
     /// ~/.config/nexo/config.json, else the bundled servers in-process].
     #[arg(long, value_name = "FILE")]
@@ -379,9 +389,10 @@ pub struct ChatArgs {
     /// llama.cpp, LM Studio) [default: ANTHROPIC_BASE_URL or OPENAI_BASE_URL].
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
-    /// The most model steps (answers that call tools) in the turn.
-    #[arg(long, value_name = "N", default_value_t = 25, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub max_steps: u32,
+    /// The most model steps (answers that call tools) in a turn
+    /// [default: the configuration's `chat.maxSteps`, else 25].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub max_steps: Option<u32>,
     /// Seconds each server has to connect, and each tool call without progress.
     #[arg(long, value_name = "SECONDS", default_value = "15", value_parser = positive_seconds)]
     pub timeout: Duration,
@@ -409,13 +420,15 @@ pub enum ProviderArg {
 
 const CHAT_EXAMPLES: &str = "\
 Examples:
+  nexo                                   the conversation, on a terminal (/help inside)
   nexo chat -p 'what is sos in Morse code?'
   ANTHROPIC_API_KEY=... nexo chat -p 'check the mail policies of example.com'
   nexo chat --provider openai --base-url http://127.0.0.1:11434/v1 --model qwen3 -p 'hi'
-  nexo chat --config .mcp.json --yes -p 'add a song' --json
+  echo 'add a song' | nexo chat --config .mcp.json --yes --json
 
-Tools annotated read-only on servers you configured run without asking;
-any other call is refused unless --yes (the model is told so).";
+Tools annotated read-only on servers you configured run without asking; on a
+terminal any other call is asked about (yes, no, always), with -p it is refused
+unless --yes or a rule in the configuration's \"chat\": {\"approvals\": ...} allows it.";
 
 const SERVERS_EXAMPLES: &str = "\
 Examples:

@@ -82,6 +82,11 @@ pub fn chat_log() -> Option<PathBuf> {
     Some(state_dir()?.join("nexo").join("chat_log.jsonl"))
 }
 
+/// The chat's line history: `$XDG_STATE_HOME/nexo/chat_history`.
+pub fn chat_history() -> Option<PathBuf> {
+    Some(state_dir()?.join("nexo").join("chat_history"))
+}
+
 /// `$XDG_STATE_HOME`, else `~/.local/state`.
 fn state_dir() -> Option<PathBuf> {
     var(XDG_STATE_HOME)

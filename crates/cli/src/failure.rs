@@ -19,6 +19,8 @@ pub enum Exit {
     Remote = 5,
     /// The call did nothing: the server asks for a confirmation first.
     NeedsConfirmation = 6,
+    /// Ctrl-C ended the work (128 + SIGINT, as shells report it).
+    Interrupted = 130,
 }
 
 impl Exit {
@@ -98,7 +100,7 @@ impl Hinted for nexo_host::provider::ProviderError {
             Exit::Usage => "usage",
             Exit::Unauthorized => "unauthorized",
             Exit::Unreachable => "unreachable",
-            Exit::Remote | Exit::NeedsConfirmation => "provider_error",
+            Exit::Remote | Exit::NeedsConfirmation | Exit::Interrupted => "provider_error",
         }
     }
 
@@ -144,6 +146,20 @@ impl Hinted for nexo_host::agent::AgentError {
 
     fn hint(&self) -> Option<String> {
         Some(nexo_host::agent::AgentError::hint(self))
+    }
+}
+
+impl Hinted for nexo_host::approval::ApprovalError {
+    fn code(&self) -> &'static str {
+        nexo_host::approval::ApprovalError::code(self)
+    }
+
+    fn exit(&self) -> Exit {
+        Exit::Usage
+    }
+
+    fn hint(&self) -> Option<String> {
+        Some(nexo_host::approval::ApprovalError::hint(self))
     }
 }
 
@@ -269,6 +285,17 @@ impl Failure {
             message: message.into(),
             causes: Vec::new(),
             hint,
+        }
+    }
+
+    /// Ctrl-C ended the work.
+    pub fn interrupted() -> Self {
+        Self {
+            exit: Exit::Interrupted,
+            code: "interrupted",
+            message: "interrupted".into(),
+            causes: Vec::new(),
+            hint: None,
         }
     }
 

@@ -333,7 +333,7 @@ pub async fn servers(args: ServersArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-fn table(status: &[ServerStatus], config_flag: Option<&Path>) -> String {
+pub fn table(status: &[ServerStatus], config_flag: Option<&Path>) -> String {
     let rows = status
         .iter()
         .map(|server| {

@@ -289,7 +289,7 @@ pub async fn call(args: CallArgs) -> Result<(), Failure> {
 
 /// One line for a content block, read from its wire form so that block
 /// kinds added by later revisions still print something.
-fn block_text(block: &Value) -> String {
+pub(crate) fn block_text(block: &Value) -> String {
     let field = |name: &str| block.get(name).and_then(Value::as_str).unwrap_or_default();
     match field("type") {
         "text" => field("text").to_owned(),
@@ -349,7 +349,7 @@ fn argument_words(words: &[String]) -> Result<Vec<String>, Failure> {
     }
 }
 
-fn call_text(result: &CallToolResult) -> String {
+pub(crate) fn call_text(result: &CallToolResult) -> String {
     if result.content.is_empty()
         && let Some(structured) = &result.structured_content
     {
@@ -388,6 +388,12 @@ pub async fn resources(args: ListArgs) -> Result<(), Failure> {
         output::status("the server offers no resources");
         return Ok(());
     }
+    output::data(&resources_table(&resources));
+    Ok(())
+}
+
+/// Resources as a table: URI, name, type, description.
+pub(crate) fn resources_table(resources: &[rmcp::model::Resource]) -> String {
     let rows = resources
         .iter()
         .map(|resource| {
@@ -399,11 +405,7 @@ pub async fn resources(args: ListArgs) -> Result<(), Failure> {
             ]
         })
         .collect();
-    output::data(&output::table(
-        &["URI", "NAME", "TYPE", "DESCRIPTION"],
-        rows,
-    ));
-    Ok(())
+    output::table(&["URI", "NAME", "TYPE", "DESCRIPTION"], rows)
 }
 
 pub async fn read(args: ReadArgs) -> Result<(), Failure> {
@@ -414,19 +416,23 @@ pub async fn read(args: ReadArgs) -> Result<(), Failure> {
     if args.target.json {
         output::json(&result);
     } else {
-        let text: String = result
-            .contents
-            .iter()
-            .map(|contents| {
-                format!(
-                    "{}\n",
-                    resource_text(&serde_json::to_value(contents).unwrap_or_default())
-                )
-            })
-            .collect();
-        output::data(&text);
+        output::data(&read_text(&result));
     }
     Ok(())
+}
+
+/// The text of every content a read gave.
+pub(crate) fn read_text(result: &ReadResourceResult) -> String {
+    result
+        .contents
+        .iter()
+        .map(|contents| {
+            format!(
+                "{}\n",
+                resource_text(&serde_json::to_value(contents).unwrap_or_default())
+            )
+        })
+        .collect()
 }
 
 pub async fn prompts(args: ListArgs) -> Result<(), Failure> {
@@ -442,6 +448,13 @@ pub async fn prompts(args: ListArgs) -> Result<(), Failure> {
         output::status("the server offers no prompts");
         return Ok(());
     }
+    output::data(&prompts_table(&prompts));
+    Ok(())
+}
+
+/// Prompts as a table: name, arguments (`?` marks an optional one),
+/// description.
+pub(crate) fn prompts_table(prompts: &[rmcp::model::Prompt]) -> String {
     let rows = prompts
         .iter()
         .map(|prompt| {
@@ -466,11 +479,7 @@ pub async fn prompts(args: ListArgs) -> Result<(), Failure> {
             ]
         })
         .collect();
-    output::data(&output::table(
-        &["PROMPT", "ARGUMENTS", "DESCRIPTION"],
-        rows,
-    ));
-    Ok(())
+    output::table(&["PROMPT", "ARGUMENTS", "DESCRIPTION"], rows)
 }
 
 pub async fn prompt(args: PromptArgs) -> Result<(), Failure> {

@@ -53,18 +53,19 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async move {
         match cli.command {
-            Command::Serve(args) => serve::run(args).await,
-            Command::Tools(args) => inspect::tools(args).await,
-            Command::Call(args) => inspect::call(args).await,
-            Command::Resources(args) => inspect::resources(args).await,
-            Command::Read(args) => inspect::read(args).await,
-            Command::Prompts(args) => inspect::prompts(args).await,
-            Command::Prompt(args) => inspect::prompt(args).await,
-            Command::Discover(args) => inspect::discover(args).await,
-            Command::Trace(command) => trace::run(command),
-            Command::Servers(args) => host::servers(args).await,
-            Command::Chat(args) => chat::run(args).await,
-            Command::ConformanceClient(args) => conformance::run(args).await,
+            None => chat::run(cli.chat).await,
+            Some(Command::Serve(args)) => serve::run(args).await,
+            Some(Command::Tools(args)) => inspect::tools(args).await,
+            Some(Command::Call(args)) => inspect::call(args).await,
+            Some(Command::Resources(args)) => inspect::resources(args).await,
+            Some(Command::Read(args)) => inspect::read(args).await,
+            Some(Command::Prompts(args)) => inspect::prompts(args).await,
+            Some(Command::Prompt(args)) => inspect::prompt(args).await,
+            Some(Command::Discover(args)) => inspect::discover(args).await,
+            Some(Command::Trace(command)) => trace::run(command),
+            Some(Command::Servers(args)) => host::servers(args).await,
+            Some(Command::Chat(args)) => chat::run(args).await,
+            Some(Command::ConformanceClient(args)) => conformance::run(args).await,
         }
     });
     // Child processes and open streams are not waited for past this point.
@@ -108,9 +109,10 @@ fn init_logging() {
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
 
-    // rmcp's transport worker logs a failed connection at ERROR before nexo
-    // reports it with a hint; that line is noise unless asked for.
-    const DEFAULT_FILTER: &str = "warn,rmcp::transport::worker=off";
+    // rmcp's transport worker logs a failed connection at ERROR, and its
+    // service every error response at WARN, before nexo reports them with a
+    // hint; those lines are noise unless asked for.
+    const DEFAULT_FILTER: &str = "warn,rmcp::transport::worker=off,rmcp::service=error";
     let requested = env::var(env::LOG_FILTER);
     let filter = requested
         .as_deref()

@@ -72,7 +72,7 @@ pub fn notice(notice: nexo_client::handler::Notice) {
             let from = logger
                 .map(|logger| format!(" {logger}"))
                 .unwrap_or_default();
-            let line = format!("[{level}{from}] {text}");
+            let line = printable(&format!("[{level}{from}] {text}")).into_owned();
             if colour() {
                 let _ = writeln!(stderr, "\x1b[2m{line}\x1b[0m");
             } else {
@@ -100,18 +100,21 @@ pub fn notice(notice: nexo_client::handler::Notice) {
                     let filled = (done * BAR as f64).round() as usize;
                     let _ = write!(
                         stderr,
-                        "[{}{}] {:>3.0}%{message}",
+                        "[{}{}] {:>3.0}%{}",
                         "#".repeat(filled),
                         " ".repeat(BAR - filled),
-                        done * 100.0
+                        done * 100.0,
+                        printable(&message)
                     );
                     let _ = stderr.flush();
                     PROGRESS_DRAWN.store(true, Ordering::Relaxed);
                 }
                 Some(total) => {
+                    let message = printable(&message);
                     let _ = writeln!(stderr, "progress: {progress} of {total}{message}");
                 }
                 None => {
+                    let message = printable(&message);
                     let _ = writeln!(stderr, "progress: {progress}{message}");
                 }
             }
@@ -124,6 +127,28 @@ pub fn end_progress() {
     if PROGRESS_DRAWN.swap(false, std::sync::atomic::Ordering::Relaxed) {
         let _ = writeln!(std::io::stderr());
     }
+}
+
+/// `text` from a peer (a server, a model) made safe to print on a
+/// terminal: control characters but newline and tab (escape sequences that
+/// could move the cursor, rewrite what was shown, set the title or the
+/// clipboard) are shown as `\u{..}` instead of acting.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let acts = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(acts) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(
+        text.chars()
+            .map(|c| {
+                if acts(c) {
+                    c.escape_unicode().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect(),
+    )
 }
 
 /// Whether stderr gets colour: a terminal, and no `NO_COLOR`.
@@ -250,6 +275,15 @@ pub fn summary(text: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn peer_text_cannot_drive_the_terminal() {
+        assert_eq!(printable("plain\ttext\n"), "plain\ttext\n");
+        assert_eq!(
+            printable("\x1b]0;owned\x07\u{9b}2J\r"),
+            "\\u{1b}]0;owned\\u{7}\\u{9b}2J\\u{d}"
+        );
+    }
 
     #[test]
     fn labels_are_coloured_only_when_asked() {

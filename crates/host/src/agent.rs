@@ -15,6 +15,7 @@
 //! through the same approvals.
 
 use std::collections::HashMap;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use futures::future::{BoxFuture, join_all};
@@ -23,7 +24,7 @@ use nexo_client::namespace::Namespace;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ResourceContents, ToolAnnotations};
 use serde_json::Value;
 
-use crate::approval::{Answer, Call, Decision, Origin, Policy, Verdict};
+use crate::approval::{Answer, Approvals, Call, Decision, Origin, Scope, Verdict};
 use crate::provider::{
     Content, Image, Message, Provider, ProviderError, ProviderKind, Request, ResultPart, ToolCall,
     ToolDefinition, ToolResult, Usage, tool_calls_in_text,
@@ -143,20 +144,36 @@ pub struct Pending {
     pub reason: String,
     /// The answers that may be given.
     pub answers: Vec<Answer>,
+    /// How long an "always" answer may be remembered.
+    pub scopes: Vec<Scope>,
+}
+
+/// A person's answer, and for an "always" one how long it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reply {
+    pub answer: Answer,
+    pub scope: Scope,
+}
+
+impl Reply {
+    pub const NO: Reply = Reply {
+        answer: Answer::No,
+        scope: Scope::Session,
+    };
 }
 
 /// Who answers the policy's questions: a person at a terminal or on the
 /// web page, or, with no one there, a refusal.
 pub trait Approver: Send + Sync {
-    fn ask<'a>(&'a self, pending: &'a Pending) -> BoxFuture<'a, Answer>;
+    fn ask<'a>(&'a self, pending: &'a Pending) -> BoxFuture<'a, Reply>;
 }
 
 /// No one to ask: every question is answered no.
 pub struct NoOneToAsk;
 
 impl Approver for NoOneToAsk {
-    fn ask<'a>(&'a self, _: &'a Pending) -> BoxFuture<'a, Answer> {
-        Box::pin(std::future::ready(Answer::No))
+    fn ask<'a>(&'a self, _: &'a Pending) -> BoxFuture<'a, Reply> {
+        Box::pin(std::future::ready(Reply::NO))
     }
 }
 
@@ -221,7 +238,8 @@ impl AgentError {
 pub struct Agent<'h> {
     pub hub: &'h Hub,
     pub provider: Provider,
-    pub policy: Policy,
+    /// The rules in force, and where remembered answers go.
+    pub approvals: Mutex<Approvals>,
     /// Where each server's configuration came from (a project file's
     /// servers are trusted less).
     pub origins: HashMap<String, Origin>,
@@ -391,7 +409,7 @@ impl Agent<'_> {
             origin: self.origins.get(server).copied().unwrap_or(Origin::Project),
             yes: self.yes,
         };
-        let Decision { verdict, reason } = self.policy.decide(&request);
+        let Decision { verdict, reason } = self.approvals().decide(&request);
         let reason = reason.to_string();
         match verdict {
             Verdict::Allow => Ok(reason),
@@ -405,16 +423,42 @@ impl Agent<'_> {
                     arguments: call.arguments.clone(),
                     reason: reason.clone(),
                     answers,
+                    scopes: self.approvals().scopes(),
                 };
-                match approver.ask(&pending).await {
+                let reply = approver.ask(&pending).await;
+                match reply.answer {
                     Answer::No => Err(format!(
                         "the user did not approve this call ({reason}); do not try it again \
                          without asking the user"
                     )),
-                    _ => Ok(format!("approved by the user ({reason})")),
+                    Answer::Yes => Ok(format!("approved by the user ({reason})")),
+                    Answer::AlwaysTool | Answer::AlwaysServer => {
+                        let remembered =
+                            self.approvals()
+                                .remember(&request, reply.answer, reply.scope);
+                        Ok(match remembered {
+                            Ok(Some(rule)) => format!(
+                                "approved by the user, who added the rule `{}` ({})",
+                                rule.pattern, rule.source
+                            ),
+                            Ok(None) => format!("approved by the user ({reason})"),
+                            Err(error) => format!(
+                                "approved by the user for this call; the answer could not be \
+                                 remembered: {error}"
+                            ),
+                        })
+                    }
                 }
             }
         }
+    }
+
+    /// The approvals, whatever a panicking holder left: the rules are
+    /// only ever added to.
+    fn approvals(&self) -> std::sync::MutexGuard<'_, Approvals> {
+        self.approvals
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Calls the tool; its result as the model will read it, and whether it

@@ -33,7 +33,7 @@
 //!    approves calls only: a new or changed tool definition is the pins'
 //!    gate ([`crate::pins`]), which `--yes` never opens.
 //!
-//! Answers to an ask ([`Answer`]) may be remembered ([`Policy::remember`]):
+//! Answers to an ask ([`Answer`]) may be remembered ([`Approvals::remember`]):
 //! for the session (in memory), for the project or always (an
 //! [`ApprovalStore`] file in the user's configuration directory, the
 //! project keyed by its directory).
@@ -471,16 +471,22 @@ impl Policy {
 
     /// Remembers `answer` to a question about `call` for `scope`: a
     /// session's in this policy only, a project's or an always one also in
-    /// `store` (saved at once). `Yes` and `No` are for one call: nothing is
+    /// `store` (saved at once); with no store, for the session whatever
+    /// `scope` says. `Yes` and `No` are for one call: nothing is
     /// remembered. Returns the rule added.
     pub fn remember(
         &mut self,
         call: &Call<'_>,
         answer: Answer,
         scope: Scope,
-        store: &mut ApprovalStore,
+        store: Option<&mut ApprovalStore>,
         project: &Path,
     ) -> Result<Option<Rule>, ApprovalError> {
+        let scope = if store.is_some() {
+            scope
+        } else {
+            Scope::Session
+        };
         let pattern = match answer {
             Answer::Yes | Answer::No => return Ok(None),
             Answer::AlwaysTool => Pattern::exact(call.server, call.tool),
@@ -496,11 +502,65 @@ impl Policy {
             action: Action::Allow,
             source,
         };
-        if scope != Scope::Session {
+        if let Some(store) = store
+            && scope != Scope::Session
+        {
             store.remember(&rule, project)?;
         }
         self.add(rule.clone());
         Ok(Some(rule))
+    }
+}
+
+/// One chat's policy and where the answers it remembers beyond the session
+/// are kept.
+#[derive(Debug)]
+pub struct Approvals {
+    policy: Policy,
+    store: Option<ApprovalStore>,
+    project: PathBuf,
+}
+
+impl Approvals {
+    /// The configuration's `rules` and those `store` remembers always and
+    /// for `project` (the working directory). Without a store, answers are
+    /// remembered for the session only.
+    pub fn new(mut rules: Vec<Rule>, store: Option<ApprovalStore>, project: PathBuf) -> Self {
+        if let Some(store) = &store {
+            rules.extend(store.rules(&project));
+        }
+        Self {
+            policy: Policy::new(rules),
+            store,
+            project,
+        }
+    }
+
+    pub fn decide(&self, call: &Call<'_>) -> Decision {
+        self.policy.decide(call)
+    }
+
+    pub fn rules(&self) -> &[Rule] {
+        self.policy.rules()
+    }
+
+    /// How long an answer may be remembered here.
+    pub fn scopes(&self) -> Vec<Scope> {
+        match self.store {
+            Some(_) => vec![Scope::Session, Scope::Project, Scope::Always],
+            None => vec![Scope::Session],
+        }
+    }
+
+    /// [`Policy::remember`], with this chat's store and project.
+    pub fn remember(
+        &mut self,
+        call: &Call<'_>,
+        answer: Answer,
+        scope: Scope,
+    ) -> Result<Option<Rule>, ApprovalError> {
+        self.policy
+            .remember(call, answer, scope, self.store.as_mut(), &self.project)
     }
 }
 
@@ -869,23 +929,35 @@ mod tests {
         let mut policy = Policy::default();
         let write = call("files", "write", None);
         assert_eq!(
-            policy.remember(&write, Answer::Yes, Scope::Always, &mut store, &here)?,
+            policy.remember(&write, Answer::Yes, Scope::Always, Some(&mut store), &here)?,
             None
         );
         policy.remember(
             &write,
             Answer::AlwaysTool,
             Scope::Session,
-            &mut store,
+            Some(&mut store),
             &here,
         )?;
         assert_eq!(policy.decide(&write).verdict, Verdict::Allow);
         assert!(!path.exists());
 
         let db = call("db", "query", None);
-        policy.remember(&db, Answer::AlwaysServer, Scope::Project, &mut store, &here)?;
+        policy.remember(
+            &db,
+            Answer::AlwaysServer,
+            Scope::Project,
+            Some(&mut store),
+            &here,
+        )?;
         let notes = call("notes", "add", None);
-        policy.remember(&notes, Answer::AlwaysTool, Scope::Always, &mut store, &here)?;
+        policy.remember(
+            &notes,
+            Answer::AlwaysTool,
+            Scope::Always,
+            Some(&mut store),
+            &here,
+        )?;
 
         let reopened = ApprovalStore::open(&path)?;
         let in_here = Policy::new(reopened.rules(&here));
@@ -906,6 +978,50 @@ mod tests {
     }
 
     #[test]
+    fn a_chats_approvals_join_the_configuration_and_the_store() -> Result {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("approvals.json");
+        let here = dir.path().join("here");
+        let notes = call("notes", "add", None);
+        let mut first = Approvals::new(
+            vec![rule("db__*", Action::Deny)],
+            Some(ApprovalStore::open(&path)?),
+            here.clone(),
+        );
+        assert_eq!(
+            first.scopes(),
+            [Scope::Session, Scope::Project, Scope::Always]
+        );
+        first.remember(&notes, Answer::AlwaysTool, Scope::Project)?;
+        assert_eq!(first.decide(&notes).verdict, Verdict::Allow);
+
+        // The next chat in the same project finds the answer, beside the
+        // configuration's rules.
+        let next = Approvals::new(
+            vec![rule("db__*", Action::Deny)],
+            Some(ApprovalStore::open(&path)?),
+            here,
+        );
+        assert_eq!(next.decide(&notes).verdict, Verdict::Allow);
+        assert_eq!(
+            next.decide(&call("db", "drop", None)).verdict,
+            Verdict::Deny
+        );
+        assert_eq!(next.rules().len(), 2);
+
+        // Without a store an answer holds for the session, whatever was asked.
+        let mut alone = Approvals::new(Vec::new(), None, dir.path().to_owned());
+        assert_eq!(alone.scopes(), [Scope::Session]);
+        let rule = alone.remember(&notes, Answer::AlwaysServer, Scope::Always)?;
+        assert_eq!(rule.map(|rule| rule.source), Some(RuleSource::Session));
+        assert_eq!(
+            alone.decide(&call("notes", "other", None)).verdict,
+            Verdict::Allow
+        );
+        Ok(())
+    }
+
+    #[test]
     fn two_stores_keep_each_others_answers() -> Result {
         let dir = tempfile::tempdir()?;
         let path = dir.path().join("approvals.json");
@@ -913,8 +1029,20 @@ mod tests {
         let mut two = ApprovalStore::open(&path)?;
         let mut policy = Policy::default();
         let (a, b) = (call("a", "t", None), call("b", "t", None));
-        policy.remember(&a, Answer::AlwaysTool, Scope::Always, &mut one, dir.path())?;
-        policy.remember(&b, Answer::AlwaysTool, Scope::Always, &mut two, dir.path())?;
+        policy.remember(
+            &a,
+            Answer::AlwaysTool,
+            Scope::Always,
+            Some(&mut one),
+            dir.path(),
+        )?;
+        policy.remember(
+            &b,
+            Answer::AlwaysTool,
+            Scope::Always,
+            Some(&mut two),
+            dir.path(),
+        )?;
         assert_eq!(ApprovalStore::open(&path)?.rules(dir.path()).len(), 2);
         Ok(())
     }

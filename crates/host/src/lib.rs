@@ -1,7 +1,8 @@
 //! The chat host (`nexo chat`): an LLM that uses the tools of every
 //! connected server, on nexo-client's hub. Its parts, each a module: the
 //! providers' APIs, the agent loop, the approval policy and tool pinning,
-//! the client side of elicitation, sampling and roots, and the chat log.
+//! the client side of elicitation, sampling and roots, the slash commands,
+//! and the chat log.
 
 pub mod agent;
 pub mod approval;
@@ -9,4 +10,5 @@ pub mod chatlog;
 pub mod pins;
 pub mod provider;
 pub mod schema;
+pub mod slash;
 mod store;

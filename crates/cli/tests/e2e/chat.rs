@@ -12,6 +12,19 @@ use crate::support::{Run, TempDir};
 /// `nexo chat ARGS` in `dir`, its provider the scripted one at `base`
 /// through `api`'s environment variables.
 async fn chat(dir: &std::path::Path, api: &str, base: &str, args: &[&str]) -> Run {
+    let command = chat_command(dir, api, base, args);
+    tokio::task::spawn_blocking(move || crate::support::run_command(command))
+        .await
+        .unwrap()
+}
+
+/// The command [`chat`] runs.
+fn chat_command(
+    dir: &std::path::Path,
+    api: &str,
+    base: &str,
+    args: &[&str],
+) -> std::process::Command {
     let mut command = crate::support::nexo();
     command
         .current_dir(dir)
@@ -32,9 +45,7 @@ async fn chat(dir: &std::path::Path, api: &str, base: &str, args: &[&str]) -> Ru
         "openai" => command.env("OPENAI_BASE_URL", format!("{base}/v1")),
         _ => &mut command,
     };
-    tokio::task::spawn_blocking(move || crate::support::run_command(command))
-        .await
-        .unwrap()
+    command
 }
 
 fn config(dir: &std::path::Path, servers: Value) -> String {
@@ -280,4 +291,259 @@ async fn issue_17_a_changed_tool_is_held_back_until_approved() {
     run(&[]).await.assert_success();
     assert!(offered(3).contains("shifty__look"), "{}", offered(3));
     llm.stop().await;
+}
+
+/// Issue 17: the conversation on a terminal. Slash commands work (/help,
+/// /tools, /call, /servers); a call that changes things is asked about
+/// with its exact arguments, and "always this tool" for the session is
+/// not asked again; `@server:uri` gives the model a resource; /quit
+/// leaves.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_17_on_a_terminal_calls_are_asked_about_and_answers_remembered() {
+    let dir = TempDir::new("chatrepl");
+    let db = dir.path().join("music.db");
+    let config = config(
+        dir.path(),
+        json!({
+            "music": {"builtin": "music", "db": db},
+            "utils": {"builtin": "utils"},
+            "everything": {"builtin": "everything"},
+        }),
+    );
+    let add = |id: &str, title: &str| {
+        Turn::tool_calls(vec![Call::new(
+            id,
+            "music__add_song",
+            json!({"title": title, "artist": "Someone", "genre": "rock", "year": 1999}),
+        )])
+    };
+    let llm = ScriptedLlm::start(Script::new(vec![
+        add("call_1", "First"),
+        Turn::text("Added the first."),
+        add("call_2", "Second"),
+        Turn::text("Added the second."),
+        Turn::text("It is a static text."),
+    ]))
+    .await
+    .unwrap();
+    let command = chat_command(dir.path(), "anthropic", llm.url(), &["--config", &config]);
+    let shown = tokio::task::spawn_blocking(move || {
+        crate::support::on_terminal(
+            command,
+            &[
+                ("tools offered", "/help\r"),
+                ("/quit", "/tools song\r"),
+                (
+                    "music__add_song",
+                    "/call utils__echo {\"text\": \"hola terminal\"}\r",
+                ),
+                ("hola terminal", "/servers\r"),
+                ("REVISION", "add a song\r"),
+                ("answer: ", "t\r"),
+                ("for: ", "s\r"),
+                ("Added the first.", "add another\r"),
+                (
+                    "Added the second.",
+                    "what is @everything:test://static-text?\r",
+                ),
+                ("It is a static text.", "/quit\r"),
+            ],
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(shown.matches("? run music__add_song").count(), 1, "{shown}");
+    assert!(shown.contains("\"title\": \"First\""), "{shown}");
+    assert!(shown.contains("[t] always this tool"), "{shown}");
+    assert!(shown.contains("<- music__add_song"), "{shown}");
+    let requests: Vec<Value> = llm
+        .requests()
+        .into_iter()
+        .map(|request| request.body)
+        .filter(Value::is_object)
+        .collect();
+    assert_eq!(requests.len(), 5, "{requests:#?}");
+    // The resource's contents went to the model with the message.
+    assert!(
+        requests[4]
+            .to_string()
+            .contains("This is the content of the static text resource."),
+        "{:#}",
+        requests[4]
+    );
+    // Both songs were added: two calls reached the server.
+    assert_eq!(shown.matches("<- music__add_song").count(), 2, "{shown}");
+    llm.stop().await;
+}
+
+/// A stdio MCP server (the Python SDK) whose tool `wait` sleeps until it
+/// is cancelled, and writes `cancelled` to the file beside it when it is.
+const SLOW_SERVER: &str = r#"
+import anyio, os, sys
+from mcp.server.mcpserver import MCPServer
+here = os.path.dirname(os.path.abspath(__file__))
+app = MCPServer("slow")
+@app.tool()
+async def wait(seconds: float) -> str:
+    """Waits."""
+    try:
+        await anyio.sleep(seconds)
+    except anyio.get_cancelled_exc_class():
+        open(os.path.join(here, "cancelled"), "w").write("cancelled")
+        raise
+    return "waited"
+app.run("stdio")
+"#;
+
+/// Issue 17: Ctrl-C during a turn cancels it: the server is told (its tool
+/// sees the cancellation), the conversation goes on, and the next turn
+/// reads in order.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_17_ctrl_c_cancels_the_turn_and_the_server_is_told() {
+    let dir = TempDir::new("chatcancel");
+    let server = dir.path().join("slow.py");
+    std::fs::write(&server, SLOW_SERVER).unwrap();
+    let config = crate::host::config_file(
+        dir.path(),
+        json!({
+            "mcpServers": {"slow": {"command": crate::support::python_sdk(), "args": [server]}},
+            "chat": {"approvals": {"slow__wait": "allow"}},
+        }),
+    );
+    let llm = ScriptedLlm::start(Script::new(vec![
+        Turn::tool_calls(vec![Call::new(
+            "call_1",
+            "slow__wait",
+            json!({"seconds": 60}),
+        )]),
+        Turn::text("Still here."),
+    ]))
+    .await
+    .unwrap();
+    let command = chat_command(dir.path(), "openai", llm.url(), &["--config", &config]);
+    let shown = tokio::task::spawn_blocking(move || {
+        crate::support::on_terminal(
+            command,
+            &[
+                ("tools offered", "wait a minute\r"),
+                ("-> slow__wait", "\x03"),
+                ("cancelled", "are you there?\r"),
+                ("Still here.", "\x04"),
+            ],
+        )
+    })
+    .await
+    .unwrap();
+    // The configuration's rule allowed the call: nothing was asked.
+    assert!(!shown.contains("? run"), "{shown}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !dir.path().join("cancelled").exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(
+        dir.path().join("cancelled").exists(),
+        "the server was not told: {shown}"
+    );
+    let second = llm.requests()[1].body.to_string();
+    assert!(second.contains("cancelled this turn"), "{second}");
+    assert!(second.contains("are you there?"), "{second}");
+    llm.stop().await;
+}
+
+/// Issue 17: the configuration's approval rules decide before anything
+/// else: `allow` runs a call that changes things without asking, `deny`
+/// refuses even a read-only one and even with `--yes`. A bad pattern is
+/// placed in the file. Bare `nexo` with nothing on stdin says how to ask.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_17_configured_rules_decide_and_bad_ones_are_placed() {
+    let dir = TempDir::new("chatrules");
+    let db = dir.path().join("music.db");
+    let config = crate::host::config_file(
+        dir.path(),
+        json!({
+            "mcpServers": {"music": {"builtin": "music", "db": db}, "morse": {"builtin": "morse"}},
+            "chat": {"approvals": {"music__add_song": "allow", "morse__*": "deny"}},
+        }),
+    );
+    let llm = ScriptedLlm::start(Script::new(vec![
+        Turn::tool_calls(vec![
+            Call::new(
+                "call_add",
+                "music__add_song",
+                json!({"title": "Song", "artist": "Someone", "genre": "rock", "year": 1999}),
+            ),
+            Call::new("call_morse", "morse__morse", json!({"texto": "sos"})),
+        ]),
+        Turn::text("Done."),
+    ]))
+    .await
+    .unwrap();
+    let run = chat(
+        dir.path(),
+        "openai",
+        llm.url(),
+        &["-p", "go", "--config", &config, "--json", "--yes"],
+    )
+    .await;
+    run.assert_success();
+    let transcript = run.stdout_json();
+    let approvals: Vec<&Value> = transcript["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|event| event.get("approval"))
+        .collect();
+    assert_eq!(approvals.len(), 2, "{transcript:#}");
+    assert_eq!(approvals[0]["allowed"], true, "{transcript:#}");
+    assert_eq!(
+        approvals[0]["reason"],
+        "rule `music__add_song` (allow, configuration)"
+    );
+    assert_eq!(approvals[1]["allowed"], false, "{transcript:#}");
+    assert!(
+        approvals[1]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("rule `morse__*` (deny, configuration)"),
+        "{transcript:#}"
+    );
+    llm.stop().await;
+
+    let bad = crate::host::config_file(
+        dir.path(),
+        json!({"mcpServers": {}, "chat": {"approvals": {"": "allow"}}}),
+    );
+    let llm = ScriptedLlm::start(Script::new(vec![Turn::text("unused")]))
+        .await
+        .unwrap();
+    let refused = chat(
+        dir.path(),
+        "openai",
+        llm.url(),
+        &["-p", "go", "--config", &bad],
+    )
+    .await;
+    assert_eq!(refused.code(), 1, "{refused:#?}");
+    let error = &refused.error_line()["error"];
+    assert!(
+        error["message"].as_str().unwrap().contains("nexo.json:1:"),
+        "{refused:#?}"
+    );
+    llm.stop().await;
+
+    let mut bare = crate::support::nexo();
+    bare.current_dir(dir.path())
+        .env("XDG_CONFIG_HOME", dir.path().join("config"))
+        .env("XDG_STATE_HOME", dir.path().join("state"));
+    let bare = tokio::task::spawn_blocking(move || crate::support::run_command(bare))
+        .await
+        .unwrap();
+    assert_eq!(bare.code(), 1, "{bare:#?}");
+    assert!(
+        bare.error_line()["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("nexo chat -p PROMPT"),
+        "{bare:#?}"
+    );
 }

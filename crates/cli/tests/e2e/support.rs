@@ -499,3 +499,88 @@ pub fn jsonrpc_message(text: &str) -> Value {
     }
     message
 }
+
+/// A conversation with `command` on a terminal (a pseudo-terminal python
+/// makes): for each `(wait_for, send)` step, waits until the terminal has
+/// shown `wait_for` (after what the step before matched), then types
+/// `send` (`\r` is Enter, `\x03` Ctrl-C, `\x04` Ctrl-D). Gives everything
+/// the terminal showed; fails the test with it if a step's text never
+/// comes or the program does not end after the last step.
+pub fn on_terminal(command: Command, steps: &[(&str, &str)]) -> String {
+    const DRIVER: &str = r#"
+import json, os, pty, select, sys, time
+steps = json.loads(sys.argv[1])
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+shown = b""
+searched = 0
+def read_for(seconds):
+    global shown
+    ready, _, _ = select.select([fd], [], [], seconds)
+    if not ready:
+        return True
+    try:
+        chunk = os.read(fd, 65536)
+    except OSError:
+        return False
+    if not chunk:
+        return False
+    shown += chunk
+    return True
+for wait_for, send in steps:
+    wanted = wait_for.encode()
+    deadline = time.time() + 30
+    while shown.find(wanted, searched) < 0:
+        if time.time() > deadline or not read_for(0.2):
+            sys.stdout.write(shown.decode(errors="replace"))
+            sys.stdout.write("\n[never shown: %r]\n" % wait_for)
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            sys.exit(3)
+    searched = shown.find(wanted, searched) + len(wanted)
+    time.sleep(0.1)
+    os.write(fd, send.encode())
+deadline = time.time() + 30
+while time.time() < deadline and read_for(0.2):
+    pass
+done, status = os.waitpid(pid, os.WNOHANG)
+while done == 0 and time.time() < deadline:
+    time.sleep(0.05)
+    done, status = os.waitpid(pid, os.WNOHANG)
+if done == 0:
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    sys.stdout.write(shown.decode(errors="replace"))
+    sys.stdout.write("\n[still running after the last step]\n")
+    sys.exit(4)
+sys.stdout.write(shown.decode(errors="replace"))
+sys.exit(os.waitstatus_to_exitcode(status) if os.waitstatus_to_exitcode(status) >= 0 else 5)
+"#;
+    let steps: Vec<[&str; 2]> = steps.iter().map(|(wait, send)| [*wait, *send]).collect();
+    let mut driver = Command::new("python3");
+    driver
+        .args(["-c", DRIVER, &serde_json::to_string(&steps).unwrap()])
+        .arg(command.get_program())
+        .args(command.get_args())
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG");
+    if let Some(dir) = command.get_current_dir() {
+        driver.current_dir(dir);
+    }
+    for (key, value) in command.get_envs() {
+        match value {
+            Some(value) => driver.env(key, value),
+            None => driver.env_remove(key),
+        };
+    }
+    let run = run_command(driver);
+    assert_eq!(
+        run.code(),
+        0,
+        "the terminal showed:\n{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    run.stdout
+}

@@ -4,7 +4,8 @@
 //! `mcpServers` object) and VS Code's `.vscode/mcp.json` (a `servers`
 //! object, JSONC) are read as they are, plus nexo's own fields: `{"builtin":
 //! "dns", ...options}` entries run in-process, per-server and per-tool
-//! timeouts, `disabled`, and the top-level `trace` and `traceRedact`.
+//! timeouts, `disabled`, the top-level `trace` and `traceRedact`, and the
+//! chat's settings (`chat`).
 //!
 //! This module owns the search order ([`load`]: `--config`, `./.mcp.json`,
 //! the user's `config.json`, else the embedded [`Config::default_for`]),
@@ -152,6 +153,7 @@ impl Config {
             servers,
             trace: None,
             trace_redact: false,
+            chat: ChatSettings::default(),
             ignored: Vec::new(),
         }
     }
@@ -204,6 +206,8 @@ pub struct Config {
     /// Top-level `"traceRedact": true`: the messages themselves left out of
     /// the trace (credential headers never are written).
     pub trace_redact: bool,
+    /// Top-level `"chat"`: the chat's model and approval rules.
+    pub chat: ChatSettings,
     /// Fields of other hosts that were read and set aside, for the CLI to
     /// mention (nothing here changes what nexo does).
     pub ignored: Vec<Ignored>,
@@ -390,6 +394,46 @@ impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}:{}", self.file.display(), self.line, self.column)
     }
+}
+
+/// The top-level `chat` object: what the chat runs with, where flags and
+/// the environment do not say otherwise.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChatSettings {
+    pub provider: Option<ProviderName>,
+    pub model: Option<String>,
+    /// The provider's base URL (an OpenAI-compatible one with its `/v1`).
+    pub base_url: Option<String>,
+    /// The most model steps one turn may take.
+    pub max_steps: Option<u32>,
+    /// `approvals`: rules over `server__tool` patterns, in the file's order.
+    pub approvals: Vec<ApprovalRule>,
+}
+
+/// An LLM API nexo speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderName {
+    Anthropic,
+    /// OpenAI's Chat Completions, and every server that speaks it.
+    OpenAi,
+}
+
+/// One `"pattern": "action"` of `approvals`, the pattern as written (the
+/// chat checks it, and names [`ApprovalRule::location`] if it is not one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalRule {
+    pub pattern: String,
+    pub action: ApprovalAction,
+    pub location: Location,
+    /// Written in a project's file: it may tighten the policy only.
+    pub from_project: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalAction {
+    Allow,
+    Ask,
+    Deny,
 }
 
 /// A field of another host, read and set aside.

@@ -15,14 +15,15 @@ use jsonc_parser::errors::{ParseError, ParseErrorKind};
 use jsonc_parser::{CollectOptions, ParseOptions, ParseStringErrorKind};
 use sha2::{Digest, Sha256};
 
+mod chat;
 mod kinds;
 
 use super::expand::{self, Vars};
 use crate::secret::Secret;
 
 use super::{
-    Config, ConfigError, Fingerprint, Ignored, LoadRequest, Location, ServerConfig, ServerSpec,
-    Source, Timeouts, ToolTimeouts, Written,
+    ChatSettings, Config, ConfigError, Fingerprint, Ignored, LoadRequest, Location, ServerConfig,
+    ServerSpec, Source, Timeouts, ToolTimeouts, Written,
 };
 
 /// The fields of a server entry.
@@ -53,6 +54,7 @@ const TOP_FIELDS: &[&str] = &[
     "inputs",
     "trace",
     "traceRedact",
+    "chat",
     "$schema",
 ];
 /// The fields of a `toolTimeouts` entry.
@@ -208,6 +210,7 @@ pub(super) fn parse(
     let mut servers: Option<&ObjectProp<'_>> = None;
     let mut trace = None;
     let mut trace_redact = false;
+    let mut chat = ChatSettings::default();
     for &(name, prop) in &fields {
         match name {
             "mcpServers" | "servers" => {
@@ -222,6 +225,7 @@ pub(super) fn parse(
                 servers = Some(prop);
             }
             "inputs" | "$schema" => {}
+            "chat" => chat = reader.chat(prop)?,
             "trace" => {
                 let lit =
                     reader.string(&prop.value, "trace", None, "\"trace\": \"trace.jsonl\"")?;
@@ -268,6 +272,7 @@ pub(super) fn parse(
         servers: configs,
         trace,
         trace_redact,
+        chat,
         ignored: reader.ignored,
     })
 }

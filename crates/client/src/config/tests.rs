@@ -854,3 +854,110 @@ fn the_users_own_file_takes_the_workspace_from_the_working_directory() -> Result
     assert_eq!(cwd, Some(Path::new("/home/ana/.config/nexo/sub")));
     Ok(())
 }
+
+#[test]
+fn chat_settings_are_read_and_a_projects_only_tighten() -> Result<(), ConfigError> {
+    let text = r#"{
+  "mcpServers": {},
+  "chat": {
+    "provider": "openai",
+    "model": "llama3.2",
+    "baseUrl": "http://127.0.0.1:11434/v1",
+    "maxSteps": 8,
+    "approvals": {"files__*": "allow", "*__delete_*": "deny", "music__add_song": "ask"}
+  }
+}"#;
+    let config = read("nexo.json", text)?;
+    let chat = &config.chat;
+    assert_eq!(chat.provider, Some(ProviderName::OpenAi));
+    assert_eq!(chat.model.as_deref(), Some("llama3.2"));
+    assert_eq!(chat.base_url.as_deref(), Some("http://127.0.0.1:11434/v1"));
+    assert_eq!(chat.max_steps, Some(8));
+    let rules: Vec<(&str, ApprovalAction, usize, bool)> = chat
+        .approvals
+        .iter()
+        .map(|rule| {
+            (
+                rule.pattern.as_str(),
+                rule.action,
+                rule.location.line,
+                rule.from_project,
+            )
+        })
+        .collect();
+    assert_eq!(
+        rules,
+        [
+            ("files__*", ApprovalAction::Allow, 8, false),
+            ("*__delete_*", ApprovalAction::Deny, 8, false),
+            ("music__add_song", ApprovalAction::Ask, 8, false),
+        ]
+    );
+
+    // Found in the working directory: the model and where requests go are
+    // set aside, the rules kept (marked, for the policy to weigh).
+    let project = parse(
+        text,
+        Source::Project(PathBuf::from(".mcp.json")),
+        &request(Path::new("/project")),
+    )?;
+    assert_eq!(project.chat.provider, None);
+    assert_eq!(project.chat.base_url, None);
+    assert_eq!(project.chat.max_steps, None);
+    assert!(project.chat.approvals.iter().all(|rule| rule.from_project));
+    let set_aside: Vec<&str> = project
+        .ignored
+        .iter()
+        .map(|ignored| ignored.field.as_str())
+        .collect();
+    assert_eq!(
+        set_aside,
+        [
+            "chat.provider",
+            "chat.model",
+            "chat.baseUrl",
+            "chat.maxSteps"
+        ]
+    );
+    Ok(())
+}
+
+#[test]
+fn bad_chat_settings_are_placed() {
+    let cases = [
+        (r#"{"chat": []}"#, 1, 10, "`chat` must be an object"),
+        (
+            r#"{"chat": {"provider": "gemini"}}"#,
+            1,
+            23,
+            "`gemini` is not a provider",
+        ),
+        (
+            r#"{"chat": {"maxSteps": 0}}"#,
+            1,
+            23,
+            "`maxSteps` must be a whole number",
+        ),
+        (r#"{"chat": {"maxSteps": 2.5}}"#, 1, 23, "not 2.5"),
+        (
+            r#"{"chat": {"approvals": {"x__*": "yes"}}}"#,
+            1,
+            33,
+            "must be `allow`, `ask` or `deny`",
+        ),
+        (
+            r#"{"chat": {"modle": "x"}}"#,
+            1,
+            11,
+            "`modle` is not a field of `chat`",
+        ),
+    ];
+    for (text, line, column, message) in cases {
+        let (at_line, at_column, said, hint) = fails(text);
+        assert!(said.contains(message), "{text}: {said}");
+        assert_eq!((at_line, at_column), (line, column), "{text}: {said}");
+        assert!(!hint.is_empty(), "{text}");
+    }
+    let (_, _, _, hint) = fails(r#"{"chat": {"modle": "x"}}"#);
+    assert_eq!(hint, "did you mean `model`?");
+}

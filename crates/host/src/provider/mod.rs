@@ -33,6 +33,7 @@
 mod anthropic;
 mod error;
 mod openai;
+pub mod pricing;
 mod select;
 mod text_call;
 mod wire;
@@ -300,6 +301,16 @@ impl Provider {
 
     pub fn base_url(&self) -> &str {
         &self.config.base_url
+    }
+
+    /// What `usage` cost in US dollars at the model's list prices, if
+    /// nexo knows them ([`pricing`]).
+    pub fn cost(&self, usage: &Usage) -> Option<f64> {
+        pricing::cost(
+            self.model(),
+            usage,
+            self.config.kind == ProviderKind::OpenAi,
+        )
     }
 
     /// Sends `request` and starts reading the streamed answer. Busy

@@ -1,0 +1,311 @@
+//! `nexo chat` and bare `nexo`: the chat. Wiring only: the servers start
+//! as `nexo servers` starts them; the model, the agent loop, the approval
+//! policy and the slash commands are nexo-host's. With `-p PROMPT` (or a
+//! prompt piped on stdin) one turn is answered ([`once`]); on a terminal
+//! the conversation goes on ([`repl`]).
+
+mod once;
+mod repl;
+mod terminal;
+
+use std::collections::HashMap;
+use std::io::{IsTerminal, Read};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use nexo_client::config::{ApprovalAction, Config, ProviderName};
+use nexo_client::hub::Hub;
+use nexo_host::agent::{Agent, WithheldTool};
+use nexo_host::approval::{Action, ApprovalStore, Approvals, Origin, Pattern, Rule, RuleSource};
+use nexo_host::chatlog::ChatLog;
+use nexo_host::pins::{PinStore, ServerIdentity};
+use nexo_host::provider::{Provider, ProviderError, ProviderKind, Settings};
+use rmcp::model::Tool;
+
+use crate::args::{ChatArgs, ProviderArg};
+use crate::failure::Failure;
+use crate::{env, host, output};
+
+/// What the model is told about where it runs.
+const SYSTEM_PROMPT: &str = "You are nexo's assistant. You may call the tools of the MCP servers \
+     the user connected; a tool's name is its server's and its own, joined by `__`. Call a \
+     tool when it helps answer; say plainly when a tool fails or a call was not approved.";
+
+pub async fn run(args: ChatArgs) -> Result<(), Failure> {
+    let prompt = one_shot_prompt(&args)?;
+    let config = host::load(args.config.as_deref())?;
+    let mut store = host::consent_store()?;
+    let trace = match host::trace_choice(&args.trace, Some(&config)) {
+        Some((path, options)) => Some(host::tracer(&path, options)?),
+        None => None,
+    };
+    let provider = nexo_host::provider::select(&settings(&args, &config), env::var).await;
+    // One turn needs a model: say so before starting any server.
+    let provider = match (provider, &prompt) {
+        (Err(error), Some(_)) => return Err(Failure::from_error(&error)),
+        (provider, _) => provider,
+    };
+    let host::Started { hub, skipped } =
+        host::start(&config, &mut store, args.timeout, trace.clone()).await?;
+    host::tell_skipped(&store, &skipped);
+    let outcome = converse(&hub, provider, prompt, &config, &args).await;
+    hub.close().await;
+    if let Some(trace) = trace
+        && let Err(error) = trace.flush()
+    {
+        tracing::warn!(%error, "cannot write the trace file");
+    }
+    outcome
+}
+
+/// The chat itself, once the servers are up: one turn for `prompt`, else
+/// the conversation (which starts without a model, saying why).
+async fn converse(
+    hub: &Hub,
+    provider: Result<Provider, ProviderError>,
+    prompt: Option<String>,
+    config: &Config,
+    args: &ChatArgs,
+) -> Result<(), Failure> {
+    let blocked = pinned(config, hub, args.approve_tool_changes).await?;
+    let log = chat_log(args);
+    let agent = match provider {
+        Ok(provider) => Ok(agent(hub, provider, config, args, blocked)?),
+        Err(error) => Err(error),
+    };
+    match (prompt, agent) {
+        (Some(prompt), Ok(agent)) => once::run(&agent, &prompt, log.as_ref(), args.json).await,
+        (Some(_), Err(error)) => Err(Failure::from_error(&error)),
+        (None, agent) => repl::run(hub, agent, config, log.as_ref()).await,
+    }
+}
+
+/// The prompt of a one-shot chat: `-p`, else what is piped on stdin;
+/// `None` on a terminal, where the conversation goes on.
+fn one_shot_prompt(args: &ChatArgs) -> Result<Option<String>, Failure> {
+    if let Some(prompt) = &args.prompt {
+        return Ok(Some(prompt.clone()));
+    }
+    if std::io::stdin().is_terminal() {
+        return Ok(None);
+    }
+    let mut piped = String::new();
+    if let Err(error) = std::io::stdin().read_to_string(&mut piped) {
+        return Err(Failure::usage(
+            format!("cannot read the prompt from stdin: {error}"),
+            Some("give it with `-p PROMPT`".into()),
+        ));
+    }
+    if piped.trim().is_empty() {
+        return Err(Failure::usage(
+            "nothing to ask: stdin is not a terminal and held no prompt",
+            Some("give the prompt with `nexo chat -p PROMPT` (or pipe it in), or run `nexo` on a terminal".into()),
+        ));
+    }
+    Ok(Some(piped))
+}
+
+/// The provider's settings: the flags, else the configuration's `chat`.
+fn settings(args: &ChatArgs, config: &Config) -> Settings {
+    let kind = args
+        .provider
+        .map(|provider| match provider {
+            ProviderArg::Anthropic => ProviderKind::Anthropic,
+            ProviderArg::Openai => ProviderKind::OpenAi,
+        })
+        .or(config.chat.provider.map(|provider| match provider {
+            ProviderName::Anthropic => ProviderKind::Anthropic,
+            ProviderName::OpenAi => ProviderKind::OpenAi,
+        }));
+    Settings {
+        kind,
+        model: args.model.clone().or_else(|| config.chat.model.clone()),
+        base_url: args
+            .base_url
+            .clone()
+            .or_else(|| config.chat.base_url.clone()),
+        ..Settings::default()
+    }
+}
+
+/// The agent for `provider`: the configuration's approval rules and the
+/// answers remembered in `approvals.json`, the servers' origins, the
+/// tools held back by their pins.
+fn agent<'h>(
+    hub: &'h Hub,
+    provider: Provider,
+    config: &Config,
+    args: &ChatArgs,
+    blocked: Vec<WithheldTool>,
+) -> Result<Agent<'h>, Failure> {
+    let origins: HashMap<String, Origin> = config
+        .servers
+        .iter()
+        .map(|server| {
+            let origin = if server.project_file.is_some() {
+                Origin::Project
+            } else {
+                Origin::User
+            };
+            (server.name.clone(), origin)
+        })
+        .collect();
+    let mut rules = Vec::new();
+    for rule in &config.chat.approvals {
+        let pattern = Pattern::new(&rule.pattern).map_err(|error| {
+            Failure::usage(format!("{}: {error}", rule.location), Some(error.hint()))
+        })?;
+        rules.push(Rule {
+            pattern,
+            action: match rule.action {
+                ApprovalAction::Allow => Action::Allow,
+                ApprovalAction::Ask => Action::Ask,
+                ApprovalAction::Deny => Action::Deny,
+            },
+            source: if rule.from_project {
+                RuleSource::ProjectConfig
+            } else {
+                RuleSource::Config
+            },
+        });
+    }
+    let store = match env::config_dir() {
+        Some(dir) => Some(
+            ApprovalStore::open(dir.join("approvals.json"))
+                .map_err(|error| Failure::from_error(&error))?,
+        ),
+        None => None,
+    };
+    let project = std::env::current_dir().unwrap_or_default();
+    let max_steps = args
+        .max_steps
+        .or(config.chat.max_steps)
+        .map_or(nexo_host::agent::DEFAULT_MAX_STEPS, |steps| steps as usize);
+    Ok(Agent {
+        hub,
+        provider,
+        approvals: Mutex::new(Approvals::new(rules, store, project)),
+        origins,
+        yes: args.yes,
+        blocked,
+        system: Some(SYSTEM_PROMPT.to_owned()),
+        max_steps,
+        max_tokens: nexo_host::agent::DEFAULT_MAX_TOKENS,
+    })
+}
+
+/// Says what the model is not offered, and why (but the tools held back
+/// by their pins, said when they were).
+fn tell_withheld(agent: &Agent<'_>, toolset: &nexo_host::agent::Toolset) {
+    for withheld in toolset
+        .withheld()
+        .iter()
+        .filter(|withheld| !agent.blocked.contains(withheld))
+    {
+        output::status(&format!(
+            "not offered to the model: `{}` of `{}`: {}",
+            withheld.tool, withheld.server, withheld.reason
+        ));
+    }
+}
+
+/// The failure to show when there is no model.
+fn no_model(error: &ProviderError) -> String {
+    format!("no model to talk to: {error}\nhint: {}", error.hint())
+}
+
+/// Each connected server's tools against their pins (`pins.json` in
+/// nexo's configuration directory): a server seen for the first time is
+/// pinned as it is; a tool changed or added since is not offered, and the
+/// person is shown the change and how to approve it.
+async fn pinned(
+    config: &Config,
+    hub: &Hub,
+    approve_changes: bool,
+) -> Result<Vec<WithheldTool>, Failure> {
+    let Some(dir) = env::config_dir() else {
+        output::status(
+            "warning: no configuration directory to keep tool pins in; tools are not pinned",
+        );
+        return Ok(Vec::new());
+    };
+    let mut store =
+        PinStore::open(dir.join("pins.json")).map_err(|error| Failure::from_error(&error))?;
+    let tools = hub.tools();
+    let mut blocked = Vec::new();
+    for server in &config.servers {
+        let listed: Vec<Tool> = tools
+            .iter()
+            .filter(|(name, _)| name == &server.name)
+            .map(|(_, tool)| tool.clone())
+            .collect();
+        let Ok(session) = hub.session(&server.name, Duration::ZERO).await else {
+            continue;
+        };
+        let instructions = session
+            .server_info()
+            .and_then(|info| info.instructions.clone());
+        let fingerprint = server.fingerprint.to_text();
+        let identity = ServerIdentity {
+            name: &server.name,
+            fingerprint: &fingerprint,
+        };
+        let admitted = store
+            .admit(&identity, &listed, instructions.as_deref(), approve_changes)
+            .map_err(|error| Failure::from_error(&error))?;
+        if admitted.first_use {
+            output::status(&format!(
+                "pinned the tools of `{}` as they are now ({} of them); a later change is shown and held back",
+                server.name,
+                admitted.approved.len()
+            ));
+        } else if !admitted.approved.is_empty() {
+            output::status(&format!(
+                "approved the changed or new tools of `{}`: {}",
+                server.name,
+                admitted.approved.join(", ")
+            ));
+        }
+        for (tool, status) in admitted.blocked {
+            let Some(reason) = status.held_back_because() else {
+                continue;
+            };
+            output::status(&format!(
+                "held back `{tool}` of `{}`: {reason}",
+                server.name
+            ));
+            blocked.push(WithheldTool {
+                server: server.name.clone(),
+                tool,
+                reason,
+            });
+        }
+    }
+    if !blocked.is_empty() {
+        output::status(
+            "hint: after reviewing the changes, run again with `--approve-tool-changes` to offer them",
+        );
+    }
+    Ok(blocked)
+}
+
+/// The chat log: `--chat-log FILE`, else `chat_log.jsonl` in nexo's state
+/// directory; none with `--chat-log off` or when it cannot be opened (said
+/// once).
+fn chat_log(args: &ChatArgs) -> Option<ChatLog> {
+    let path = match args.chat_log.as_deref() {
+        Some(path) if path.as_os_str() == "off" => return None,
+        Some(path) => path.to_owned(),
+        None => env::chat_log()?,
+    };
+    match ChatLog::open(&path) {
+        Ok(log) => Some(log),
+        Err(error) => {
+            output::status(&format!(
+                "warning: cannot open the chat log `{}`: {error}; this chat is not logged",
+                path.display()
+            ));
+            None
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! One turn, answered and done: `nexo chat -p PROMPT`. Nothing is asked:
+//! a call the policy would ask about is refused (the model is told) unless
+//! `--yes` or a rule allows it. Ctrl-C cancels the turn (the servers are
+//! told) and exits with 130.
+
+use nexo_host::agent::{Agent, AgentEvent, NoOneToAsk};
+use nexo_host::chatlog::ChatLog;
+use nexo_host::provider::Message;
+use serde_json::{Value, json};
+
+use super::terminal;
+use crate::failure::Failure;
+use crate::output;
+
+pub async fn run(
+    agent: &Agent<'_>,
+    prompt: &str,
+    log: Option<&ChatLog>,
+    json: bool,
+) -> Result<(), Failure> {
+    let toolset = agent.toolset();
+    super::tell_withheld(agent, &toolset);
+    if let Some(log) = log {
+        log.user(prompt);
+    }
+    let mut conversation = vec![Message::user(prompt)];
+    let mut transcript = Vec::new();
+    let mut on_event = |event: AgentEvent| {
+        if let Some(log) = log {
+            log.event(&event);
+        }
+        if json {
+            // The answer's pieces, joined.
+            if let (AgentEvent::Text(text), Some(Value::Object(last))) =
+                (&event, transcript.last_mut())
+                && let Some(Value::String(so_far)) = last.get_mut("text")
+            {
+                so_far.push_str(text);
+                return;
+            }
+            transcript.push(event_json(&event));
+        } else {
+            terminal::show(&event);
+        }
+    };
+    let turn = tokio::select! {
+        turn = agent.turn(&toolset, &mut conversation, &NoOneToAsk, &mut on_event) => turn,
+        _ = tokio::signal::ctrl_c() => {
+            output::status("\ncancelled: the calls under way were cancelled on their servers");
+            return Err(Failure::interrupted());
+        }
+    };
+    let end = turn.map_err(|error| Failure::from_error(&error))?;
+    let answer = conversation
+        .last()
+        .filter(|message| message.tool_calls().next().is_none())
+        .map(Message::text)
+        .unwrap_or_default();
+    if json {
+        output::json(&json!({
+            "answer": answer,
+            "events": transcript,
+            "steps": end.steps,
+            "cutShort": end.cut_short,
+            "usage": {
+                "inputTokens": end.usage.input_tokens,
+                "outputTokens": end.usage.output_tokens,
+            },
+        }));
+    } else {
+        output::data("\n");
+        terminal::tell_end(&end, &agent.provider);
+    }
+    Ok(())
+}
+
+fn event_json(event: &AgentEvent) -> Value {
+    match event {
+        AgentEvent::Text(text) => json!({"text": text}),
+        AgentEvent::ToolCall {
+            server,
+            tool,
+            arguments,
+        } => json!({"toolCall": {"server": server, "tool": tool, "arguments": arguments}}),
+        AgentEvent::Approval {
+            server,
+            tool,
+            allowed,
+            reason,
+        } => {
+            json!({"approval": {"server": server, "tool": tool, "allowed": allowed, "reason": reason}})
+        }
+        AgentEvent::ToolResult {
+            server,
+            tool,
+            duration,
+            bytes,
+            error,
+            ..
+        } => json!({"toolResult": {
+            "server": server,
+            "tool": tool,
+            "durationMs": duration.as_secs_f64() * 1000.0,
+            "bytes": bytes,
+            "error": error,
+        }}),
+        AgentEvent::Answer { usage, .. } => json!({"usage": {
+            "inputTokens": usage.input_tokens,
+            "outputTokens": usage.output_tokens,
+        }}),
+    }
+}

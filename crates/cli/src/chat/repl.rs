@@ -1,0 +1,445 @@
+//! The conversation on a terminal: a prompt, the model's answer as it
+//! comes, the approval questions, the slash commands. With no model to
+//! talk to it still starts: the commands work, and a message gets how to
+//! configure one. Ctrl-C during a turn cancels it (the calls under way
+//! are cancelled on their servers) and the conversation goes on; at the
+//! prompt it clears the line; Ctrl-D or /quit leaves.
+
+use nexo_client::config::Config;
+use nexo_client::hub::Hub;
+use nexo_host::agent::{Agent, AgentEvent, Toolset};
+use nexo_host::chatlog::ChatLog;
+use nexo_host::provider::{Content, Message, ProviderError, Role};
+use nexo_host::slash::{self, Attachment, Command, Line};
+use rmcp::model::JsonObject;
+use serde_json::Value;
+
+use super::terminal::{self, Input, Terminal};
+use crate::failure::Failure;
+use crate::{env, host, inspect, output};
+
+/// The chat's state between turns.
+struct Repl<'a, 'h> {
+    hub: &'h Hub,
+    /// The model, and the tools it is offered; or why there is none.
+    agent: Result<(&'a Agent<'h>, Toolset), &'a ProviderError>,
+    config: &'a Config,
+    log: Option<&'a ChatLog>,
+    terminal: Terminal,
+    conversation: Vec<Message>,
+}
+
+pub async fn run(
+    hub: &Hub,
+    agent: Result<Agent<'_>, ProviderError>,
+    config: &Config,
+    log: Option<&ChatLog>,
+) -> Result<(), Failure> {
+    let terminal = Terminal::open(env::chat_history()).map_err(|error| {
+        Failure::usage(
+            format!("cannot use the terminal: {error}"),
+            Some("give the prompt with `nexo chat -p PROMPT` instead".into()),
+        )
+    })?;
+    let mut repl = Repl {
+        hub,
+        agent: agent.as_ref().map(|agent| (agent, agent.toolset())),
+        config,
+        log,
+        terminal,
+        conversation: Vec::new(),
+    };
+    repl.greet();
+    loop {
+        let line = match repl.terminal.read("> ", true).await {
+            Input::Line(line) => line,
+            Input::Interrupted => continue,
+            Input::End => break,
+        };
+        match slash::parse(&line) {
+            Err(error) => output::status(&format!("error: {error}")),
+            Ok(Line::Empty) => {}
+            Ok(Line::Command(Command::Quit)) => break,
+            Ok(Line::Command(command)) => repl.command(command).await,
+            Ok(Line::Message { text, attachments }) => {
+                let mut content = vec![Content::Text(text.clone())];
+                for attachment in &attachments {
+                    match repl.attach(attachment).await {
+                        Ok(text) => content.push(Content::Text(text)),
+                        Err(error) => {
+                            output::status(&format!("error: {error}"));
+                            content.clear();
+                            break;
+                        }
+                    }
+                }
+                if !content.is_empty() {
+                    repl.turn(&text, content).await;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Repl<'_, '_> {
+    /// Who is listening, with what, and how to get help.
+    fn greet(&self) {
+        let servers = self.hub.status();
+        let connected = servers
+            .iter()
+            .filter(|server| server.tools.is_some())
+            .count();
+        match &self.agent {
+            Ok((agent, toolset)) => {
+                super::tell_withheld(agent, toolset);
+                output::status(&format!(
+                    "nexo chat: {} at {}; {connected} of {} servers connected, {} tools offered. /help lists the commands, Ctrl-D leaves.",
+                    agent.provider.model(),
+                    agent.provider.base_url(),
+                    servers.len(),
+                    toolset.definitions().len(),
+                ));
+            }
+            Err(error) => {
+                output::status(&format!(
+                    "nexo chat: {connected} of {} servers connected; the slash commands work (/help), Ctrl-D leaves.",
+                    servers.len()
+                ));
+                output::status(&super::no_model(error));
+            }
+        }
+        self.terminal.set_tools(self.tool_names());
+    }
+
+    /// The tools `/call` completes: every connected server's.
+    fn tool_names(&self) -> Vec<String> {
+        let names = self.hub.tool_names();
+        self.hub
+            .tools()
+            .iter()
+            .filter_map(|(server, tool)| names.qualified(server, &tool.name).map(str::to_owned))
+            .collect()
+    }
+
+    /// One turn of the model on `content`, the person's message; Ctrl-C
+    /// cancels it.
+    async fn turn(&mut self, text: &str, content: Vec<Content>) {
+        let (agent, toolset) = match &self.agent {
+            Ok((agent, toolset)) => (*agent, toolset),
+            Err(error) => {
+                output::status(&super::no_model(error));
+                return;
+            }
+        };
+        if let Some(log) = self.log {
+            log.user(text);
+        }
+        let before = self.conversation.len();
+        self.conversation.push(Message {
+            role: Role::User,
+            content,
+        });
+        let log = self.log;
+        let mut on_event = |event: AgentEvent| {
+            if let Some(log) = log {
+                log.event(&event);
+            }
+            terminal::show(&event);
+        };
+        let turn = tokio::select! {
+            turn = agent.turn(toolset, &mut self.conversation, &self.terminal, &mut on_event) => Some(turn),
+            _ = self.terminal.interrupted() => None,
+        };
+        match turn {
+            Some(Ok(end)) => {
+                output::data("\n");
+                terminal::tell_end(&end, &agent.provider);
+            }
+            Some(Err(error)) => {
+                self.conversation.truncate(before);
+                let failure = Failure::from_error(&error);
+                output::status(&format!(
+                    "error: {}\nhint: {}\nYour message was not added to the conversation; send it again when that is fixed.",
+                    failure.message,
+                    failure.hint.unwrap_or_default()
+                ));
+            }
+            None => {
+                // What the model did is dropped; the question stays, answered
+                // by the cancellation, so that the next turn reads in order.
+                self.conversation.truncate(before + 1);
+                self.conversation.push(Message {
+                    role: Role::Assistant,
+                    content: vec![Content::Text("(The user cancelled this turn.)".into())],
+                });
+                output::status("\ncancelled: the calls under way were cancelled on their servers");
+            }
+        }
+    }
+
+    /// The text of `@server:uri`, as it goes to the model.
+    async fn attach(&self, attachment: &Attachment) -> Result<String, String> {
+        let session = self
+            .hub
+            .session(&attachment.server, std::time::Duration::ZERO)
+            .await
+            .map_err(|error| {
+                format!(
+                    "cannot attach `@{}:{}`: {error}",
+                    attachment.server, attachment.uri
+                )
+            })?;
+        let read = session
+            .read_resource(&attachment.uri)
+            .await
+            .map_err(|error| {
+                format!(
+                    "cannot read `{}` of `{}`: {error}",
+                    attachment.uri, attachment.server
+                )
+            })?;
+        output::status(&format!(
+            "attached {} of `{}`",
+            attachment.uri, attachment.server
+        ));
+        Ok(format!(
+            "[resource {} of the server `{}`]\n{}",
+            attachment.uri,
+            attachment.server,
+            inspect::read_text(&read)
+        ))
+    }
+
+    async fn command(&mut self, command: Command) {
+        match command {
+            Command::Help => {
+                let rows = slash::COMMANDS
+                    .iter()
+                    .map(|command| {
+                        vec![
+                            format!("{} {}", command.name, command.arguments),
+                            command.does.to_owned(),
+                        ]
+                    })
+                    .collect();
+                output::data(&output::rows(rows));
+                output::status(
+                    "Anything else is a message for the model; @SERVER:URI in it attaches a resource, and //text sends /text.",
+                );
+            }
+            Command::Tools { filter } => self.tools(filter.as_deref()),
+            Command::Servers => output::data(&host::table(&self.hub.status(), None)),
+            Command::Call { tool, arguments } => self.call(&tool, arguments).await,
+            Command::Resources { server } => {
+                for (name, session) in self.sessions(server.as_deref()).await {
+                    match session.list_resources().await {
+                        Ok(resources) if resources.is_empty() => {}
+                        Ok(resources) => {
+                            output::status(&format!("{name}:"));
+                            output::data(&output::printable(&inspect::resources_table(&resources)));
+                        }
+                        Err(error) => output::status(&format!("{name}: {error}")),
+                    }
+                }
+            }
+            Command::Read { server, uri } => match self.attach(&Attachment { server, uri }).await {
+                Ok(text) => output::data(&output::printable(&format!("{text}\n"))),
+                Err(error) => output::status(&format!("error: {error}")),
+            },
+            Command::Prompts { server } => {
+                for (name, session) in self.sessions(server.as_deref()).await {
+                    match session.list_prompts().await {
+                        Ok(prompts) if prompts.is_empty() => {}
+                        Ok(prompts) => {
+                            output::status(&format!("{name}:"));
+                            output::data(&output::printable(&inspect::prompts_table(&prompts)));
+                        }
+                        Err(error) => output::status(&format!("{name}: {error}")),
+                    }
+                }
+            }
+            Command::Prompt { prompt, arguments } => self.prompt(&prompt, arguments).await,
+            Command::Clear => {
+                self.conversation.clear();
+                output::status("the conversation starts afresh");
+            }
+            Command::Quit => {}
+        }
+    }
+
+    fn tools(&self, filter: Option<&str>) {
+        let filter = filter.map(str::to_lowercase);
+        let matches = |text: &str| {
+            filter
+                .as_deref()
+                .is_none_or(|filter| text.to_lowercase().contains(filter))
+        };
+        let rows: Vec<Vec<String>> = match &self.agent {
+            Ok((_, toolset)) => toolset
+                .definitions()
+                .iter()
+                .filter(|tool| matches(&tool.name) || matches(&tool.description))
+                .map(|tool| {
+                    vec![
+                        tool.name.clone(),
+                        output::printable(&output::summary(Some(&tool.description))).into_owned(),
+                    ]
+                })
+                .collect(),
+            Err(_) => self
+                .tool_names()
+                .into_iter()
+                .filter(|name| matches(name))
+                .map(|name| vec![name, String::new()])
+                .collect(),
+        };
+        if rows.is_empty() {
+            output::status("no tool matches");
+        } else {
+            output::data(&output::rows(rows));
+        }
+        if let Ok((_, toolset)) = &self.agent {
+            for withheld in toolset.withheld() {
+                output::status(&format!(
+                    "withheld: `{}` of `{}`: {}",
+                    withheld.tool,
+                    withheld.server,
+                    output::printable(&withheld.reason)
+                ));
+            }
+        }
+    }
+
+    /// `/call`: the person's own call, run without asking.
+    async fn call(&self, name: &str, arguments: Value) {
+        let names = self.hub.tool_names();
+        let Some((server, tool)) = names.resolve(name) else {
+            output::status(&format!(
+                "error: there is no tool `{name}`; /tools lists them (Tab completes the names)"
+            ));
+            return;
+        };
+        let arguments: JsonObject = match arguments {
+            Value::Object(map) => map,
+            _ => JsonObject::new(),
+        };
+        match self.hub.call_tool(server, tool, arguments).await {
+            Ok(result) => {
+                output::data(&output::printable(&inspect::call_text(&result)));
+                if result.is_error == Some(true) {
+                    output::status("(the tool reported an error)");
+                }
+            }
+            Err(error) => output::status(&format!(
+                "error: {error}{}",
+                error
+                    .hint()
+                    .map(|hint| format!("\nhint: {hint}"))
+                    .unwrap_or_default()
+            )),
+        }
+    }
+
+    /// `/prompt server__name key=value ...`: the prompt's messages join
+    /// the conversation, and the model answers them.
+    async fn prompt(&mut self, qualified: &str, arguments: Vec<(String, String)>) {
+        let Some((server, name)) = self
+            .config
+            .servers
+            .iter()
+            .filter_map(|server| {
+                let rest = qualified.strip_prefix(server.name.as_str())?;
+                Some((server.name.as_str(), rest.strip_prefix("__")?))
+            })
+            .max_by_key(|(server, _)| server.len())
+        else {
+            output::status(&format!(
+                "error: `{qualified}` names no server's prompt; write `/prompt SERVER__PROMPT` (/prompts lists them)"
+            ));
+            return;
+        };
+        let session = match self.hub.session(server, std::time::Duration::ZERO).await {
+            Ok(session) => session,
+            Err(error) => {
+                output::status(&format!("error: {error}"));
+                return;
+            }
+        };
+        let arguments: JsonObject = arguments
+            .into_iter()
+            .map(|(key, value)| (key, Value::String(value)))
+            .collect();
+        let result = match session.get_prompt(name, arguments).await {
+            Ok(result) => result,
+            Err(error) => {
+                output::status(&format!("error: {error}"));
+                return;
+            }
+        };
+        let mut messages: Vec<(Role, String)> = Vec::new();
+        for message in &result.messages {
+            let role = match serde_json::to_value(&message.role)
+                .ok()
+                .as_ref()
+                .and_then(Value::as_str)
+            {
+                Some("assistant") => Role::Assistant,
+                _ => Role::User,
+            };
+            let text =
+                inspect::block_text(&serde_json::to_value(&message.content).unwrap_or_default());
+            output::status(&format!(
+                "{}: {}",
+                if role == Role::User {
+                    "user"
+                } else {
+                    "assistant"
+                },
+                output::printable(&text)
+            ));
+            messages.push((role, text));
+        }
+        // The last user message is the turn's; those before it join the
+        // conversation as they are.
+        let Some(last_user) = messages.iter().rposition(|(role, _)| *role == Role::User) else {
+            output::status("the prompt gave no message of the user's to answer");
+            return;
+        };
+        let (_, text) = messages.remove(last_user);
+        for (role, text) in messages.into_iter().take(last_user) {
+            self.conversation.push(Message {
+                role,
+                content: vec![Content::Text(text)],
+            });
+        }
+        self.turn(&text, vec![Content::Text(text.clone())]).await;
+    }
+
+    /// Every connected server's session, or `only`'s.
+    async fn sessions(
+        &self,
+        only: Option<&str>,
+    ) -> Vec<(String, std::sync::Arc<nexo_client::Session>)> {
+        let mut sessions = Vec::new();
+        for server in &self.config.servers {
+            if only.is_some_and(|only| only != server.name) {
+                continue;
+            }
+            if let Ok(session) = self
+                .hub
+                .session(&server.name, std::time::Duration::ZERO)
+                .await
+            {
+                sessions.push((server.name.clone(), session));
+            }
+        }
+        if sessions.is_empty() {
+            output::status(match only {
+                Some(_) => "that server is not connected (/servers shows them)",
+                None => "no server is connected (/servers shows them)",
+            });
+        }
+        sessions
+    }
+}

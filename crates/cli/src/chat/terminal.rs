@@ -1,0 +1,291 @@
+//! The chat on a terminal: the line editor (history, completion of slash
+//! commands and tool names), the approval question, and how a turn's
+//! events are shown. Everything a server or the model wrote goes through
+//! [`output::printable`] first.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures::future::BoxFuture;
+use nexo_host::agent::{AgentEvent, Approver, Pending, Reply, TurnEnd};
+use nexo_host::approval::{Answer, Scope};
+use nexo_host::provider::Provider;
+use nexo_host::slash;
+use rustyline::completion::Completer;
+use rustyline::error::ReadlineError;
+use rustyline::highlight::Highlighter;
+use rustyline::hint::Hinter;
+use rustyline::history::DefaultHistory;
+use rustyline::validate::Validator;
+use rustyline::{Context, Editor, Helper};
+
+use crate::output;
+
+/// What the person typed.
+pub enum Input {
+    Line(String),
+    /// Ctrl-C.
+    Interrupted,
+    /// Ctrl-D, or the terminal went away.
+    End,
+}
+
+/// The terminal's line editor, shared by the prompt and the approval
+/// questions (never both at once). Reads happen on a blocking thread.
+#[derive(Clone)]
+pub struct Terminal {
+    editor: Arc<Mutex<Editor<Completions, DefaultHistory>>>,
+    history: Option<PathBuf>,
+    /// Ctrl-C at an approval question: the turn is to end.
+    cancel: Arc<tokio::sync::Notify>,
+}
+
+impl Terminal {
+    /// The editor, with the history kept at `history` (loaded now, each
+    /// line appended as it is typed).
+    pub fn open(history: Option<PathBuf>) -> Result<Self, String> {
+        let config = rustyline::Config::builder()
+            .max_history_size(1000)
+            .map_err(|error| error.to_string())?
+            .history_ignore_dups(true)
+            .map_err(|error| error.to_string())?
+            .history_ignore_space(true)
+            .completion_type(rustyline::CompletionType::List)
+            .build();
+        let mut editor = Editor::with_config(config).map_err(|error| error.to_string())?;
+        editor.set_helper(Some(Completions::default()));
+        if let Some(path) = &history {
+            // No history yet is the usual first run.
+            let _ = editor.load_history(path);
+        }
+        Ok(Self {
+            editor: Arc::new(Mutex::new(editor)),
+            history,
+            cancel: Arc::new(tokio::sync::Notify::new()),
+        })
+    }
+
+    /// The tool names `/call` completes.
+    pub fn set_tools(&self, names: Vec<String>) {
+        if let Some(helper) = self.lock().helper_mut() {
+            helper.tools = names;
+        }
+    }
+
+    /// One line, after `prompt`; a typed line goes into the history.
+    pub async fn read(&self, prompt: &str, remember: bool) -> Input {
+        let this = self.clone();
+        let prompt = prompt.to_owned();
+        let read = tokio::task::spawn_blocking(move || {
+            let mut editor = this.lock();
+            let read = editor.readline(&prompt);
+            if let (Ok(line), true) = (&read, remember)
+                && !line.trim().is_empty()
+            {
+                let _ = editor.add_history_entry(line.as_str());
+                if let Some(path) = &this.history {
+                    if let Some(dir) = path.parent() {
+                        let _ = std::fs::create_dir_all(dir);
+                    }
+                    let _ = editor.append_history(path);
+                }
+            }
+            read
+        })
+        .await;
+        match read {
+            Ok(Ok(line)) => Input::Line(line),
+            Ok(Err(ReadlineError::Interrupted)) => Input::Interrupted,
+            Ok(Err(_)) | Err(_) => Input::End,
+        }
+    }
+
+    /// Resolves when the person presses Ctrl-C during a turn: as a signal
+    /// while the model or a tool works, or at an approval question (where
+    /// the line editor reads it as a key).
+    pub async fn interrupted(&self) {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            () = self.cancel.notified() => {}
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Editor<Completions, DefaultHistory>> {
+        self.editor.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Approver for Terminal {
+    fn ask<'a>(&'a self, pending: &'a Pending) -> BoxFuture<'a, Reply> {
+        Box::pin(async move {
+            output::end_progress();
+            let arguments = serde_json::to_string_pretty(&pending.arguments)
+                .unwrap_or_else(|_| pending.arguments.to_string());
+            let mut question = format!(
+                "\n? run {}__{} ({})\n",
+                pending.server,
+                pending.tool,
+                output::printable(&pending.reason)
+            );
+            for line in output::printable(&arguments).lines() {
+                question.push_str(&format!("    {line}\n"));
+            }
+            question.push_str("  [y] yes, once  [n] no");
+            let offered = |answer| pending.answers.contains(&answer);
+            if offered(Answer::AlwaysTool) {
+                question.push_str("  [t] always this tool");
+            }
+            if offered(Answer::AlwaysServer) {
+                question.push_str(&format!("  [s] always `{}`'s tools", pending.server));
+            }
+            output::status(&question);
+            let answer = loop {
+                let line = match self.read("  answer: ", false).await {
+                    Input::Line(line) => line,
+                    Input::Interrupted => {
+                        self.cancel.notify_one();
+                        return Reply::NO;
+                    }
+                    Input::End => return Reply::NO,
+                };
+                match line.trim().to_ascii_lowercase().as_str() {
+                    "y" | "yes" => break Answer::Yes,
+                    "n" | "no" | "" => break Answer::No,
+                    "t" if offered(Answer::AlwaysTool) => break Answer::AlwaysTool,
+                    "s" if offered(Answer::AlwaysServer) => break Answer::AlwaysServer,
+                    _ => output::status("  answer y, n, or one of the letters shown"),
+                }
+            };
+            let scope = if matches!(answer, Answer::AlwaysTool | Answer::AlwaysServer)
+                && pending.scopes.len() > 1
+            {
+                output::status(
+                    "  remember it for  [s] this session  [p] this project (this directory)  [a] always",
+                );
+                loop {
+                    let line = match self.read("  for: ", false).await {
+                        Input::Line(line) => line,
+                        Input::Interrupted | Input::End => break Scope::Session,
+                    };
+                    match line.trim().to_ascii_lowercase().as_str() {
+                        "s" | "" => break Scope::Session,
+                        "p" => break Scope::Project,
+                        "a" => break Scope::Always,
+                        _ => output::status("  answer s, p or a"),
+                    }
+                }
+            } else {
+                Scope::Session
+            };
+            Reply { answer, scope }
+        })
+    }
+}
+
+/// Completes slash commands, and tool names after `/call`.
+#[derive(Default)]
+pub struct Completions {
+    tools: Vec<String>,
+}
+
+impl Completer for Completions {
+    type Candidate = String;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _: &Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<String>)> {
+        let before = &line[..pos];
+        if !before.contains(char::is_whitespace) {
+            let names = slash::complete_command(before);
+            return Ok((0, names.into_iter().map(str::to_owned).collect()));
+        }
+        if let Some(start) = before.strip_prefix("/call ")
+            && !start.contains(char::is_whitespace)
+        {
+            let names = self
+                .tools
+                .iter()
+                .filter(|name| name.starts_with(start))
+                .cloned()
+                .collect();
+            return Ok(("/call ".len(), names));
+        }
+        Ok((pos, Vec::new()))
+    }
+}
+
+impl Hinter for Completions {
+    type Hint = String;
+}
+impl Highlighter for Completions {}
+impl Validator for Completions {}
+impl Helper for Completions {}
+
+/// An event as the person sees it: the answer on stdout as it comes, the
+/// tool calls on stderr.
+pub fn show(event: &AgentEvent) {
+    match event {
+        AgentEvent::Text(text) => output::data(&output::printable(text)),
+        AgentEvent::ToolCall {
+            server,
+            tool,
+            arguments,
+        } => output::status(&format!(
+            "-> {server}__{tool} {}",
+            output::printable(&arguments.to_string())
+        )),
+        AgentEvent::Approval {
+            server,
+            tool,
+            allowed: false,
+            reason,
+        } => output::status(&format!(
+            "   {server}__{tool} not run: {}",
+            output::printable(reason)
+        )),
+        AgentEvent::Approval { .. } | AgentEvent::Answer { .. } => {}
+        AgentEvent::ToolResult {
+            server,
+            tool,
+            duration,
+            bytes,
+            error,
+            ..
+        } => {
+            output::end_progress();
+            let outcome = match error {
+                Some(error) => format!(
+                    "failed: {}",
+                    output::printable(&output::summary(Some(error)))
+                ),
+                None => format!("{bytes} bytes"),
+            };
+            output::status(&format!(
+                "<- {server}__{tool} {outcome} ({:.0} ms)",
+                duration.as_secs_f64() * 1000.0
+            ));
+        }
+    }
+}
+
+/// The turn's steps, tokens and, at the model's list prices, cost; and a
+/// warning when the step limit cut it short.
+pub fn tell_end(end: &TurnEnd, provider: &Provider) {
+    let cost = provider
+        .cost(&end.usage)
+        .map(|dollars| format!(", ≈ ${dollars:.4}"))
+        .unwrap_or_default();
+    output::status(&format!(
+        "{} steps, {} tokens in, {} out{cost}",
+        end.steps, end.usage.input_tokens, end.usage.output_tokens
+    ));
+    if end.cut_short {
+        output::status(&format!(
+            "warning: the turn ended after {} steps with the model still calling tools; raise `--max-steps`",
+            end.steps
+        ));
+    }
+}

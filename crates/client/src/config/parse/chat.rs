@@ -1,0 +1,143 @@
+//! The top-level `chat` object: nexo's own settings for the chat, beside
+//! the servers. `provider`, `model`, `baseUrl` and `maxSteps` choose the
+//! model; `approvals` maps `server__tool` patterns to `allow`, `ask` or
+//! `deny`. A project's file (found, not chosen) may add approval rules,
+//! which the policy lets tighten only, but not choose the model or where
+//! requests, and the API key with them, are sent: there those fields are
+//! set aside and listed.
+
+use jsonc_parser::ast::{ObjectProp, Value};
+use jsonc_parser::common::Ranged;
+
+use super::{Reader, kind_of};
+use crate::config::{ApprovalAction, ApprovalRule, ChatSettings, ConfigError, ProviderName};
+
+/// The fields of `chat`.
+const CHAT_FIELDS: &[&str] = &["provider", "model", "baseUrl", "maxSteps", "approvals"];
+/// The most steps a turn may be given.
+const MAX_STEPS: u64 = 1000;
+/// Why a project's file does not choose the model.
+const NOT_FROM_A_PROJECT: &str = "a project's file does not choose the model or where requests \
+                                  and your API key go; set it in your own config.json, with a flag \
+                                  or in the environment";
+
+impl Reader<'_> {
+    pub(super) fn chat(&mut self, prop: &ObjectProp<'_>) -> Result<ChatSettings, ConfigError> {
+        let Value::Object(object) = &prop.value else {
+            return Err(self.expected(
+                &prop.value,
+                "chat",
+                None,
+                "an object of chat settings",
+                "\"chat\": {\"provider\": \"anthropic\", \"approvals\": {\"files__*\": \"allow\"}}",
+            ));
+        };
+        let from_project = self.place.project_file.is_some();
+        let mut settings = ChatSettings::default();
+        for (name, field) in self.unique(object, "in `chat`")? {
+            if from_project && name != "approvals" && CHAT_FIELDS.contains(&name) {
+                self.set_aside(field, None, &format!("chat.{name}"), NOT_FROM_A_PROJECT);
+                continue;
+            }
+            match name {
+                "provider" => {
+                    let example = "\"provider\": \"anthropic\"";
+                    let lit = self.string(&field.value, "provider", None, example)?;
+                    settings.provider = Some(match lit.value.as_ref() {
+                        "anthropic" => ProviderName::Anthropic,
+                        "openai" => ProviderName::OpenAi,
+                        other => {
+                            return Err(self.error(
+                                field.value.start(),
+                                format!("`{other}` is not a provider nexo speaks to"),
+                                Some(
+                                    "write `anthropic`, or `openai` for any OpenAI-compatible \
+                                     server (Ollama, vLLM, llama.cpp, LM Studio) with its \
+                                     `baseUrl`"
+                                        .into(),
+                                ),
+                            ));
+                        }
+                    });
+                }
+                "model" => {
+                    let lit = self.string(&field.value, "model", None, "\"model\": \"gpt-4.1\"")?;
+                    settings.model = Some(self.expand(lit, None, false)?);
+                }
+                "baseUrl" => {
+                    let example = "\"baseUrl\": \"http://127.0.0.1:11434/v1\"";
+                    let lit = self.string(&field.value, "baseUrl", None, example)?;
+                    settings.base_url = Some(self.expand(lit, None, false)?);
+                }
+                "maxSteps" => settings.max_steps = Some(self.steps(&field.value)?),
+                "approvals" => settings.approvals = self.approvals(&field.value, from_project)?,
+                _ => return Err(self.unknown(field, None, "`chat`", CHAT_FIELDS)),
+            }
+        }
+        Ok(settings)
+    }
+
+    fn steps(&self, value: &Value<'_>) -> Result<u32, ConfigError> {
+        let steps = match value {
+            Value::NumberLit(number) => number.value.parse::<u64>().ok(),
+            _ => None,
+        };
+        match steps {
+            Some(steps @ 1..=MAX_STEPS) => Ok(steps as u32),
+            _ => Err(self.error(
+                value.start(),
+                format!(
+                    "`maxSteps` must be a whole number from 1 to {MAX_STEPS}, not {}",
+                    match value {
+                        Value::NumberLit(number) => number.value.to_owned(),
+                        other => kind_of(other).to_owned(),
+                    }
+                ),
+                Some("write it as `\"maxSteps\": 25`".into()),
+            )),
+        }
+    }
+
+    fn approvals(
+        &self,
+        value: &Value<'_>,
+        from_project: bool,
+    ) -> Result<Vec<ApprovalRule>, ConfigError> {
+        let example = "\"approvals\": {\"files__*\": \"allow\", \"*__delete_*\": \"deny\"}";
+        let Value::Object(object) = value else {
+            return Err(self.expected(
+                value,
+                "approvals",
+                None,
+                "an object of tool patterns and what to do",
+                example,
+            ));
+        };
+        let mut rules = Vec::new();
+        for (pattern, prop) in self.unique(object, "in `approvals`")? {
+            let action = match &prop.value {
+                Value::StringLit(lit) => match lit.value.as_ref() {
+                    "allow" => Some(ApprovalAction::Allow),
+                    "ask" => Some(ApprovalAction::Ask),
+                    "deny" => Some(ApprovalAction::Deny),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let Some(action) = action else {
+                return Err(self.error(
+                    prop.value.start(),
+                    format!("the rule for `{pattern}` must be `allow`, `ask` or `deny`"),
+                    Some(format!("write it as `{example}`")),
+                ));
+            };
+            rules.push(ApprovalRule {
+                pattern: pattern.to_owned(),
+                action,
+                location: self.location(prop.start()),
+                from_project,
+            });
+        }
+        Ok(rules)
+    }
+}
