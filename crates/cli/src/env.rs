@@ -82,6 +82,12 @@ pub fn chat_log() -> Option<PathBuf> {
     Some(state_dir()?.join("nexo").join("chat_log.jsonl"))
 }
 
+/// Where the chat keeps tool results too long for the model:
+/// `$XDG_STATE_HOME/nexo/results`.
+pub fn long_results() -> Option<PathBuf> {
+    Some(state_dir()?.join("nexo").join("results"))
+}
+
 /// The chat's line history: `$XDG_STATE_HOME/nexo/chat_history`.
 pub fn chat_history() -> Option<PathBuf> {
     Some(state_dir()?.join("nexo").join("chat_history"))

@@ -10,6 +10,9 @@
 //! go back to the model so it can correct itself, until it answers without
 //! calling a tool or the step limit is reached.
 //!
+//! A result longer than the model should read at once is shortened, the
+//! whole of it kept for nexo's own tool to read on ([`crate::long_results`]).
+//!
 //! A local model that writes a tool call as JSON text instead of using the
 //! tools API gets that call run too, for a tool it was offered only, and
 //! through the same approvals.
@@ -25,6 +28,7 @@ use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ResourceContents, To
 use serde_json::Value;
 
 use crate::approval::{Answer, Approvals, Call, Decision, Origin, Scope, Verdict};
+use crate::long_results::{self, LongResults};
 use crate::provider::{
     Content, Image, Message, Provider, ProviderError, ProviderKind, Request, ResultPart, ToolCall,
     ToolDefinition, ToolResult, Usage, tool_calls_in_text,
@@ -250,16 +254,20 @@ pub struct Agent<'h> {
     pub system: Option<String>,
     pub max_steps: usize,
     pub max_tokens: u32,
+    /// Where results too long for the model are kept.
+    pub long_results: LongResults,
 }
 
 impl Agent<'_> {
     /// The tools offered now.
     pub fn toolset(&self) -> Toolset {
-        Toolset::new(
+        let mut toolset = Toolset::new(
             &self.hub.tools(),
             dialect_of(self.provider.kind()),
             &self.blocked,
-        )
+        );
+        toolset.definitions.push(LongResults::definition());
+        toolset
     }
 
     /// Runs one turn on `conversation` (whose last message is the user's)
@@ -329,6 +337,11 @@ impl Agent<'_> {
     ) -> Vec<ToolResult> {
         let mut planned = Vec::new();
         for call in calls {
+            if call.name == long_results::READ_TOOL {
+                // nexo's own, reading what a tool already returned: not asked about.
+                planned.push(Ok(None));
+                continue;
+            }
             let Some((server, tool)) = toolset.resolve(&call.name) else {
                 planned.push(Err(format!(
                     "there is no tool `{}`; the tools offered are the ones to call",
@@ -350,12 +363,13 @@ impl Agent<'_> {
                     Ok(reason) | Err(reason) => reason.clone(),
                 },
             });
-            planned.push(decision.map(|_| (server, tool)));
+            planned.push(decision.map(|_| Some((server, tool))));
         }
         let runs = calls.iter().zip(&planned).map(|(call, plan)| async move {
             let started = Instant::now();
             let outcome = match plan {
-                Ok((server, tool)) => Some(self.call(server, tool, &call.arguments).await),
+                Ok(Some((server, tool))) => Some(self.call(server, tool, &call.arguments).await),
+                Ok(None) => Some(self.long_results.read(&call.arguments)),
                 Err(_) => None,
             };
             (outcome, started.elapsed())
@@ -367,7 +381,8 @@ impl Agent<'_> {
             .zip(outcomes)
             .map(|((call, plan), (outcome, duration))| {
                 let (content, is_error) = match (plan, outcome) {
-                    (Ok((server, tool)), Some(result)) => {
+                    (Ok(None), Some(result)) => result,
+                    (Ok(Some((server, tool))), Some(result)) => {
                         let bytes = text_bytes(&result.0);
                         events(AgentEvent::ToolResult {
                             server: server.to_owned(),
@@ -377,7 +392,7 @@ impl Agent<'_> {
                             bytes,
                             error: result.1.then(|| first_text(&result.0)),
                         });
-                        result
+                        (self.long_results.cap(result.0), result.1)
                     }
                     (Err(refusal), _) => (vec![ResultPart::Text(refusal)], true),
                     (Ok(_), None) => (Vec::new(), true),

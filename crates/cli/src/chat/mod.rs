@@ -18,6 +18,7 @@ use nexo_client::hub::Hub;
 use nexo_host::agent::{Agent, WithheldTool};
 use nexo_host::approval::{Action, ApprovalStore, Approvals, Origin, Pattern, Rule, RuleSource};
 use nexo_host::chatlog::ChatLog;
+use nexo_host::long_results::LongResults;
 use nexo_host::pins::{PinStore, ServerIdentity};
 use nexo_host::provider::{Provider, ProviderError, ProviderKind, Settings};
 use rmcp::model::Tool;
@@ -191,6 +192,10 @@ fn agent<'h>(
         system: Some(SYSTEM_PROMPT.to_owned()),
         max_steps,
         max_tokens: nexo_host::agent::DEFAULT_MAX_TOKENS,
+        long_results: LongResults::new(
+            env::long_results().unwrap_or_else(|| std::env::temp_dir().join("nexo-results")),
+            nexo_host::long_results::DEFAULT_LIMIT,
+        ),
     })
 }
 

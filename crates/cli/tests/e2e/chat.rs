@@ -547,3 +547,92 @@ async fn issue_17_configured_rules_decide_and_bad_ones_are_placed() {
         "{bare:#?}"
     );
 }
+
+/// Issue 17: a result longer than the model should read at once reaches
+/// it shortened, with how to read on; nexo's own tool gives the rest by
+/// offset, without asking anyone.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_17_a_long_result_is_kept_and_read_on() {
+    let dir = TempDir::new("chatlong");
+    let config = config(dir.path(), json!({"utils": {"builtin": "utils"}}));
+    let long = format!("{}{}", "a".repeat(100_000), "THE END");
+    // The kept result's id names the nexo process, which a script cannot
+    // know: the model reads an id nexo never gave (refused), and the test
+    // reads the kept file the note names.
+    let read_unknown = Call::new(
+        "call_read",
+        "nexo_read_result",
+        json!({"id": "0-1", "offset": 100_000}),
+    );
+    let llm = ScriptedLlm::start(Script::new(vec![
+        Turn::tool_calls(vec![Call::new(
+            "call_echo",
+            "utils__echo",
+            json!({"text": long}),
+        )]),
+        Turn::tool_calls(vec![read_unknown]),
+        Turn::text("Read it."),
+    ]))
+    .await
+    .unwrap();
+    let run = chat(
+        dir.path(),
+        "openai",
+        llm.url(),
+        &["-p", "echo it", "--config", &config, "--json"],
+    )
+    .await;
+    run.assert_success();
+    let transcript = run.stdout_json();
+    let result = transcript["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|event| event.get("toolResult"))
+        .unwrap();
+    assert!(
+        result["bytes"].as_u64().unwrap() > 100_000,
+        "{transcript:#}"
+    );
+    let requests = llm.requests();
+    let second = requests[1].body.to_string();
+    assert!(second.contains("nexo_read_result"), "{second:.300}");
+    assert!(
+        second.contains("more than the 100000 given at once"),
+        "{second:.300}"
+    );
+    // The call's own arguments hold the whole text; its result must not.
+    let tool_message = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|message| message["role"] == "tool")
+        .unwrap()
+        .to_string();
+    assert!(
+        !tool_message.contains("THE END") && tool_message.len() < 101_000,
+        "the whole result reached the model: {} bytes",
+        tool_message.len()
+    );
+    // The model's read of an id nexo never gave is refused, and said so.
+    let third = requests[2].body.to_string();
+    assert!(
+        third.contains("no kept result has the id `0-1`"),
+        "{third:.300}"
+    );
+    // The note names the kept file's id, which reads on to the end.
+    let id = second
+        .split("{\\\"id\\\": \\\"")
+        .nth(1)
+        .and_then(|rest| rest.split("\\\"").next())
+        .unwrap()
+        .to_owned();
+    let kept = std::fs::read_to_string(
+        dir.path()
+            .join("state/nexo/results")
+            .join(format!("{id}.txt")),
+    )
+    .unwrap();
+    assert!(kept.ends_with("THE END"));
+    llm.stop().await;
+}
