@@ -28,6 +28,7 @@ use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ResourceContents, To
 use serde_json::Value;
 
 use crate::approval::{Answer, Approvals, Call, Decision, Origin, Scope, Verdict};
+use crate::context::{self, Fitted};
 use crate::long_results::{self, LongResults};
 use crate::provider::{
     Content, Image, Message, Provider, ProviderError, ProviderKind, Request, ResultPart, ToolCall,
@@ -212,6 +213,8 @@ pub enum AgentEvent {
     },
     /// A model step ended: its whole text (tool calls aside) and usage.
     Answer { text: String, usage: Usage },
+    /// The conversation was shortened to fit the model's context window.
+    Fitted { fitted: Fitted, window: u64 },
 }
 
 /// How a turn ended.
@@ -256,6 +259,8 @@ pub struct Agent<'h> {
     pub max_tokens: u32,
     /// Where results too long for the model are kept.
     pub long_results: LongResults,
+    /// The model's context window, in tokens ([`crate::context`]).
+    pub context_window: u64,
 }
 
 impl Agent<'_> {
@@ -281,7 +286,21 @@ impl Agent<'_> {
         events: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<TurnEnd, AgentError> {
         let mut usage = Usage::default();
+        let fixed = context::estimate(self.system.as_deref(), toolset.definitions(), &[]);
+        // Room for the answer, and a tenth for the estimate's error.
+        let budget = self
+            .context_window
+            .saturating_sub(u64::from(self.max_tokens))
+            .saturating_mul(9)
+            / 10;
         for step in 1..=self.max_steps {
+            let fitted = context::fit(conversation, fixed, budget);
+            if fitted.changed() {
+                events(AgentEvent::Fitted {
+                    fitted,
+                    window: self.context_window,
+                });
+            }
             let request = Request {
                 system: self.system.as_deref(),
                 messages: conversation,

@@ -92,6 +92,16 @@ impl ChatLog {
                 "approval",
                 json!({ "server": server, "tool": tool, "allowed": allowed, "reason": reason }),
             ),
+            AgentEvent::Fitted { fitted, window } => self.append(
+                "context",
+                json!({
+                    "window": window,
+                    "shortened_results": fitted.shortened,
+                    "dropped_messages": fitted.dropped,
+                    "tokens_before": fitted.tokens_before,
+                    "tokens_after": fitted.tokens_after,
+                }),
+            ),
             AgentEvent::Text(_) | AgentEvent::ToolCall { .. } => {}
         }
     }

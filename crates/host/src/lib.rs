@@ -7,6 +7,7 @@
 pub mod agent;
 pub mod approval;
 pub mod chatlog;
+pub mod context;
 pub mod long_results;
 pub mod pins;
 pub mod provider;

@@ -182,6 +182,10 @@ fn agent<'h>(
         .max_steps
         .or(config.chat.max_steps)
         .map_or(nexo_host::agent::DEFAULT_MAX_STEPS, |steps| steps as usize);
+    let context_window = config
+        .chat
+        .context_window
+        .unwrap_or_else(|| nexo_host::context::window_of(provider.model()));
     Ok(Agent {
         hub,
         provider,
@@ -192,6 +196,7 @@ fn agent<'h>(
         system: Some(SYSTEM_PROMPT.to_owned()),
         max_steps,
         max_tokens: nexo_host::agent::DEFAULT_MAX_TOKENS,
+        context_window,
         long_results: LongResults::new(
             env::long_results().unwrap_or_else(|| std::env::temp_dir().join("nexo-results")),
             nexo_host::long_results::DEFAULT_LIMIT,

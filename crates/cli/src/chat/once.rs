@@ -104,6 +104,13 @@ fn event_json(event: &AgentEvent) -> Value {
             "bytes": bytes,
             "error": error,
         }}),
+        AgentEvent::Fitted { fitted, window } => json!({"context": {
+            "window": window,
+            "shortenedResults": fitted.shortened,
+            "droppedMessages": fitted.dropped,
+            "tokensBefore": fitted.tokens_before,
+            "tokensAfter": fitted.tokens_after,
+        }}),
         AgentEvent::Answer { usage, .. } => json!({"usage": {
             "inputTokens": usage.input_tokens,
             "outputTokens": usage.output_tokens,

@@ -246,6 +246,21 @@ pub fn show(event: &AgentEvent) {
             "   {server}__{tool} not run: {}",
             output::printable(reason)
         )),
+        AgentEvent::Fitted { fitted, window } => {
+            let mut done = Vec::new();
+            if fitted.shortened > 0 {
+                done.push(format!("shortened {} old tool results", fitted.shortened));
+            }
+            if fitted.dropped > 0 {
+                done.push(format!("left out the {} oldest messages", fitted.dropped));
+            }
+            output::status(&format!(
+                "context: {} to stay inside the model's {window}-token window (about {} tokens, now {})",
+                done.join(" and "),
+                fitted.tokens_before,
+                fitted.tokens_after
+            ));
+        }
         AgentEvent::Approval { .. } | AgentEvent::Answer { .. } => {}
         AgentEvent::ToolResult {
             server,

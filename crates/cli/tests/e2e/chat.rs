@@ -636,3 +636,61 @@ async fn issue_17_a_long_result_is_kept_and_read_on() {
     assert!(kept.ends_with("THE END"));
     llm.stop().await;
 }
+
+/// Issue 17: a conversation that outgrows the model's context window
+/// (`contextWindow` in the configuration) has its oldest tool results
+/// shortened first, and the person is told.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_17_old_tool_results_are_shortened_to_fit_the_context() {
+    let dir = TempDir::new("chatcontext");
+    std::fs::write(dir.path().join("a.txt"), "A".repeat(8_000)).unwrap();
+    std::fs::write(dir.path().join("b.txt"), "B".repeat(8_000)).unwrap();
+    let config = crate::host::config_file(
+        dir.path(),
+        json!({
+            "mcpServers": {"files": {"builtin": "files", "roots": [dir.path()]}},
+            "chat": {"contextWindow": 10_000},
+        }),
+    );
+    let read = |id: &str, file: &str| {
+        Turn::tool_calls(vec![Call::new(
+            id,
+            "files__read_text_file",
+            json!({"path": dir.path().join(file)}),
+        )])
+    };
+    let llm = ScriptedLlm::start(Script::new(vec![
+        read("call_a", "a.txt"),
+        read("call_b", "b.txt"),
+        Turn::text("Both read."),
+    ]))
+    .await
+    .unwrap();
+    let run = chat(
+        dir.path(),
+        "anthropic",
+        llm.url(),
+        &["-p", "read both", "--config", &config],
+    )
+    .await;
+    run.assert_success();
+    assert!(
+        run.stderr.contains("context: shortened 1 old tool results")
+            && run.stderr.contains("10000-token window"),
+        "{run:#?}"
+    );
+    let last = llm.requests()[2].body.to_string();
+    assert!(
+        last.contains("shortened to keep the conversation"),
+        "{last:.400}"
+    );
+    assert!(
+        !last.contains(&"A".repeat(1_000)),
+        "the old result is whole"
+    );
+    assert!(
+        last.contains(&"B".repeat(8_000)),
+        "the newest result was shortened"
+    );
+    llm.stop().await;
+}

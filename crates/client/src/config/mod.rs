@@ -406,6 +406,9 @@ pub struct ChatSettings {
     pub base_url: Option<String>,
     /// The most model steps one turn may take.
     pub max_steps: Option<u32>,
+    /// The model's context window in tokens, where nexo does not know it
+    /// (a local model's is what its server was started with).
+    pub context_window: Option<u64>,
     /// `approvals`: rules over `server__tool` patterns, in the file's order.
     pub approvals: Vec<ApprovalRule>,
 }

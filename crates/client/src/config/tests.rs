@@ -864,6 +864,7 @@ fn chat_settings_are_read_and_a_projects_only_tighten() -> Result<(), ConfigErro
     "model": "llama3.2",
     "baseUrl": "http://127.0.0.1:11434/v1",
     "maxSteps": 8,
+    "contextWindow": 32768,
     "approvals": {"files__*": "allow", "*__delete_*": "deny", "music__add_song": "ask"}
   }
 }"#;
@@ -873,6 +874,7 @@ fn chat_settings_are_read_and_a_projects_only_tighten() -> Result<(), ConfigErro
     assert_eq!(chat.model.as_deref(), Some("llama3.2"));
     assert_eq!(chat.base_url.as_deref(), Some("http://127.0.0.1:11434/v1"));
     assert_eq!(chat.max_steps, Some(8));
+    assert_eq!(chat.context_window, Some(32768));
     let rules: Vec<(&str, ApprovalAction, usize, bool)> = chat
         .approvals
         .iter()
@@ -888,9 +890,9 @@ fn chat_settings_are_read_and_a_projects_only_tighten() -> Result<(), ConfigErro
     assert_eq!(
         rules,
         [
-            ("files__*", ApprovalAction::Allow, 8, false),
-            ("*__delete_*", ApprovalAction::Deny, 8, false),
-            ("music__add_song", ApprovalAction::Ask, 8, false),
+            ("files__*", ApprovalAction::Allow, 9, false),
+            ("*__delete_*", ApprovalAction::Deny, 9, false),
+            ("music__add_song", ApprovalAction::Ask, 9, false),
         ]
     );
 
@@ -916,7 +918,8 @@ fn chat_settings_are_read_and_a_projects_only_tighten() -> Result<(), ConfigErro
             "chat.provider",
             "chat.model",
             "chat.baseUrl",
-            "chat.maxSteps"
+            "chat.maxSteps",
+            "chat.contextWindow"
         ]
     );
     Ok(())
@@ -939,6 +942,18 @@ fn bad_chat_settings_are_placed() {
             "`maxSteps` must be a whole number",
         ),
         (r#"{"chat": {"maxSteps": 2.5}}"#, 1, 23, "not 2.5"),
+        (
+            r#"{"chat": {"contextWindow": 100}}"#,
+            1,
+            28,
+            "at least 2048, not 100",
+        ),
+        (
+            r#"{"chat": {"contextWindow": "big"}}"#,
+            1,
+            28,
+            "must be a number of tokens",
+        ),
         (
             r#"{"chat": {"approvals": {"x__*": "yes"}}}"#,
             1,

@@ -1,6 +1,6 @@
 //! The top-level `chat` object: nexo's own settings for the chat, beside
-//! the servers. `provider`, `model`, `baseUrl` and `maxSteps` choose the
-//! model; `approvals` maps `server__tool` patterns to `allow`, `ask` or
+//! the servers. `provider`, `model`, `baseUrl`, `maxSteps` and
+//! `contextWindow` choose the model and how it is used; `approvals` maps `server__tool` patterns to `allow`, `ask` or
 //! `deny`. A project's file (found, not chosen) may add approval rules,
 //! which the policy lets tighten only, but not choose the model or where
 //! requests, and the API key with them, are sent: there those fields are
@@ -13,7 +13,16 @@ use super::{Reader, kind_of};
 use crate::config::{ApprovalAction, ApprovalRule, ChatSettings, ConfigError, ProviderName};
 
 /// The fields of `chat`.
-const CHAT_FIELDS: &[&str] = &["provider", "model", "baseUrl", "maxSteps", "approvals"];
+const CHAT_FIELDS: &[&str] = &[
+    "provider",
+    "model",
+    "baseUrl",
+    "maxSteps",
+    "contextWindow",
+    "approvals",
+];
+/// The smallest context window worth a chat, in tokens.
+const MIN_WINDOW: u64 = 2_048;
 /// The most steps a turn may be given.
 const MAX_STEPS: u64 = 1000;
 /// Why a project's file does not choose the model.
@@ -70,6 +79,7 @@ impl Reader<'_> {
                     settings.base_url = Some(self.expand(lit, None, false)?);
                 }
                 "maxSteps" => settings.max_steps = Some(self.steps(&field.value)?),
+                "contextWindow" => settings.context_window = Some(self.window(&field.value)?),
                 "approvals" => settings.approvals = self.approvals(&field.value, from_project)?,
                 _ => return Err(self.unknown(field, None, "`chat`", CHAT_FIELDS)),
             }
@@ -94,6 +104,29 @@ impl Reader<'_> {
                     }
                 ),
                 Some("write it as `\"maxSteps\": 25`".into()),
+            )),
+        }
+    }
+
+    fn window(&self, value: &Value<'_>) -> Result<u64, ConfigError> {
+        match value {
+            Value::NumberLit(number) => match number.value.parse::<u64>() {
+                Ok(tokens) if tokens >= MIN_WINDOW => Ok(tokens),
+                _ => Err(self.error(
+                    value.start(),
+                    format!(
+                        "`contextWindow` must be a whole number of tokens, at least {MIN_WINDOW}, not {}",
+                        number.value
+                    ),
+                    Some("write it as `\"contextWindow\": 32768`".into()),
+                )),
+            },
+            other => Err(self.expected(
+                other,
+                "contextWindow",
+                None,
+                "a number of tokens",
+                "\"contextWindow\": 32768",
             )),
         }
     }
