@@ -396,6 +396,10 @@ pub struct ChatArgs {
     /// Seconds each server has to connect, and each tool call without progress.
     #[arg(long, value_name = "SECONDS", default_value = "15", value_parser = positive_seconds)]
     pub timeout: Duration,
+    /// Go on with a saved conversation: ID, or without one the latest of
+    /// this directory (`/resume` in the chat lists them).
+    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
+    pub resume: Option<String>,
     /// Append the conversation to FILE, one JSON line per message, tool
     /// call and approval [default: chat_log.jsonl in $XDG_STATE_HOME/nexo;
     /// `off` for none].

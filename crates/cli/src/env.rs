@@ -88,6 +88,12 @@ pub fn long_results() -> Option<PathBuf> {
     Some(state_dir()?.join("nexo").join("results"))
 }
 
+/// Where the chat saves its conversations:
+/// `$XDG_STATE_HOME/nexo/conversations`.
+pub fn conversations() -> Option<PathBuf> {
+    Some(state_dir()?.join("nexo").join("conversations"))
+}
+
 /// The chat's line history: `$XDG_STATE_HOME/nexo/chat_history`.
 pub fn chat_history() -> Option<PathBuf> {
     Some(state_dir()?.join("nexo").join("chat_history"))

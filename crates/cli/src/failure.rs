@@ -149,6 +149,20 @@ impl Hinted for nexo_host::agent::AgentError {
     }
 }
 
+impl Hinted for nexo_host::conversations::ConversationError {
+    fn code(&self) -> &'static str {
+        nexo_host::conversations::ConversationError::code(self)
+    }
+
+    fn exit(&self) -> Exit {
+        Exit::Usage
+    }
+
+    fn hint(&self) -> Option<String> {
+        Some(nexo_host::conversations::ConversationError::hint(self))
+    }
+}
+
 impl Hinted for nexo_host::approval::ApprovalError {
     fn code(&self) -> &'static str {
         nexo_host::approval::ApprovalError::code(self)

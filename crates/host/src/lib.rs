@@ -8,6 +8,7 @@ pub mod agent;
 pub mod approval;
 pub mod chatlog;
 pub mod context;
+pub mod conversations;
 pub mod long_results;
 pub mod pins;
 pub mod provider;

@@ -57,6 +57,11 @@ pub const COMMANDS: &[CommandHelp] = &[
         does: "run a server's prompt as your next message",
     },
     CommandHelp {
+        name: "/resume",
+        arguments: "[ID]",
+        does: "the saved conversations; with an ID, go on with that one",
+    },
+    CommandHelp {
         name: "/clear",
         arguments: "",
         does: "start the conversation afresh (the servers stay connected)",
@@ -105,6 +110,9 @@ pub enum Command {
     Prompt {
         prompt: String,
         arguments: Vec<(String, String)>,
+    },
+    Resume {
+        id: Option<String>,
     },
     Clear,
     Quit,
@@ -236,6 +244,9 @@ pub fn parse(line: &str) -> Result<Line, LineError> {
                 arguments,
             }
         }
+        "resume" => Command::Resume {
+            id: one_word(rest)?,
+        },
         "clear" | "new" => Command::Clear,
         "quit" | "exit" | "q" => Command::Quit,
         _ => return Err(usage(&slash)),

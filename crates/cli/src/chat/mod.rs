@@ -18,6 +18,7 @@ use nexo_client::hub::Hub;
 use nexo_host::agent::{Agent, WithheldTool};
 use nexo_host::approval::{Action, ApprovalStore, Approvals, Origin, Pattern, Rule, RuleSource};
 use nexo_host::chatlog::ChatLog;
+use nexo_host::conversations::{Conversation, Conversations};
 use nexo_host::long_results::LongResults;
 use nexo_host::pins::{PinStore, ServerIdentity};
 use nexo_host::provider::{Provider, ProviderError, ProviderKind, Settings};
@@ -74,10 +75,94 @@ async fn converse(
         Ok(provider) => Ok(agent(hub, provider, config, args, blocked)?),
         Err(error) => Err(error),
     };
+    let model = agent
+        .as_ref()
+        .map(|agent| agent.provider.model().to_owned())
+        .unwrap_or_default();
+    let saved = Saved {
+        store: env::conversations().map(Conversations::new),
+    };
+    let conversation = saved.open(args.resume.as_deref(), &model)?;
     match (prompt, agent) {
-        (Some(prompt), Ok(agent)) => once::run(&agent, &prompt, log.as_ref(), args.json).await,
+        (Some(prompt), Ok(agent)) => {
+            once::run(
+                &agent,
+                &prompt,
+                conversation,
+                &saved,
+                log.as_ref(),
+                args.json,
+            )
+            .await
+        }
         (Some(_), Err(error)) => Err(Failure::from_error(&error)),
-        (None, agent) => repl::run(hub, agent, config, log.as_ref()).await,
+        (None, agent) => repl::run(hub, agent, config, log.as_ref(), conversation, &saved).await,
+    }
+}
+
+/// Where the chat's conversations are saved (nowhere without a state
+/// directory).
+pub struct Saved {
+    store: Option<Conversations>,
+}
+
+impl Saved {
+    /// A new conversation, or with `--resume` the saved one (`""`: the
+    /// latest of this directory).
+    fn open(&self, resume: Option<&str>, model: &str) -> Result<Conversation, Failure> {
+        let directory = std::env::current_dir().unwrap_or_default();
+        let Some(id) = resume else {
+            return Ok(Conversation::new(directory, model));
+        };
+        let Some(store) = &self.store else {
+            return Err(Failure::usage(
+                "there is no state directory, where conversations are saved",
+                Some("set HOME (or XDG_STATE_HOME)".into()),
+            ));
+        };
+        let conversation = if id.is_empty() {
+            store.latest(&directory)
+        } else {
+            store.load(id)
+        }
+        .map_err(|error| Failure::from_error(&error))?;
+        output::status(&format!(
+            "resumed the conversation {} ({} messages): {}",
+            conversation.id,
+            conversation.messages.len(),
+            output::printable(&conversation.title())
+        ));
+        Ok(conversation)
+    }
+
+    /// Saves `conversation`, or says why it could not.
+    pub fn save(&self, conversation: &mut Conversation) {
+        if let Some(store) = &self.store
+            && let Err(error) = store.save(conversation)
+        {
+            output::status(&format!(
+                "warning: the conversation is not saved: {error}\nhint: {}",
+                error.hint()
+            ));
+        }
+    }
+
+    /// The saved conversations, newest first.
+    pub fn list(&self) -> Vec<Conversation> {
+        self.store
+            .as_ref()
+            .map(Conversations::list)
+            .unwrap_or_default()
+    }
+
+    /// The saved conversation `id`.
+    pub fn load(&self, id: &str) -> Result<Conversation, String> {
+        match &self.store {
+            Some(store) => store
+                .load(id)
+                .map_err(|error| format!("{error}\nhint: {}", error.hint())),
+            None => Err("there is no state directory, where conversations are saved".into()),
+        }
     }
 }
 

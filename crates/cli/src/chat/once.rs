@@ -5,16 +5,19 @@
 
 use nexo_host::agent::{Agent, AgentEvent, NoOneToAsk};
 use nexo_host::chatlog::ChatLog;
+use nexo_host::conversations::Conversation;
 use nexo_host::provider::Message;
 use serde_json::{Value, json};
 
-use super::terminal;
+use super::{Saved, terminal};
 use crate::failure::Failure;
 use crate::output;
 
 pub async fn run(
     agent: &Agent<'_>,
     prompt: &str,
+    mut conversation: Conversation,
+    saved: &Saved,
     log: Option<&ChatLog>,
     json: bool,
 ) -> Result<(), Failure> {
@@ -23,7 +26,7 @@ pub async fn run(
     if let Some(log) = log {
         log.user(prompt);
     }
-    let mut conversation = vec![Message::user(prompt)];
+    conversation.messages.push(Message::user(prompt));
     let mut transcript = Vec::new();
     let mut on_event = |event: AgentEvent| {
         if let Some(log) = log {
@@ -44,14 +47,16 @@ pub async fn run(
         }
     };
     let turn = tokio::select! {
-        turn = agent.turn(&toolset, &mut conversation, &NoOneToAsk, &mut on_event) => turn,
+        turn = agent.turn(&toolset, &mut conversation.messages, &NoOneToAsk, &mut on_event) => turn,
         _ = tokio::signal::ctrl_c() => {
             output::status("\ncancelled: the calls under way were cancelled on their servers");
             return Err(Failure::interrupted());
         }
     };
     let end = turn.map_err(|error| Failure::from_error(&error))?;
+    saved.save(&mut conversation);
     let answer = conversation
+        .messages
         .last()
         .filter(|message| message.tool_calls().next().is_none())
         .map(Message::text)
@@ -60,6 +65,7 @@ pub async fn run(
         output::json(&json!({
             "answer": answer,
             "events": transcript,
+            "conversation": conversation.id,
             "steps": end.steps,
             "cutShort": end.cut_short,
             "usage": {
@@ -70,6 +76,10 @@ pub async fn run(
     } else {
         output::data("\n");
         terminal::tell_end(&end, &agent.provider);
+        output::status(&format!(
+            "go on with `nexo chat --resume {}`",
+            conversation.id
+        ));
     }
     Ok(())
 }

@@ -9,11 +9,13 @@ use nexo_client::config::Config;
 use nexo_client::hub::Hub;
 use nexo_host::agent::{Agent, AgentEvent, Toolset};
 use nexo_host::chatlog::ChatLog;
+use nexo_host::conversations::Conversation;
 use nexo_host::provider::{Content, Message, ProviderError, Role};
 use nexo_host::slash::{self, Attachment, Command, Line};
 use rmcp::model::JsonObject;
 use serde_json::Value;
 
+use super::Saved;
 use super::terminal::{self, Input, Terminal};
 use crate::failure::Failure;
 use crate::{env, host, inspect, output};
@@ -26,7 +28,8 @@ struct Repl<'a, 'h> {
     config: &'a Config,
     log: Option<&'a ChatLog>,
     terminal: Terminal,
-    conversation: Vec<Message>,
+    conversation: Conversation,
+    saved: &'a Saved,
 }
 
 pub async fn run(
@@ -34,6 +37,8 @@ pub async fn run(
     agent: Result<Agent<'_>, ProviderError>,
     config: &Config,
     log: Option<&ChatLog>,
+    conversation: Conversation,
+    saved: &Saved,
 ) -> Result<(), Failure> {
     let terminal = Terminal::open(env::chat_history()).map_err(|error| {
         Failure::usage(
@@ -47,7 +52,8 @@ pub async fn run(
         config,
         log,
         terminal,
-        conversation: Vec::new(),
+        conversation,
+        saved,
     };
     repl.greet();
     loop {
@@ -78,6 +84,12 @@ pub async fn run(
                 }
             }
         }
+    }
+    if !repl.conversation.messages.is_empty() {
+        output::status(&format!(
+            "go on with this conversation: `nexo --resume {}`",
+            repl.conversation.id
+        ));
     }
     Ok(())
 }
@@ -135,8 +147,8 @@ impl Repl<'_, '_> {
         if let Some(log) = self.log {
             log.user(text);
         }
-        let before = self.conversation.len();
-        self.conversation.push(Message {
+        let before = self.conversation.messages.len();
+        self.conversation.messages.push(Message {
             role: Role::User,
             content,
         });
@@ -148,7 +160,7 @@ impl Repl<'_, '_> {
             terminal::show(&event);
         };
         let turn = tokio::select! {
-            turn = agent.turn(toolset, &mut self.conversation, &self.terminal, &mut on_event) => Some(turn),
+            turn = agent.turn(toolset, &mut self.conversation.messages, &self.terminal, &mut on_event) => Some(turn),
             _ = self.terminal.interrupted() => None,
         };
         match turn {
@@ -157,7 +169,7 @@ impl Repl<'_, '_> {
                 terminal::tell_end(&end, &agent.provider);
             }
             Some(Err(error)) => {
-                self.conversation.truncate(before);
+                self.conversation.messages.truncate(before);
                 let failure = Failure::from_error(&error);
                 output::status(&format!(
                     "error: {}\nhint: {}\nYour message was not added to the conversation; send it again when that is fixed.",
@@ -168,14 +180,15 @@ impl Repl<'_, '_> {
             None => {
                 // What the model did is dropped; the question stays, answered
                 // by the cancellation, so that the next turn reads in order.
-                self.conversation.truncate(before + 1);
-                self.conversation.push(Message {
+                self.conversation.messages.truncate(before + 1);
+                self.conversation.messages.push(Message {
                     role: Role::Assistant,
                     content: vec![Content::Text("(The user cancelled this turn.)".into())],
                 });
                 output::status("\ncancelled: the calls under way were cancelled on their servers");
             }
         }
+        self.saved.save(&mut self.conversation);
     }
 
     /// The text of `@server:uri`, as it goes to the model.
@@ -260,9 +273,47 @@ impl Repl<'_, '_> {
                 }
             }
             Command::Prompt { prompt, arguments } => self.prompt(&prompt, arguments).await,
+            Command::Resume { id: None } => {
+                let saved = self.saved.list();
+                if saved.is_empty() {
+                    output::status("no conversation is saved yet");
+                }
+                let rows = saved
+                    .iter()
+                    .take(20)
+                    .map(|conversation| {
+                        vec![
+                            conversation.id.clone(),
+                            conversation.updated.chars().take(16).collect(),
+                            conversation.messages.len().to_string(),
+                            output::printable(&conversation.title()).into_owned(),
+                        ]
+                    })
+                    .collect();
+                output::data(&output::table(
+                    &["ID", "UPDATED", "MESSAGES", "FIRST MESSAGE"],
+                    rows,
+                ));
+                output::status("go on with one: /resume ID");
+            }
+            Command::Resume { id: Some(id) } => match self.saved.load(&id) {
+                Ok(conversation) => {
+                    output::status(&format!(
+                        "resumed the conversation {} ({} messages): {}",
+                        conversation.id,
+                        conversation.messages.len(),
+                        output::printable(&conversation.title())
+                    ));
+                    self.conversation = conversation;
+                }
+                Err(error) => output::status(&format!("error: {error}")),
+            },
             Command::Clear => {
-                self.conversation.clear();
-                output::status("the conversation starts afresh");
+                self.conversation = Conversation::new(
+                    self.conversation.directory.clone(),
+                    &self.conversation.model,
+                );
+                output::status("the conversation starts afresh (the last one stays saved)");
             }
             Command::Quit => {}
         }
@@ -408,7 +459,7 @@ impl Repl<'_, '_> {
         };
         let (_, text) = messages.remove(last_user);
         for (role, text) in messages.into_iter().take(last_user) {
-            self.conversation.push(Message {
+            self.conversation.messages.push(Message {
                 role,
                 content: vec![Content::Text(text)],
             });

@@ -346,13 +346,18 @@ async fn issue_17_on_a_terminal_calls_are_asked_about_and_answers_remembered() {
                     "Added the second.",
                     "what is @everything:test://static-text?\r",
                 ),
-                ("It is a static text.", "/quit\r"),
+                ("It is a static text.", "/resume\r"),
+                ("FIRST MESSAGE", "/quit\r"),
             ],
         )
     })
     .await
     .unwrap();
     assert_eq!(shown.matches("? run music__add_song").count(), 1, "{shown}");
+    // Saved after every turn, listed by its first message.
+    let listing = shown.split("FIRST MESSAGE").nth(1).unwrap();
+    assert!(listing.contains("add a song"), "{shown}");
+    assert!(shown.contains("go on with this conversation: `nexo --resume "), "{shown}");
     assert!(shown.contains("\"title\": \"First\""), "{shown}");
     assert!(shown.contains("[t] always this tool"), "{shown}");
     assert!(shown.contains("<- music__add_song"), "{shown}");
@@ -691,6 +696,92 @@ async fn issue_17_old_tool_results_are_shortened_to_fit_the_context() {
     assert!(
         last.contains(&"B".repeat(8_000)),
         "the newest result was shortened"
+    );
+    llm.stop().await;
+}
+
+/// Issue 17: every conversation is saved; `--resume` goes on with the
+/// latest of the directory (or the one named), the model reading what was
+/// said before; an unknown one is a clear error.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_17_a_conversation_is_resumed() {
+    let dir = TempDir::new("chatresume");
+    let config = config(dir.path(), json!({"morse": {"builtin": "morse"}}));
+    let llm = ScriptedLlm::start(Script::new(vec![
+        Turn::text("Hello, Ana."),
+        Turn::text("Your name is Ana."),
+        Turn::text("Still Ana."),
+    ]))
+    .await
+    .unwrap();
+    let first = chat(
+        dir.path(),
+        "anthropic",
+        llm.url(),
+        &["-p", "my name is Ana", "--config", &config, "--json"],
+    )
+    .await;
+    first.assert_success();
+    let id = first.stdout_json()["conversation"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    let again = chat(
+        dir.path(),
+        "anthropic",
+        llm.url(),
+        &["--resume", "-p", "what is my name?", "--config", &config],
+    )
+    .await;
+    again.assert_success();
+    assert!(
+        again
+            .stderr
+            .contains(&format!("resumed the conversation {id}")),
+        "{again:#?}"
+    );
+    let asked = llm.requests()[1].body.to_string();
+    assert!(
+        asked.contains("my name is Ana") && asked.contains("Hello, Ana."),
+        "{asked}"
+    );
+
+    let named = chat(
+        dir.path(),
+        "anthropic",
+        llm.url(),
+        &["--resume", &id, "-p", "and now?", "--config", &config],
+    )
+    .await;
+    named.assert_success();
+    let asked = llm.requests()[2].body.to_string();
+    assert!(
+        asked.contains("what is my name?") && asked.contains("Your name is Ana."),
+        "{asked}"
+    );
+
+    let unknown = chat(
+        dir.path(),
+        "anthropic",
+        llm.url(),
+        &[
+            "--resume",
+            "20200101-000000-1",
+            "-p",
+            "x",
+            "--config",
+            &config,
+        ],
+    )
+    .await;
+    assert_eq!(unknown.code(), 1, "{unknown:#?}");
+    assert!(
+        unknown.error_line()["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("/resume"),
+        "{unknown:#?}"
     );
     llm.stop().await;
 }
