@@ -220,12 +220,14 @@ pub struct Started<'c> {
 }
 
 /// Starts every enabled server of `config` that may start (asking on a
-/// terminal for a project's), each connecting within `timeout`.
+/// terminal for a project's), each connecting within `timeout`; `options`
+/// gives the rest of how they are reached (the trace, who answers their
+/// questions).
 pub async fn start<'c>(
     config: &'c Config,
     store: &mut ConsentStore,
     timeout: Duration,
-    trace: Option<Tracer>,
+    options: ConnectOptions,
 ) -> Result<Started<'c>, Failure> {
     // Tokens a person's command stored are used; a new sign-in is left to
     // a person (the server's state says how).
@@ -248,11 +250,7 @@ pub async fn start<'c>(
             limits: limits(server, timeout),
         });
     }
-    let options = ConnectOptions {
-        timeout,
-        trace,
-        ..ConnectOptions::default()
-    };
+    let options = ConnectOptions { timeout, ..options };
     let hub = Hub::start(plans, options, RestartPolicy::default()).await;
     Ok(Started { hub, skipped })
 }
@@ -296,7 +294,11 @@ pub async fn servers(args: ServersArgs) -> Result<(), Failure> {
         Some((path, options)) => Some(tracer(&path, options)?),
         None => None,
     };
-    let Started { hub, skipped } = start(&config, &mut store, args.timeout, trace.clone()).await?;
+    let options = ConnectOptions {
+        trace: trace.clone(),
+        ..ConnectOptions::default()
+    };
+    let Started { hub, skipped } = start(&config, &mut store, args.timeout, options).await?;
     let ready = began.elapsed();
     let status = hub.status();
     let names = hub.tool_names();

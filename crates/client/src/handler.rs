@@ -87,6 +87,9 @@ pub struct Handler {
     notices: Option<NoticeSink>,
     /// Counts progress notifications, for limits that they start again.
     progress: Arc<watch::Sender<u64>>,
+    /// Whether a person is answering a form of the server's: the call that
+    /// waits on it is not timed meanwhile.
+    answering: Arc<watch::Sender<bool>>,
 }
 
 impl fmt::Debug for Handler {
@@ -109,7 +112,13 @@ impl Handler {
             elicitation,
             notices: None,
             progress: Arc::new(watch::channel(0).0),
+            answering: Arc::new(watch::channel(false).0),
         }
+    }
+
+    /// Says whether a person is answering one of the server's forms.
+    pub fn answering(&self) -> watch::Receiver<bool> {
+        self.answering.subscribe()
     }
 
     /// Changes at each progress notification the server sends.
@@ -196,6 +205,16 @@ impl ClientHandler for Handler {
     ) -> Result<ElicitResult, ErrorData> {
         match (&self.elicitation, request) {
             (ElicitationPolicy::Responder(responder), request) => {
+                /// Says the person is done when the answer is given or
+                /// no longer awaited.
+                struct Answering<'a>(&'a watch::Sender<bool>);
+                impl Drop for Answering<'_> {
+                    fn drop(&mut self) {
+                        self.0.send_replace(false);
+                    }
+                }
+                self.answering.send_replace(true);
+                let _answering = Answering(&self.answering);
                 Ok(responder.respond(request).await)
             }
             (

@@ -206,6 +206,9 @@ pub struct Session {
     ended: watch::Receiver<bool>,
     /// Counts the server's progress notifications (see [`within`]).
     progress: watch::Receiver<u64>,
+    /// Whether a person is answering a form of the server's (see
+    /// [`within`]).
+    answering: watch::Receiver<bool>,
 }
 
 fn handler(options: &ConnectOptions) -> Handler {
@@ -243,6 +246,7 @@ pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Sessio
     let (service, transport, reach) =
         opened.map_err(|error| token_refused(target, error).redacted(&secrets))?;
     let progress = service.service().progress();
+    let answering = service.service().answering();
     Ok(Session {
         service,
         target: target.to_string(),
@@ -253,6 +257,7 @@ pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Sessio
         agent_busy: agent_busy.subscribe(),
         ended: ended.subscribe(),
         progress,
+        answering,
         reach,
     })
 }
@@ -716,13 +721,14 @@ enum Expired {
 }
 
 /// Runs `work` within `limits`. The idle limit starts again at each
-/// `progress` change, and stops while `agent_busy` says the authorization
-/// agent has the URL (a person may be in a browser, which takes longer than
-/// any exchange), running whole again after.
+/// `progress` change, and stops while any of `busy` says a person is at
+/// work (the authorization agent has the URL and a person may be in a
+/// browser; a person is answering the server's form), which takes longer
+/// than any exchange, running whole again after.
 async fn within<T>(
     limits: CallLimits,
     progress: Option<watch::Receiver<u64>>,
-    agent_busy: Option<watch::Receiver<bool>>,
+    busy: Vec<watch::Receiver<bool>>,
     work: impl Future<Output = T>,
 ) -> Result<T, Expired> {
     use tokio::time::{Instant, sleep, sleep_until};
@@ -737,7 +743,7 @@ async fn within<T>(
         }
     }
     let mut progress = progress;
-    let mut busy = agent_busy;
+    let mut busy = busy;
     let mut work = std::pin::pin!(work);
     let total = limits.total.map(|total| Instant::now() + total);
     let mut idle = std::pin::pin!(sleep(limits.idle));
@@ -748,18 +754,22 @@ async fn within<T>(
                 return Err(Expired::Total);
             }
             () = &mut idle => {
-                let Some(busy) = busy.as_mut() else {
-                    return Err(Expired::Idle);
-                };
                 // Busy now, or busy for a while since the window opened.
-                let was_busy = busy.has_changed().unwrap_or(false) || *busy.borrow_and_update();
+                let mut was_busy = false;
+                for busy in &mut busy {
+                    was_busy |= busy.has_changed().unwrap_or(false) | *busy.borrow_and_update();
+                }
                 if !was_busy {
                     return Err(Expired::Idle);
                 }
-                let done_with_agent = busy.wait_for(|busy| !*busy);
+                let all_done = async {
+                    for busy in &mut busy {
+                        let _ = busy.wait_for(|busy| !*busy).await;
+                    }
+                };
                 tokio::select! {
                     done = &mut work => return Ok(done),
-                    _ = done_with_agent => {}
+                    () = all_done => {}
                 }
                 idle.as_mut().reset(Instant::now() + limits.idle);
             }
@@ -788,7 +798,7 @@ where
         idle: options.timeout,
         total: None,
     };
-    match within(limits, None, agent_busy, start).await {
+    match within(limits, None, agent_busy.into_iter().collect(), start).await {
         Ok(Ok(service)) => Ok(service),
         Ok(Err(error)) => Err(classify(target, via, &error)),
         Err(_) => Err(ClientError::Timeout {
@@ -843,9 +853,12 @@ impl Session {
         let mut agent_busy = self.agent_busy.clone();
         // Only what happens from now on may stop this call's limit.
         agent_busy.borrow_and_update();
+        let mut answering = self.answering.clone();
+        answering.borrow_and_update();
         let mut progress = self.progress.clone();
         progress.borrow_and_update();
-        let error = match within(limits, Some(progress), Some(agent_busy), call).await {
+        let busy = vec![agent_busy, answering];
+        let error = match within(limits, Some(progress), busy, call).await {
             Ok(Ok(value)) => return Ok(value),
             Ok(Err(error)) => self.service_error(method, error),
             Err(Expired::Idle) => ClientError::Timeout {

@@ -9,6 +9,7 @@ pub mod approval;
 pub mod chatlog;
 pub mod context;
 pub mod conversations;
+pub mod elicitation;
 pub mod long_results;
 pub mod pins;
 pub mod provider;

@@ -10,11 +10,12 @@ mod terminal;
 
 use std::collections::HashMap;
 use std::io::{IsTerminal, Read};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use nexo_client::config::{ApprovalAction, Config, ProviderName};
 use nexo_client::hub::Hub;
+use nexo_client::{ConnectOptions, ElicitationPolicy};
 use nexo_host::agent::{Agent, WithheldTool};
 use nexo_host::approval::{Action, ApprovalStore, Approvals, Origin, Pattern, Rule, RuleSource};
 use nexo_host::chatlog::ChatLog;
@@ -27,6 +28,7 @@ use rmcp::model::Tool;
 use crate::args::{ChatArgs, ProviderArg};
 use crate::failure::Failure;
 use crate::{env, host, output};
+use terminal::Terminal;
 
 /// What the model is told about where it runs.
 const SYSTEM_PROMPT: &str = "You are nexo's assistant. You may call the tools of the MCP servers \
@@ -47,10 +49,30 @@ pub async fn run(args: ChatArgs) -> Result<(), Failure> {
         (Err(error), Some(_)) => return Err(Failure::from_error(&error)),
         (provider, _) => provider,
     };
+    // On a terminal the person answers the servers' forms; with `-p` no
+    // one does, and they are declined.
+    let terminal = match prompt {
+        Some(_) => None,
+        None => Some(Terminal::open(env::chat_history()).map_err(|error| {
+            Failure::usage(
+                format!("cannot use the terminal: {error}"),
+                Some("give the prompt with `nexo chat -p PROMPT` instead".into()),
+            )
+        })?),
+    };
+    let options = ConnectOptions {
+        trace: trace.clone(),
+        notices: Some(Arc::new(output::notice)),
+        elicitation: match &terminal {
+            Some(terminal) => ElicitationPolicy::Responder(Arc::new(terminal.clone())),
+            None => ElicitationPolicy::Decline,
+        },
+        ..ConnectOptions::default()
+    };
     let host::Started { hub, skipped } =
-        host::start(&config, &mut store, args.timeout, trace.clone()).await?;
+        host::start(&config, &mut store, args.timeout, options).await?;
     host::tell_skipped(&store, &skipped);
-    let outcome = converse(&hub, provider, prompt, &config, &args).await;
+    let outcome = converse(&hub, provider, prompt, terminal, &config, &args).await;
     hub.close().await;
     if let Some(trace) = trace
         && let Err(error) = trace.flush()
@@ -66,6 +88,7 @@ async fn converse(
     hub: &Hub,
     provider: Result<Provider, ProviderError>,
     prompt: Option<String>,
+    terminal: Option<Terminal>,
     config: &Config,
     args: &ChatArgs,
 ) -> Result<(), Failure> {
@@ -83,8 +106,8 @@ async fn converse(
         store: env::conversations().map(Conversations::new),
     };
     let conversation = saved.open(args.resume.as_deref(), &model)?;
-    match (prompt, agent) {
-        (Some(prompt), Ok(agent)) => {
+    match (prompt, agent, terminal) {
+        (Some(prompt), Ok(agent), _) => {
             once::run(
                 &agent,
                 &prompt,
@@ -95,8 +118,21 @@ async fn converse(
             )
             .await
         }
-        (Some(_), Err(error)) => Err(Failure::from_error(&error)),
-        (None, agent) => repl::run(hub, agent, config, log.as_ref(), conversation, &saved).await,
+        (Some(_), Err(error), _) => Err(Failure::from_error(&error)),
+        (None, agent, Some(terminal)) => {
+            let session = repl::Session {
+                hub,
+                config,
+                log: log.as_ref(),
+                saved: &saved,
+                terminal,
+            };
+            repl::run(session, agent, conversation).await
+        }
+        (None, _, None) => Err(Failure::usage(
+            "nothing to ask: give a prompt with -p, or run on a terminal",
+            None,
+        )),
     }
 }
 

@@ -18,7 +18,7 @@ use serde_json::Value;
 use super::Saved;
 use super::terminal::{self, Input, Terminal};
 use crate::failure::Failure;
-use crate::{env, host, inspect, output};
+use crate::{host, inspect, output};
 
 /// The chat's state between turns.
 struct Repl<'a, 'h> {
@@ -32,20 +32,27 @@ struct Repl<'a, 'h> {
     saved: &'a Saved,
 }
 
+/// What the conversation runs with besides the model.
+pub struct Session<'a, 'h> {
+    pub hub: &'h Hub,
+    pub config: &'a Config,
+    pub log: Option<&'a ChatLog>,
+    pub saved: &'a Saved,
+    pub terminal: Terminal,
+}
+
 pub async fn run(
-    hub: &Hub,
+    session: Session<'_, '_>,
     agent: Result<Agent<'_>, ProviderError>,
-    config: &Config,
-    log: Option<&ChatLog>,
     conversation: Conversation,
-    saved: &Saved,
 ) -> Result<(), Failure> {
-    let terminal = Terminal::open(env::chat_history()).map_err(|error| {
-        Failure::usage(
-            format!("cannot use the terminal: {error}"),
-            Some("give the prompt with `nexo chat -p PROMPT` instead".into()),
-        )
-    })?;
+    let Session {
+        hub,
+        config,
+        log,
+        saved,
+        terminal,
+    } = session;
     let mut repl = Repl {
         hub,
         agent: agent.as_ref().map(|agent| (agent, agent.toolset())),

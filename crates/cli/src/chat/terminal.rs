@@ -1,16 +1,18 @@
 //! The chat on a terminal: the line editor (history, completion of slash
-//! commands and tool names), the approval question, and how a turn's
-//! events are shown. Everything a server or the model wrote goes through
+//! commands and tool names), the approval question, the servers' forms
+//! (elicitation), and how a turn's events are shown. Everything a server or the model wrote goes through
 //! [`output::printable`] first.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::future::BoxFuture;
+use nexo_client::ElicitationResponder;
 use nexo_host::agent::{AgentEvent, Approver, Pending, Reply, TurnEnd};
 use nexo_host::approval::{Answer, Scope};
 use nexo_host::provider::Provider;
-use nexo_host::slash;
+use nexo_host::{elicitation, slash};
+use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
 use rustyline::completion::Completer;
 use rustyline::error::ReadlineError;
 use rustyline::highlight::Highlighter;
@@ -179,6 +181,116 @@ impl Approver for Terminal {
             };
             Reply { answer, scope }
         })
+    }
+}
+
+/// A server's question (elicitation), asked field by field; Ctrl-C
+/// cancels it, and nothing is sent that the person did not confirm.
+#[async_trait::async_trait]
+impl ElicitationResponder for Terminal {
+    async fn respond(&self, request: ElicitRequestParams) -> ElicitResult {
+        output::end_progress();
+        let answer = ElicitResult::new;
+        match request {
+            ElicitRequestParams::FormElicitationParams {
+                message,
+                requested_schema,
+                ..
+            } => {
+                output::status(&format!(
+                    "\n? a server asks: {}",
+                    output::printable(&message)
+                ));
+                let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
+                let fields = match elicitation::fields(&schema) {
+                    Ok(fields) => fields,
+                    Err(why) => {
+                        output::status(&format!(
+                            "  declined: the form cannot be filled here ({})",
+                            output::printable(&why)
+                        ));
+                        return answer(ElicitationAction::Decline);
+                    }
+                };
+                let mut answers = Vec::new();
+                for field in &fields {
+                    if let Some(description) = &field.description {
+                        output::status(&format!("  {}", output::printable(description)));
+                    }
+                    let hint = field.hint();
+                    let prompt = if hint.is_empty() {
+                        format!("  {}: ", output::printable(&field.label))
+                    } else {
+                        format!(
+                            "  {} ({}): ",
+                            output::printable(&field.label),
+                            output::printable(&hint)
+                        )
+                    };
+                    loop {
+                        let typed = match self.read(&prompt, false).await {
+                            Input::Line(typed) => typed,
+                            Input::Interrupted | Input::End => {
+                                output::status("  cancelled");
+                                return answer(ElicitationAction::Cancel);
+                            }
+                        };
+                        match field.read(&typed) {
+                            Ok(Some(value)) => {
+                                answers.push((field.name.clone(), value));
+                                break;
+                            }
+                            Ok(None) => break,
+                            Err(why) => output::status(&format!("  {why}")),
+                        }
+                    }
+                }
+                match self
+                    .confirm("  send these answers? [y] yes  [n] no, decline: ")
+                    .await
+                {
+                    Some(true) => ElicitResult::new(ElicitationAction::Accept)
+                        .with_content(elicitation::content(answers)),
+                    Some(false) => answer(ElicitationAction::Decline),
+                    None => answer(ElicitationAction::Cancel),
+                }
+            }
+            ElicitRequestParams::UrlElicitationParams { message, url, .. } => {
+                output::status(&format!(
+                    "\n? a server asks you to open a page: {}\n  {}\n  (nexo does not open it: check where it leads first)",
+                    output::printable(&message),
+                    output::printable(&url)
+                ));
+                match self
+                    .confirm("  done there? [y] yes  [n] no, decline: ")
+                    .await
+                {
+                    Some(true) => answer(ElicitationAction::Accept),
+                    Some(false) => answer(ElicitationAction::Decline),
+                    None => answer(ElicitationAction::Cancel),
+                }
+            }
+            _ => {
+                output::status("a server asked a kind of question nexo does not know; declined");
+                answer(ElicitationAction::Decline)
+            }
+        }
+    }
+}
+
+impl Terminal {
+    /// A yes or no; `None` for Ctrl-C or the end of input.
+    async fn confirm(&self, prompt: &str) -> Option<bool> {
+        loop {
+            match self.read(prompt, false).await {
+                Input::Line(typed) => match typed.trim().to_ascii_lowercase().as_str() {
+                    "y" | "yes" => return Some(true),
+                    "n" | "no" => return Some(false),
+                    _ => output::status("  answer y or n"),
+                },
+                Input::Interrupted | Input::End => return None,
+            }
+        }
     }
 }
 

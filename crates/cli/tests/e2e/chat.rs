@@ -341,6 +341,10 @@ async fn issue_17_on_a_terminal_calls_are_asked_about_and_answers_remembered() {
                 ("REVISION", "add a song\r"),
                 ("answer: ", "t\r"),
                 ("for: ", "s\r"),
+                // The server asks which playlist (elicitation; the second
+                // song goes where the first went).
+                ("Playlist (", "1\r"),
+                ("send these answers?", "y\r"),
                 ("Added the first.", "add another\r"),
                 (
                     "Added the second.",
@@ -357,7 +361,10 @@ async fn issue_17_on_a_terminal_calls_are_asked_about_and_answers_remembered() {
     // Saved after every turn, listed by its first message.
     let listing = shown.split("FIRST MESSAGE").nth(1).unwrap();
     assert!(listing.contains("add a song"), "{shown}");
-    assert!(shown.contains("go on with this conversation: `nexo --resume "), "{shown}");
+    assert!(
+        shown.contains("go on with this conversation: `nexo --resume "),
+        "{shown}"
+    );
     assert!(shown.contains("\"title\": \"First\""), "{shown}");
     assert!(shown.contains("[t] always this tool"), "{shown}");
     assert!(shown.contains("<- music__add_song"), "{shown}");
@@ -783,5 +790,45 @@ async fn issue_17_a_conversation_is_resumed() {
             .contains("/resume"),
         "{unknown:#?}"
     );
+    llm.stop().await;
+}
+
+/// Issue 17: a server's question during a tool call (elicitation) is asked
+/// on the terminal, field by field, and sent only when confirmed: the
+/// music server's `clear_library` asks before deleting.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_17_a_servers_form_is_asked_on_the_terminal() {
+    let dir = TempDir::new("chatelicit");
+    let db = dir.path().join("music.db");
+    let config = config(dir.path(), json!({"music": {"builtin": "music", "db": db}}));
+    let llm = ScriptedLlm::start(Script::new(vec![
+        Turn::tool_calls(vec![Call::new(
+            "call_clear",
+            "music__clear_library",
+            json!({}),
+        )]),
+        Turn::text("The library is empty now."),
+    ]))
+    .await
+    .unwrap();
+    let command = chat_command(dir.path(), "anthropic", llm.url(), &["--config", &config]);
+    let shown = tokio::task::spawn_blocking(move || {
+        crate::support::on_terminal(
+            command,
+            &[
+                ("tools offered", "empty my library\r"),
+                ("answer: ", "y\r"),
+                ("y/n; default false): ", "maybe\r"),
+                ("answer y or n", "y\r"),
+                ("send these answers?", "y\r"),
+                ("The library is empty now.", "/quit\r"),
+            ],
+        )
+    })
+    .await
+    .unwrap();
+    assert!(shown.contains("? a server asks:"), "{shown}");
+    let result = llm.requests()[1].body.to_string();
+    assert!(result.contains("Deleted 0 songs"), "{result:.600}");
     llm.stop().await;
 }
