@@ -17,7 +17,7 @@
 //! tools API gets that call run too, for a tool it was offered only, and
 //! through the same approvals.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -27,7 +27,7 @@ use nexo_client::namespace::Namespace;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ResourceContents, ToolAnnotations};
 use serde_json::Value;
 
-use crate::approval::{Answer, Approvals, Call, Decision, Origin, Scope, Verdict};
+use crate::approval::{Answer, Approvals, Call, Decision, Origin, Scope, Verdict, qualified};
 use crate::context::{self, Fitted};
 use crate::long_results::{self, LongResults};
 use crate::provider::{
@@ -35,19 +35,23 @@ use crate::provider::{
     ToolDefinition, ToolResult, Usage, tool_calls_in_text,
 };
 use crate::schema::{Dialect, Normalization, normalize, truncate_description};
+use crate::tool_search::{self, Loaded, ToolSelection};
 
 /// How many model steps one turn may take by default.
 pub const DEFAULT_MAX_STEPS: usize = 25;
 /// The most tokens one answer may take by default.
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 
-/// The tools offered to the model: every connected server's, by their
-/// qualified names.
+/// The tools offered to the model: every connected server's the
+/// configuration selects, by their qualified names; with many, their names
+/// and the search tool ([`crate::tool_search`]).
 pub struct Toolset {
     definitions: Vec<ToolDefinition>,
     names: Namespace,
     annotations: HashMap<String, Option<ToolAnnotations>>,
     withheld: Vec<WithheldTool>,
+    /// Search mode: the tools always sent in full, and those found so far.
+    search: Option<(BTreeSet<String>, Loaded)>,
 }
 
 /// A tool the model is not offered, and why.
@@ -59,13 +63,14 @@ pub struct WithheldTool {
 }
 
 impl Toolset {
-    /// The tools of `tools` (as the hub lists them: `(server, tool)`), in
-    /// the form `dialect`'s provider takes, but those `blocked` (by their
-    /// pins).
+    /// The tools of `tools` (as the hub lists them: `(server, tool)`) that
+    /// `selection` offers, in the form `dialect`'s provider takes, but those
+    /// `blocked` (by their pins).
     pub fn new(
         tools: &[(String, rmcp::model::Tool)],
         dialect: Dialect,
         blocked: &[WithheldTool],
+        selection: &ToolSelection,
     ) -> Self {
         let names = Namespace::build(
             tools
@@ -80,6 +85,9 @@ impl Toolset {
             let Some(name) = names.qualified(server, &tool.name) else {
                 continue;
             };
+            if !selection.offers(&qualified(server, &tool.name)) {
+                continue;
+            }
             if blocked
                 .iter()
                 .any(|block| &block.server == server && block.tool == tool.name.as_ref())
@@ -111,11 +119,39 @@ impl Toolset {
             names,
             annotations,
             withheld,
+            search: None,
         }
     }
 
+    /// Every tool that may be called, in full.
     pub fn definitions(&self) -> &[ToolDefinition] {
         &self.definitions
+    }
+
+    /// Whether the model gets names and the search tool.
+    pub fn searched(&self) -> bool {
+        self.search.is_some()
+    }
+
+    /// What the next request sends: every definition, or in search mode
+    /// those always sent and those found, and the search tool naming the
+    /// others; and nexo's tool that reads long results.
+    pub fn offered(&self) -> Vec<ToolDefinition> {
+        let mut offered: Vec<ToolDefinition> = match &self.search {
+            None => self.definitions.clone(),
+            Some((always, loaded)) => {
+                let (full, named): (Vec<&ToolDefinition>, Vec<&ToolDefinition>) = self
+                    .definitions
+                    .iter()
+                    .partition(|tool| always.contains(&tool.name) || loaded.contains(&tool.name));
+                let names: Vec<&str> = named.iter().map(|tool| tool.name.as_str()).collect();
+                let mut offered: Vec<ToolDefinition> = full.into_iter().cloned().collect();
+                offered.push(tool_search::definition(&names));
+                offered
+            }
+        };
+        offered.push(LongResults::definition());
+        offered
     }
 
     pub fn withheld(&self) -> &[WithheldTool] {
@@ -129,6 +165,14 @@ impl Toolset {
             .then(|| self.names.resolve(name))
             .flatten()
     }
+}
+
+/// Where a call goes.
+enum Target<'t> {
+    /// A server's tool: the server, the tool's own name.
+    Server(&'t str, &'t str),
+    ReadResult,
+    SearchTools,
 }
 
 /// The dialect of schemas a provider takes.
@@ -261,17 +305,33 @@ pub struct Agent<'h> {
     pub long_results: LongResults,
     /// The model's context window, in tokens ([`crate::context`]).
     pub context_window: u64,
+    /// The tools offered, of those the servers have.
+    pub selection: ToolSelection,
+    /// The share of the context window past which the model searches for
+    /// tools rather than getting them all ([`crate::tool_search`]).
+    pub search_share: f64,
 }
 
 impl Agent<'_> {
     /// The tools offered now.
     pub fn toolset(&self) -> Toolset {
+        let tools = self.hub.tools();
         let mut toolset = Toolset::new(
-            &self.hub.tools(),
+            &tools,
             dialect_of(self.provider.kind()),
             &self.blocked,
+            &self.selection,
         );
-        toolset.definitions.push(LongResults::definition());
+        let size = context::estimate(None, &toolset.definitions, &[]);
+        if size as f64 > self.search_share * self.context_window as f64 {
+            let always = tools
+                .iter()
+                .filter(|(server, tool)| self.selection.always(&qualified(server, &tool.name)))
+                .filter_map(|(server, tool)| toolset.names.qualified(server, &tool.name))
+                .map(str::to_owned)
+                .collect();
+            toolset.search = Some((always, Loaded::default()));
+        }
         toolset
     }
 
@@ -286,7 +346,7 @@ impl Agent<'_> {
         events: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<TurnEnd, AgentError> {
         let mut usage = Usage::default();
-        let fixed = context::estimate(self.system.as_deref(), toolset.definitions(), &[]);
+        let fixed = context::estimate(self.system.as_deref(), &toolset.offered(), &[]);
         // Room for the answer, and a tenth for the estimate's error.
         let budget = self
             .context_window
@@ -301,10 +361,11 @@ impl Agent<'_> {
                     window: self.context_window,
                 });
             }
+            let tools = toolset.offered();
             let request = Request {
                 system: self.system.as_deref(),
                 messages: conversation,
-                tools: toolset.definitions(),
+                tools: &tools,
                 max_tokens: self.max_tokens,
             };
             let mut reply = self.provider.stream(&request).await?;
@@ -356,9 +417,14 @@ impl Agent<'_> {
     ) -> Vec<ToolResult> {
         let mut planned = Vec::new();
         for call in calls {
+            // nexo's own, reading what a tool already returned or the
+            // tools' definitions: not asked about.
             if call.name == long_results::READ_TOOL {
-                // nexo's own, reading what a tool already returned: not asked about.
-                planned.push(Ok(None));
+                planned.push(Ok(Target::ReadResult));
+                continue;
+            }
+            if call.name == tool_search::SEARCH_TOOL && toolset.searched() {
+                planned.push(Ok(Target::SearchTools));
                 continue;
             }
             let Some((server, tool)) = toolset.resolve(&call.name) else {
@@ -382,13 +448,25 @@ impl Agent<'_> {
                     Ok(reason) | Err(reason) => reason.clone(),
                 },
             });
-            planned.push(decision.map(|_| Some((server, tool))));
+            planned.push(decision.map(|_| Target::Server(server, tool)));
         }
         let runs = calls.iter().zip(&planned).map(|(call, plan)| async move {
             let started = Instant::now();
             let outcome = match plan {
-                Ok(Some((server, tool))) => Some(self.call(server, tool, &call.arguments).await),
-                Ok(None) => Some(self.long_results.read(&call.arguments)),
+                Ok(Target::Server(server, tool)) => {
+                    Some(self.call(server, tool, &call.arguments).await)
+                }
+                Ok(Target::ReadResult) => Some(self.long_results.read(&call.arguments)),
+                Ok(Target::SearchTools) => {
+                    let loaded = toolset.search.as_ref().map(|(_, loaded)| loaded);
+                    let (text, failed) = match loaded {
+                        Some(loaded) => {
+                            tool_search::search(&call.arguments, toolset.definitions(), loaded)
+                        }
+                        None => (String::new(), true),
+                    };
+                    Some((vec![ResultPart::Text(text)], failed))
+                }
                 Err(_) => None,
             };
             (outcome, started.elapsed())
@@ -400,8 +478,8 @@ impl Agent<'_> {
             .zip(outcomes)
             .map(|((call, plan), (outcome, duration))| {
                 let (content, is_error) = match (plan, outcome) {
-                    (Ok(None), Some(result)) => result,
-                    (Ok(Some((server, tool))), Some(result)) => {
+                    (Ok(Target::ReadResult | Target::SearchTools), Some(result)) => result,
+                    (Ok(Target::Server(server, tool)), Some(result)) => {
                         let bytes = text_bytes(&result.0);
                         events(AgentEvent::ToolResult {
                             server: server.to_owned(),

@@ -229,7 +229,7 @@ impl fmt::Display for Pattern {
 }
 
 /// `server__tool`, the name rules match.
-fn qualified(server: &str, tool: &str) -> String {
+pub fn qualified(server: &str, tool: &str) -> String {
     format!("{server}{SEPARATOR}{tool}")
 }
 

@@ -16,3 +16,4 @@ pub mod provider;
 pub mod schema;
 pub mod slash;
 mod store;
+pub mod tool_search;

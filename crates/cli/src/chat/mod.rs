@@ -13,7 +13,7 @@ use std::io::{IsTerminal, Read};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use nexo_client::config::{ApprovalAction, Config, ProviderName};
+use nexo_client::config::{ApprovalAction, Config, Location, ProviderName};
 use nexo_client::hub::Hub;
 use nexo_client::{ConnectOptions, ElicitationPolicy};
 use nexo_host::agent::{Agent, WithheldTool};
@@ -23,6 +23,7 @@ use nexo_host::conversations::{Conversation, Conversations};
 use nexo_host::long_results::LongResults;
 use nexo_host::pins::{PinStore, ServerIdentity};
 use nexo_host::provider::{Provider, ProviderError, ProviderKind, Settings};
+use nexo_host::tool_search::ToolSelection;
 use rmcp::model::Tool;
 
 use crate::args::{ChatArgs, ProviderArg};
@@ -274,11 +275,8 @@ fn agent<'h>(
         .collect();
     let mut rules = Vec::new();
     for rule in &config.chat.approvals {
-        let pattern = Pattern::new(&rule.pattern).map_err(|error| {
-            Failure::usage(format!("{}: {error}", rule.location), Some(error.hint()))
-        })?;
         rules.push(Rule {
-            pattern,
+            pattern: pattern(&rule.pattern, Some(&rule.location))?,
             action: match rule.action {
                 ApprovalAction::Allow => Action::Allow,
                 ApprovalAction::Ask => Action::Ask,
@@ -303,6 +301,18 @@ fn agent<'h>(
         .max_steps
         .or(config.chat.max_steps)
         .map_or(nexo_host::agent::DEFAULT_MAX_STEPS, |steps| steps as usize);
+    let tools = &config.chat.tools;
+    let patterns = |texts: &[String]| -> Result<Vec<Pattern>, Failure> {
+        texts
+            .iter()
+            .map(|text| pattern(text, tools.location.as_ref()))
+            .collect()
+    };
+    let selection = ToolSelection {
+        include: patterns(&tools.include)?,
+        exclude: patterns(&tools.exclude)?,
+        always_load: patterns(&tools.always_load)?,
+    };
     let context_window = config
         .chat
         .context_window
@@ -318,6 +328,10 @@ fn agent<'h>(
         max_steps,
         max_tokens: nexo_host::agent::DEFAULT_MAX_TOKENS,
         context_window,
+        selection,
+        search_share: tools
+            .search_share
+            .unwrap_or(nexo_host::tool_search::DEFAULT_SHARE),
         long_results: LongResults::new(
             env::long_results().unwrap_or_else(|| std::env::temp_dir().join("nexo-results")),
             nexo_host::long_results::DEFAULT_LIMIT,
@@ -325,9 +339,24 @@ fn agent<'h>(
     })
 }
 
+/// A pattern of the configuration's, or an error placed at `location`.
+fn pattern(text: &str, location: Option<&Location>) -> Result<Pattern, Failure> {
+    Pattern::new(text).map_err(|error| {
+        let at = location.map(|at| format!("{at}: ")).unwrap_or_default();
+        Failure::usage(format!("{at}{error}"), Some(error.hint()))
+    })
+}
+
 /// Says what the model is not offered, and why (but the tools held back
-/// by their pins, said when they were).
-fn tell_withheld(agent: &Agent<'_>, toolset: &nexo_host::agent::Toolset) {
+/// by their pins, said when they were), and whether it searches the tools.
+fn tell_offered(agent: &Agent<'_>, toolset: &nexo_host::agent::Toolset) {
+    if toolset.searched() {
+        output::status(&format!(
+            "the {} tools' definitions would take more than {:.0}% of the model's context window: it gets their names and searches them",
+            toolset.definitions().len(),
+            agent.search_share * 100.0
+        ));
+    }
     for withheld in toolset
         .withheld()
         .iter()

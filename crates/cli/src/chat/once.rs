@@ -22,7 +22,7 @@ pub async fn run(
     json: bool,
 ) -> Result<(), Failure> {
     let toolset = agent.toolset();
-    super::tell_withheld(agent, &toolset);
+    super::tell_offered(agent, &toolset);
     if let Some(log) = log {
         log.user(prompt);
     }

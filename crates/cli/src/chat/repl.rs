@@ -111,7 +111,7 @@ impl Repl<'_, '_> {
             .count();
         match &self.agent {
             Ok((agent, toolset)) => {
-                super::tell_withheld(agent, toolset);
+                super::tell_offered(agent, toolset);
                 output::status(&format!(
                     "nexo chat: {} at {}; {connected} of {} servers connected, {} tools offered. /help lists the commands, Ctrl-D leaves.",
                     agent.provider.model(),

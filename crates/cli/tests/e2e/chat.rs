@@ -661,7 +661,8 @@ async fn issue_17_old_tool_results_are_shortened_to_fit_the_context() {
         dir.path(),
         json!({
             "mcpServers": {"files": {"builtin": "files", "roots": [dir.path()]}},
-            "chat": {"contextWindow": 10_000},
+            // Every definition sent, however small the window.
+            "chat": {"contextWindow": 10_000, "tools": {"searchShare": 1}},
         }),
     );
     let read = |id: &str, file: &str| {
@@ -830,5 +831,91 @@ async fn issue_17_a_servers_form_is_asked_on_the_terminal() {
     assert!(shown.contains("? a server asks:"), "{shown}");
     let result = llm.requests()[1].body.to_string();
     assert!(result.contains("Deleted 0 songs"), "{result:.600}");
+    llm.stop().await;
+}
+
+/// Issue 17: with many tools (here: any, `searchShare` 0) the model gets
+/// their names and a search tool; what it finds is sent in full from then
+/// on. `exclude` keeps a tool away altogether; `alwaysLoad` sends one in
+/// full from the start.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_17_many_tools_are_searched_for() {
+    let dir = TempDir::new("chatsearch");
+    let config = crate::host::config_file(
+        dir.path(),
+        json!({
+            "mcpServers": {"utils": {"builtin": "utils"}},
+            "chat": {"tools": {
+                "searchShare": 0,
+                "alwaysLoad": ["utils__echo"],
+                "exclude": ["utils__calc"],
+            }},
+        }),
+    );
+    let llm = ScriptedLlm::start(Script::new(vec![
+        Turn::tool_calls(vec![Call::new(
+            "call_find",
+            "nexo_search_tools",
+            json!({"query": "sha256 hash"}),
+        )]),
+        Turn::tool_calls(vec![Call::new(
+            "call_hash",
+            "utils__sha256",
+            json!({"text": "abc"}),
+        )]),
+        Turn::text("Hashed."),
+    ]))
+    .await
+    .unwrap();
+    let run = chat(
+        dir.path(),
+        "openai",
+        llm.url(),
+        &["-p", "hash abc", "--config", &config],
+    )
+    .await;
+    run.assert_success();
+    assert!(run.stderr.contains("searches them"), "{run:#?}");
+    let requests = llm.requests();
+    let tools = |index: usize| -> Vec<(String, String)> {
+        requests[index].body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| {
+                (
+                    tool["function"]["name"].as_str().unwrap().to_owned(),
+                    tool["function"]["description"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned(),
+                )
+            })
+            .collect()
+    };
+    let first = tools(0);
+    let names: Vec<&str> = first.iter().map(|(name, _)| name.as_str()).collect();
+    assert!(
+        names.contains(&"utils__echo") && names.contains(&"nexo_search_tools"),
+        "{names:?}"
+    );
+    assert!(!names.contains(&"utils__sha256"), "{names:?}");
+    let search = &first
+        .iter()
+        .find(|(name, _)| name == "nexo_search_tools")
+        .unwrap()
+        .1;
+    assert!(
+        search.contains("utils__sha256") && !search.contains("utils__calc"),
+        "{search}"
+    );
+    let second: Vec<String> = tools(1).into_iter().map(|(name, _)| name).collect();
+    assert!(second.contains(&"utils__sha256".to_owned()), "{second:?}");
+    // The hash ran: its result went back to the model.
+    let third = requests[2].body.to_string();
+    assert!(
+        third.contains("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+        "{third:.500}"
+    );
     llm.stop().await;
 }

@@ -398,7 +398,7 @@ impl fmt::Display for Location {
 
 /// The top-level `chat` object: what the chat runs with, where flags and
 /// the environment do not say otherwise.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ChatSettings {
     pub provider: Option<ProviderName>,
     pub model: Option<String>,
@@ -411,6 +411,22 @@ pub struct ChatSettings {
     pub context_window: Option<u64>,
     /// `approvals`: rules over `server__tool` patterns, in the file's order.
     pub approvals: Vec<ApprovalRule>,
+    /// `tools`: which tools the model is offered, and how.
+    pub tools: ToolSettings,
+}
+
+/// The `tools` object of `chat`: patterns over `server__tool` as written
+/// (the chat checks them, and names [`ToolSettings::location`] if one is
+/// not a pattern).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolSettings {
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+    pub always_load: Vec<String>,
+    /// The share of the context window past which the model searches for
+    /// tools (0 to 1).
+    pub search_share: Option<f64>,
+    pub location: Option<Location>,
 }
 
 /// An LLM API nexo speaks.

@@ -943,6 +943,24 @@ fn bad_chat_settings_are_placed() {
         ),
         (r#"{"chat": {"maxSteps": 2.5}}"#, 1, 23, "not 2.5"),
         (
+            r#"{"chat": {"tools": {"searchShare": 2}}}"#,
+            1,
+            36,
+            "from 0 to 1",
+        ),
+        (
+            r#"{"chat": {"tools": {"include": "x"}}}"#,
+            1,
+            32,
+            "a list of `server__tool` patterns",
+        ),
+        (
+            r#"{"chat": {"tools": {"alwaysload": []}}}"#,
+            1,
+            21,
+            "not a field of `chat.tools`",
+        ),
+        (
             r#"{"chat": {"contextWindow": 100}}"#,
             1,
             28,

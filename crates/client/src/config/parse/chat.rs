@@ -10,7 +10,9 @@ use jsonc_parser::ast::{ObjectProp, Value};
 use jsonc_parser::common::Ranged;
 
 use super::{Reader, kind_of};
-use crate::config::{ApprovalAction, ApprovalRule, ChatSettings, ConfigError, ProviderName};
+use crate::config::{
+    ApprovalAction, ApprovalRule, ChatSettings, ConfigError, ProviderName, ToolSettings,
+};
 
 /// The fields of `chat`.
 const CHAT_FIELDS: &[&str] = &[
@@ -20,7 +22,10 @@ const CHAT_FIELDS: &[&str] = &[
     "maxSteps",
     "contextWindow",
     "approvals",
+    "tools",
 ];
+/// The fields of `chat.tools`.
+const TOOLS_FIELDS: &[&str] = &["include", "exclude", "alwaysLoad", "searchShare"];
 /// The smallest context window worth a chat, in tokens.
 const MIN_WINDOW: u64 = 2_048;
 /// The most steps a turn may be given.
@@ -44,7 +49,10 @@ impl Reader<'_> {
         let from_project = self.place.project_file.is_some();
         let mut settings = ChatSettings::default();
         for (name, field) in self.unique(object, "in `chat`")? {
-            if from_project && name != "approvals" && CHAT_FIELDS.contains(&name) {
+            if from_project
+                && !["approvals", "tools"].contains(&name)
+                && CHAT_FIELDS.contains(&name)
+            {
                 self.set_aside(field, None, &format!("chat.{name}"), NOT_FROM_A_PROJECT);
                 continue;
             }
@@ -81,6 +89,7 @@ impl Reader<'_> {
                 "maxSteps" => settings.max_steps = Some(self.steps(&field.value)?),
                 "contextWindow" => settings.context_window = Some(self.window(&field.value)?),
                 "approvals" => settings.approvals = self.approvals(&field.value, from_project)?,
+                "tools" => settings.tools = self.tools(field)?,
                 _ => return Err(self.unknown(field, None, "`chat`", CHAT_FIELDS)),
             }
         }
@@ -106,6 +115,70 @@ impl Reader<'_> {
                 Some("write it as `\"maxSteps\": 25`".into()),
             )),
         }
+    }
+
+    fn tools(&self, prop: &ObjectProp<'_>) -> Result<ToolSettings, ConfigError> {
+        let example =
+            "\"tools\": {\"exclude\": [\"music__clear_library\"], \"alwaysLoad\": [\"dns__*\"]}";
+        let Value::Object(object) = &prop.value else {
+            return Err(self.expected(&prop.value, "tools", None, "an object", example));
+        };
+        let mut tools = ToolSettings {
+            location: Some(self.location(prop.start())),
+            ..ToolSettings::default()
+        };
+        for (name, field) in self.unique(object, "in `tools`")? {
+            let patterns = || -> Result<Vec<String>, ConfigError> {
+                let Value::Array(array) = &field.value else {
+                    return Err(self.expected(
+                        &field.value,
+                        name,
+                        None,
+                        "a list of `server__tool` patterns",
+                        &format!("\"{name}\": [\"files__*\"]"),
+                    ));
+                };
+                array
+                    .elements
+                    .iter()
+                    .map(|element| match element {
+                        Value::StringLit(lit) => Ok(lit.value.to_string()),
+                        other => Err(self.expected(
+                            other,
+                            name,
+                            None,
+                            "a `server__tool` pattern",
+                            &format!("\"{name}\": [\"files__*\"]"),
+                        )),
+                    })
+                    .collect()
+            };
+            match name {
+                "include" => tools.include = patterns()?,
+                "exclude" => tools.exclude = patterns()?,
+                "alwaysLoad" => tools.always_load = patterns()?,
+                "searchShare" => {
+                    let share = match &field.value {
+                        Value::NumberLit(number) => number.value.parse::<f64>().ok(),
+                        _ => None,
+                    };
+                    match share {
+                        Some(share) if (0.0..=1.0).contains(&share) => {
+                            tools.search_share = Some(share);
+                        }
+                        _ => {
+                            return Err(self.error(
+                                field.value.start(),
+                                "`searchShare` must be a share of the context window, from 0 to 1",
+                                Some("write it as `\"searchShare\": 0.1` (a tenth)".into()),
+                            ));
+                        }
+                    }
+                }
+                _ => return Err(self.unknown(field, None, "`chat.tools`", TOOLS_FIELDS)),
+            }
+        }
+        Ok(tools)
     }
 
     fn window(&self, value: &Value<'_>) -> Result<u64, ConfigError> {
