@@ -90,6 +90,8 @@ pub struct Handler {
     /// Whether a person is answering a form of the server's: the call that
     /// waits on it is not timed meanwhile.
     answering: Arc<watch::Sender<bool>>,
+    /// Counts the server's `notifications/tools/list_changed`.
+    tools_changed: Arc<watch::Sender<u64>>,
 }
 
 impl fmt::Debug for Handler {
@@ -113,7 +115,13 @@ impl Handler {
             notices: None,
             progress: Arc::new(watch::channel(0).0),
             answering: Arc::new(watch::channel(false).0),
+            tools_changed: Arc::new(watch::channel(0).0),
         }
+    }
+
+    /// Changes each time the server says its tools changed.
+    pub fn tools_changed(&self) -> watch::Receiver<u64> {
+        self.tools_changed.subscribe()
     }
 
     /// Says whether a person is answering one of the server's forms.
@@ -162,6 +170,11 @@ pub fn schema_defaults(schema: &Value) -> JsonObject {
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
         self.info.clone()
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.tools_changed
+            .send_modify(|count| *count = count.wrapping_add(1));
     }
 
     async fn on_progress(

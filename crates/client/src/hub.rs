@@ -8,8 +8,9 @@
 //! closes) it connects again after a growing delay, until too many
 //! failures in a row make it give up ([`RestartPolicy`]); a server that
 //! needs authorization waits in that state for [`Hub::reconnect`]. A
-//! stdio child's stderr goes to the server's log file, never to the
-//! terminal.
+//! server that says its tools changed (`notifications/tools/list_changed`)
+//! has them listed again. A stdio child's stderr goes to the server's log
+//! file, never to the terminal.
 //!
 //! A tool call whose server died under it is repeated once on the new
 //! connection when the tool says it is safe to repeat (annotated read-only
@@ -524,9 +525,22 @@ async fn supervise(
                     now.restarts = restarts;
                     now.ready.get_or_insert_with(|| hub_started.elapsed());
                 });
-                let asked = tokio::select! {
-                    () = session.ended() => false,
-                    () = managed.reconnect.notified() => true,
+                // A server that says its tools changed is listed again.
+                let mut tools_changed = session.tools_changed();
+                let asked = loop {
+                    tokio::select! {
+                        () = session.ended() => break false,
+                        () = managed.reconnect.notified() => break true,
+                        Ok(()) = tools_changed.changed() => match session.list_tools().await {
+                            Ok(tools) => {
+                                note("its tools changed; listed them again");
+                                managed.snapshot.send_modify(|now| now.tools = Arc::new(tools));
+                            }
+                            Err(error) => {
+                                tracing::debug!(server = %plan.name, %error, "listing the changed tools");
+                            }
+                        },
+                    }
                 };
                 session.end().await;
                 if asked {

@@ -882,6 +882,12 @@ impl Session {
         }
     }
 
+    /// Changes each time the server says its tools changed
+    /// (`notifications/tools/list_changed`).
+    pub fn tools_changed(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.service.service().tools_changed()
+    }
+
     /// Whether the connection has ended (the child exited, the stream closed).
     pub fn is_ended(&self) -> bool {
         *self.ended.borrow()

@@ -315,11 +315,17 @@ pub struct Agent<'h> {
 impl Agent<'_> {
     /// The tools offered now.
     pub fn toolset(&self) -> Toolset {
+        self.toolset_without(&self.blocked)
+    }
+
+    /// The tools offered now but `blocked` (by their pins, checked again
+    /// when a server's tools changed).
+    pub fn toolset_without(&self, blocked: &[WithheldTool]) -> Toolset {
         let tools = self.hub.tools();
         let mut toolset = Toolset::new(
             &tools,
             dialect_of(self.provider.kind()),
-            &self.blocked,
+            blocked,
             &self.selection,
         );
         let size = context::estimate(None, &toolset.definitions, &[]);

@@ -20,6 +20,11 @@ use super::terminal::{self, Input, Terminal};
 use crate::failure::Failure;
 use crate::{host, inspect, output};
 
+/// What the servers' tools are now, as a string to compare.
+fn tools_identity(hub: &Hub) -> String {
+    serde_json::to_string(&hub.tools()).unwrap_or_default()
+}
+
 /// The chat's state between turns.
 struct Repl<'a, 'h> {
     hub: &'h Hub,
@@ -30,6 +35,8 @@ struct Repl<'a, 'h> {
     terminal: Terminal,
     conversation: Conversation,
     saved: &'a Saved,
+    /// The servers' tools the toolset was built from, to notice a change.
+    tools_seen: String,
 }
 
 /// What the conversation runs with besides the model.
@@ -61,6 +68,7 @@ pub async fn run(
         terminal,
         conversation,
         saved,
+        tools_seen: tools_identity(hub),
     };
     repl.greet();
     loop {
@@ -141,9 +149,38 @@ impl Repl<'_, '_> {
             .collect()
     }
 
+    /// When a server's tools changed (`list_changed`, a restart), they go
+    /// through the pins again and the toolset is built anew: a changed or
+    /// new tool is held back, as at start-up.
+    async fn refresh_tools(&mut self) {
+        let now = tools_identity(self.hub);
+        if now == self.tools_seen {
+            return;
+        }
+        self.tools_seen = now;
+        let Ok((agent, toolset)) = &mut self.agent else {
+            return;
+        };
+        match super::pinned(self.config, self.hub, false).await {
+            Ok(blocked) => {
+                *toolset = agent.toolset_without(&blocked);
+                output::status(&format!(
+                    "the servers' tools changed: {} offered now",
+                    toolset.definitions().len()
+                ));
+            }
+            Err(failure) => output::status(&format!(
+                "error: the changed tools cannot be checked against their pins: {}",
+                failure.message
+            )),
+        }
+        self.terminal.set_tools(self.tool_names());
+    }
+
     /// One turn of the model on `content`, the person's message; Ctrl-C
     /// cancels it.
     async fn turn(&mut self, text: &str, content: Vec<Content>) {
+        self.refresh_tools().await;
         let (agent, toolset) = match &self.agent {
             Ok((agent, toolset)) => (*agent, toolset),
             Err(error) => {
