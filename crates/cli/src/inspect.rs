@@ -113,6 +113,9 @@ async fn open(
         notices: Some(Arc::new(output::notice)),
         trace,
         server_name: args.server.clone(),
+        // A command run by hand offers no roots: the server's own settle
+        // what it may touch.
+        roots: Vec::new(),
     };
     Ok(nexo_client::connect(target, &options).await?)
 }

@@ -21,6 +21,11 @@ use rmcp::model::{
     ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
     FormElicitationCapability, JsonObject, ProgressNotificationParam,
 };
+#[expect(
+    deprecated,
+    reason = "roots are a 2025-era feature (SEP-2577 drops them); servers of those revisions still ask"
+)]
+use rmcp::model::{ListRootsResult, Root, RootsCapabilities};
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 use serde_json::Value;
@@ -92,6 +97,8 @@ pub struct Handler {
     answering: Arc<watch::Sender<bool>>,
     /// Counts the server's `notifications/tools/list_changed`.
     tools_changed: Arc<watch::Sender<u64>>,
+    /// The roots offered (`file://` URIs).
+    roots: Vec<String>,
 }
 
 impl fmt::Debug for Handler {
@@ -116,7 +123,18 @@ impl Handler {
             progress: Arc::new(watch::channel(0).0),
             answering: Arc::new(watch::channel(false).0),
             tools_changed: Arc::new(watch::channel(0).0),
+            roots: Vec::new(),
         }
+    }
+
+    /// Offers `roots` (`file://` URIs) to servers that ask; none, and the
+    /// capability not declared, when empty.
+    pub fn with_roots(mut self, roots: Vec<String>) -> Self {
+        if !roots.is_empty() {
+            self.info.capabilities.roots = Some(RootsCapabilities::default());
+        }
+        self.roots = roots;
+        self
     }
 
     /// Changes each time the server says its tools changed.
@@ -156,6 +174,11 @@ fn log_text(data: &Value) -> String {
     }
 }
 
+/// The root a directory is offered as: its `file://` URI.
+pub fn root_of(directory: &std::path::Path) -> Option<String> {
+    url::Url::from_file_path(directory).ok().map(String::from)
+}
+
 /// The `default` of each property of an elicitation schema.
 pub fn schema_defaults(schema: &Value) -> JsonObject {
     Schema::of_value(schema)
@@ -170,6 +193,22 @@ pub fn schema_defaults(schema: &Value) -> JsonObject {
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
         self.info.clone()
+    }
+
+    #[expect(
+        deprecated,
+        reason = "roots are a 2025-era feature (SEP-2577 drops them); servers of those revisions still ask"
+    )]
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        Ok(ListRootsResult::new(
+            self.roots
+                .iter()
+                .map(|uri| Root::new(uri.clone()))
+                .collect(),
+        ))
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

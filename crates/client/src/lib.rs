@@ -112,6 +112,9 @@ pub struct ConnectOptions {
     /// The server's name in traces (its name in the configuration); the
     /// target as shown when `None`.
     pub server_name: Option<String>,
+    /// The roots offered to servers that ask (`file://` URIs, a 2025-era
+    /// feature); none offered when empty.
+    pub roots: Vec<String>,
 }
 
 impl std::fmt::Debug for ConnectOptions {
@@ -125,6 +128,7 @@ impl std::fmt::Debug for ConnectOptions {
             .field("notices", &self.notices.as_ref().map(|_| "sink"))
             .field("trace", &self.trace)
             .field("server_name", &self.server_name)
+            .field("roots", &self.roots)
             .finish()
     }
 }
@@ -184,6 +188,7 @@ impl Default for ConnectOptions {
             notices: None,
             trace: None,
             server_name: None,
+            roots: Vec::new(),
         }
     }
 }
@@ -215,7 +220,9 @@ fn handler(options: &ConnectOptions) -> Handler {
     let mut info = ClientConfig::default();
     info.client_info.name = "nexo".into();
     info.client_info.version = env!("CARGO_PKG_VERSION").into();
-    Handler::new(info, options.elicitation.clone()).with_notices(options.notices.clone())
+    Handler::new(info, options.elicitation.clone())
+        .with_notices(options.notices.clone())
+        .with_roots(options.roots.clone())
 }
 
 fn lifecycle(era: Era) -> ClientLifecycleMode {

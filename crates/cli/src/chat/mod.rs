@@ -64,6 +64,12 @@ pub async fn run(args: ChatArgs) -> Result<(), Failure> {
     let options = ConnectOptions {
         trace: trace.clone(),
         notices: Some(Arc::new(output::notice)),
+        // The working directory, for servers that still ask for roots.
+        roots: std::env::current_dir()
+            .ok()
+            .and_then(|cwd| nexo_client::handler::root_of(&cwd))
+            .into_iter()
+            .collect(),
         elicitation: match &terminal {
             Some(terminal) => ElicitationPolicy::Responder(Arc::new(terminal.clone())),
             None => ElicitationPolicy::Decline,

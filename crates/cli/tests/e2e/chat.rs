@@ -1004,3 +1004,74 @@ async fn issue_17_a_tool_changed_mid_conversation_is_held_back() {
     );
     llm.stop().await;
 }
+
+/// A 2025-era stdio MCP server in plain Python whose tool `where` asks the
+/// client for its roots (`roots/list`) and answers with them.
+const ROOTS_SERVER: &str = r#"
+import json, sys
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+waiting = None
+for line in sys.stdin:
+    message = json.loads(line)
+    if waiting is not None and message.get("id") == "roots-1":
+        uris = [root["uri"] for root in message.get("result", {}).get("roots", [])]
+        send({"jsonrpc": "2.0", "id": waiting, "result": {
+            "content": [{"type": "text", "text": "roots: " + " ".join(uris)}]}})
+        waiting = None
+        continue
+    rid = message.get("id")
+    if rid is None:
+        continue
+    method = message.get("method")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": rid, "result": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "roots", "version": "1"}}})
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [
+            {"name": "where", "description": "Where am I?", "inputSchema": {"type": "object"},
+             "annotations": {"readOnlyHint": True}}]}})
+    elif method == "tools/call":
+        waiting = rid
+        send({"jsonrpc": "2.0", "id": "roots-1", "method": "roots/list"})
+    else:
+        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no"}})
+"#;
+
+/// Issue 17: a server of a revision that still asks for roots is given
+/// the working directory.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_17_a_server_asking_for_roots_gets_the_working_directory() {
+    let dir = TempDir::new("chatroots");
+    let server = dir.path().join("roots.py");
+    std::fs::write(&server, ROOTS_SERVER).unwrap();
+    let config = config(
+        dir.path(),
+        json!({"roots": {"command": "python3", "args": [server]}}),
+    );
+    let llm = ScriptedLlm::start(Script::new(vec![
+        Turn::tool_calls(vec![Call::new("call_where", "roots__where", json!({}))]),
+        Turn::text("Here."),
+    ]))
+    .await
+    .unwrap();
+    let run = chat(
+        dir.path(),
+        "openai",
+        llm.url(),
+        &["-p", "where?", "--config", &config],
+    )
+    .await;
+    run.assert_success();
+    let result = llm.requests()[1].body.to_string();
+    let canonical = std::fs::canonicalize(dir.path()).unwrap();
+    assert!(
+        result.contains(&format!("roots: file://{}", canonical.display()))
+            || result.contains(&format!("roots: file://{}", dir.path().display())),
+        "{result:.800}"
+    );
+    llm.stop().await;
+}
