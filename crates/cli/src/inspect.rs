@@ -116,6 +116,7 @@ async fn open(
         // A command run by hand offers no roots: the server's own settle
         // what it may touch.
         roots: Vec::new(),
+        sampling: None,
     };
     Ok(nexo_client::connect(target, &options).await?)
 }

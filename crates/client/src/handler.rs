@@ -1,6 +1,7 @@
 //! nexo's side of server-to-client messages: the notifications that tell
 //! about a request in progress (log messages, progress), handed to the
-//! caller's [`NoticeSink`]; and elicitation, answered
+//! caller's [`NoticeSink`]; tool list changes, counted; roots and sampling
+//! (2025-era features) answered by what the caller gives; and elicitation, answered
 //! by a policy the caller picks (rmcp declines by default): decline, fill in
 //! the schema's defaults, or hand each form to the caller's own
 //! [`ElicitationResponder`] (a person at a prompt, a test's script). The same
@@ -25,7 +26,10 @@ use rmcp::model::{
     deprecated,
     reason = "roots are a 2025-era feature (SEP-2577 drops them); servers of those revisions still ask"
 )]
-use rmcp::model::{ListRootsResult, Root, RootsCapabilities};
+use rmcp::model::{
+    CreateMessageRequestParams, CreateMessageResult, ListRootsResult, Root, RootsCapabilities,
+    SamplingCapability,
+};
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 use serde_json::Value;
@@ -59,6 +63,21 @@ pub type NoticeSink = Arc<dyn Fn(Notice) + Send + Sync>;
 pub trait ElicitationResponder: Send + Sync {
     /// The answer to `request`: accept with content, decline or cancel.
     async fn respond(&self, request: ElicitRequestParams) -> ElicitResult;
+}
+
+/// Answers a server's sampling requests (`sampling/createMessage`, a
+/// 2025-era feature): a person approves, a model answers; the error says
+/// why not (a person's refusal included).
+#[expect(
+    deprecated,
+    reason = "sampling is a 2025-era feature (SEP-2577 drops it); servers of those revisions still ask"
+)]
+#[async_trait]
+pub trait SamplingResponder: Send + Sync {
+    async fn respond(
+        &self,
+        request: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, String>;
 }
 
 /// How to answer a server's elicitation request.
@@ -99,6 +118,8 @@ pub struct Handler {
     tools_changed: Arc<watch::Sender<u64>>,
     /// The roots offered (`file://` URIs).
     roots: Vec<String>,
+    /// Who answers sampling requests; none declared without one.
+    sampling: Option<Arc<dyn SamplingResponder>>,
 }
 
 impl fmt::Debug for Handler {
@@ -124,7 +145,17 @@ impl Handler {
             answering: Arc::new(watch::channel(false).0),
             tools_changed: Arc::new(watch::channel(0).0),
             roots: Vec::new(),
+            sampling: None,
         }
+    }
+
+    /// Lets `responder` answer sampling requests (declared when given).
+    pub fn with_sampling(mut self, responder: Option<Arc<dyn SamplingResponder>>) -> Self {
+        if responder.is_some() {
+            self.info.capabilities.sampling = Some(SamplingCapability::default());
+        }
+        self.sampling = responder;
+        self
     }
 
     /// Offers `roots` (`file://` URIs) to servers that ask; none, and the
@@ -162,6 +193,24 @@ impl Handler {
         if let Some(sink) = &self.notices {
             sink(notice);
         }
+    }
+}
+
+/// A person answering the server: the call waiting on it is not timed
+/// meanwhile. Says the person is done when the answer is given or no
+/// longer awaited.
+struct Answering<'a>(&'a watch::Sender<bool>);
+
+impl<'a> Answering<'a> {
+    fn start(answering: &'a watch::Sender<bool>) -> Self {
+        answering.send_replace(true);
+        Self(answering)
+    }
+}
+
+impl Drop for Answering<'_> {
+    fn drop(&mut self) {
+        self.0.send_replace(false);
     }
 }
 
@@ -211,6 +260,30 @@ impl ClientHandler for Handler {
         ))
     }
 
+    #[expect(
+        deprecated,
+        reason = "sampling is a 2025-era feature (SEP-2577 drops it); servers of those revisions still ask"
+    )]
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let Some(responder) = &self.sampling else {
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "this client does not take sampling requests",
+                None,
+            ));
+        };
+        let answer = {
+            let _answering = Answering::start(&self.answering);
+            responder.respond(params).await
+        };
+        // -1: the specification's code for a request the user refused.
+        answer.map_err(|why| ErrorData::new(rmcp::model::ErrorCode(-1), why, None))
+    }
+
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.tools_changed
             .send_modify(|count| *count = count.wrapping_add(1));
@@ -257,16 +330,7 @@ impl ClientHandler for Handler {
     ) -> Result<ElicitResult, ErrorData> {
         match (&self.elicitation, request) {
             (ElicitationPolicy::Responder(responder), request) => {
-                /// Says the person is done when the answer is given or
-                /// no longer awaited.
-                struct Answering<'a>(&'a watch::Sender<bool>);
-                impl Drop for Answering<'_> {
-                    fn drop(&mut self) {
-                        self.0.send_replace(false);
-                    }
-                }
-                self.answering.send_replace(true);
-                let _answering = Answering(&self.answering);
+                let _answering = Answering::start(&self.answering);
                 Ok(responder.respond(request).await)
             }
             (

@@ -115,6 +115,9 @@ pub struct ConnectOptions {
     /// The roots offered to servers that ask (`file://` URIs, a 2025-era
     /// feature); none offered when empty.
     pub roots: Vec<String>,
+    /// Who answers the servers' sampling requests (a 2025-era feature);
+    /// none declared when `None`.
+    pub sampling: Option<Arc<dyn handler::SamplingResponder>>,
 }
 
 impl std::fmt::Debug for ConnectOptions {
@@ -129,6 +132,7 @@ impl std::fmt::Debug for ConnectOptions {
             .field("trace", &self.trace)
             .field("server_name", &self.server_name)
             .field("roots", &self.roots)
+            .field("sampling", &self.sampling.as_ref().map(|_| "responder"))
             .finish()
     }
 }
@@ -189,6 +193,7 @@ impl Default for ConnectOptions {
             trace: None,
             server_name: None,
             roots: Vec::new(),
+            sampling: None,
         }
     }
 }
@@ -223,6 +228,7 @@ fn handler(options: &ConnectOptions) -> Handler {
     Handler::new(info, options.elicitation.clone())
         .with_notices(options.notices.clone())
         .with_roots(options.roots.clone())
+        .with_sampling(options.sampling.clone())
 }
 
 fn lifecycle(era: Era) -> ClientLifecycleMode {

@@ -13,6 +13,7 @@ pub mod elicitation;
 pub mod long_results;
 pub mod pins;
 pub mod provider;
+pub mod sampling;
 pub mod schema;
 pub mod slash;
 mod store;

@@ -70,6 +70,12 @@ pub async fn run(args: ChatArgs) -> Result<(), Failure> {
             .and_then(|cwd| nexo_client::handler::root_of(&cwd))
             .into_iter()
             .collect(),
+        sampling: terminal.as_ref().map(|terminal| {
+            Arc::new(terminal::Sampler {
+                terminal: terminal.clone(),
+                provider: provider.as_ref().ok().cloned(),
+            }) as Arc<dyn nexo_client::handler::SamplingResponder>
+        }),
         elicitation: match &terminal {
             Some(terminal) => ElicitationPolicy::Responder(Arc::new(terminal.clone())),
             None => ElicitationPolicy::Decline,

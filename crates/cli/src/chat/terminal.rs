@@ -8,10 +8,17 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::future::BoxFuture;
 use nexo_client::ElicitationResponder;
+use nexo_client::handler::SamplingResponder;
 use nexo_host::agent::{AgentEvent, Approver, Pending, Reply, TurnEnd};
 use nexo_host::approval::{Answer, Scope};
-use nexo_host::provider::Provider;
+use nexo_host::provider::{Content, Provider, Request, Role};
+use nexo_host::sampling::{self, Asked};
 use nexo_host::{elicitation, slash};
+#[expect(
+    deprecated,
+    reason = "sampling is a 2025-era feature (SEP-2577 drops it); servers of those revisions still ask"
+)]
+use rmcp::model::{CreateMessageRequestParams, CreateMessageResult};
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
 use rustyline::completion::Completer;
 use rustyline::error::ReadlineError;
@@ -274,6 +281,106 @@ impl ElicitationResponder for Terminal {
                 output::status("a server asked a kind of question nexo does not know; declined");
                 answer(ElicitationAction::Decline)
             }
+        }
+    }
+}
+
+/// A server's request for the model (sampling) on the terminal: shown
+/// whole (system prompt, messages, token budget), sent to the chat's model
+/// only when the person says so (the last message may be rewritten first),
+/// and the model's answer returned to the server only when approved.
+pub struct Sampler {
+    pub terminal: Terminal,
+    /// The chat's model; none configured refuses every request.
+    pub provider: Option<Provider>,
+}
+
+#[expect(
+    deprecated,
+    reason = "sampling is a 2025-era feature (SEP-2577 drops it); servers of those revisions still ask"
+)]
+#[async_trait::async_trait]
+impl SamplingResponder for Sampler {
+    async fn respond(
+        &self,
+        request: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, String> {
+        output::end_progress();
+        let Some(provider) = &self.provider else {
+            output::status(
+                "a server asked the model for an answer; no model is configured, refused",
+            );
+            return Err("no model is configured to answer".into());
+        };
+        let mut asked = Asked::of(&request);
+        let mut shown = format!(
+            "\n? a server asks the model ({}) for an answer of up to {} tokens:",
+            provider.model(),
+            asked.max_tokens
+        );
+        if let Some(system) = &asked.system {
+            shown.push_str(&format!("\n  system: {}", output::printable(system)));
+        }
+        for message in &asked.messages {
+            let role = if message.role == Role::User {
+                "user"
+            } else {
+                "assistant"
+            };
+            shown.push_str(&format!(
+                "\n  {role}: {}",
+                output::printable(&message.text())
+            ));
+        }
+        output::status(&shown);
+        loop {
+            let typed = match self
+                .terminal
+                .read(
+                    "  [y] send it  [e] rewrite the last message  [n] refuse: ",
+                    false,
+                )
+                .await
+            {
+                Input::Line(typed) => typed,
+                Input::Interrupted | Input::End => {
+                    return Err("the user refused the request".into());
+                }
+            };
+            match typed.trim().to_ascii_lowercase().as_str() {
+                "y" | "yes" => break,
+                "n" | "no" => return Err("the user refused the request".into()),
+                "e" => {
+                    if let Input::Line(text) =
+                        self.terminal.read("  the last message: ", false).await
+                        && let Some(last) = asked.messages.last_mut()
+                    {
+                        last.content = vec![Content::Text(text)];
+                    }
+                }
+                _ => output::status("  answer y, e or n"),
+            }
+        }
+        let answer = provider
+            .complete(&Request {
+                system: asked.system.as_deref(),
+                messages: &asked.messages,
+                tools: &[],
+                max_tokens: asked.max_tokens,
+            })
+            .await
+            .map_err(|error| format!("the model could not answer: {error}"))?;
+        output::status(&format!(
+            "  the model answers: {}",
+            output::printable(&answer.message.text())
+        ));
+        match self
+            .terminal
+            .confirm("  return it to the server? [y] yes  [n] no: ")
+            .await
+        {
+            Some(true) => Ok(sampling::result(&answer, provider.model())),
+            _ => Err("the user refused the model's answer".into()),
         }
     }
 }

@@ -1075,3 +1075,90 @@ async fn issue_17_a_server_asking_for_roots_gets_the_working_directory() {
     );
     llm.stop().await;
 }
+
+/// A 2025-era stdio MCP server in plain Python whose tool `ask` asks the
+/// client's model (`sampling/createMessage`) and answers with its text.
+const SAMPLING_SERVER: &str = r#"
+import json, sys
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+waiting = None
+for line in sys.stdin:
+    message = json.loads(line)
+    if waiting is not None and message.get("id") == "sample-1":
+        if "result" in message:
+            text = "model said: " + message["result"]["content"]["text"]
+        else:
+            text = "refused: " + message["error"]["message"]
+        send({"jsonrpc": "2.0", "id": waiting, "result": {"content": [{"type": "text", "text": text}]}})
+        waiting = None
+        continue
+    rid = message.get("id")
+    if rid is None:
+        continue
+    method = message.get("method")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": rid, "result": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "sample", "version": "1"}}})
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [
+            {"name": "ask", "description": "Asks the model.", "inputSchema": {"type": "object"},
+             "annotations": {"readOnlyHint": True}}]}})
+    elif method == "tools/call":
+        waiting = rid
+        send({"jsonrpc": "2.0", "id": "sample-1", "method": "sampling/createMessage", "params": {
+            "messages": [{"role": "user", "content": {"type": "text", "text": "Name a colour."}}],
+            "systemPrompt": "Answer in one word.", "maxTokens": 20}})
+    else:
+        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no"}})
+"#;
+
+/// Issue 17: a server's request for the model (sampling) is shown whole,
+/// sent to the chat's model only when approved, and its answer returned
+/// only when approved.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_17_a_servers_sampling_request_is_approved_then_answered() {
+    let dir = TempDir::new("chatsampling");
+    let server = dir.path().join("sample.py");
+    std::fs::write(&server, SAMPLING_SERVER).unwrap();
+    let config = config(
+        dir.path(),
+        json!({"sample": {"command": "python3", "args": [server]}}),
+    );
+    let llm = ScriptedLlm::start(Script::new(vec![
+        Turn::tool_calls(vec![Call::new("call_ask", "sample__ask", json!({}))]),
+        Turn::text("Teal"),
+        Turn::text("Done."),
+    ]))
+    .await
+    .unwrap();
+    let command = chat_command(dir.path(), "anthropic", llm.url(), &["--config", &config]);
+    let shown = tokio::task::spawn_blocking(move || {
+        crate::support::on_terminal(
+            command,
+            &[
+                ("tools offered", "ask the server\r"),
+                ("[y] send it", "y\r"),
+                ("return it to the server?", "y\r"),
+                ("Done.", "/quit\r"),
+            ],
+        )
+    })
+    .await
+    .unwrap();
+    assert!(shown.contains("system: Answer in one word."), "{shown}");
+    assert!(shown.contains("user: Name a colour."), "{shown}");
+    let requests = llm.requests();
+    let sampled = requests[1].body.to_string();
+    assert!(
+        sampled.contains("Name a colour.") && sampled.contains("Answer in one word."),
+        "{sampled}"
+    );
+    assert!(sampled.contains("\"max_tokens\":20"), "{sampled}");
+    let result = requests[2].body.to_string();
+    assert!(result.contains("model said: Teal"), "{result:.800}");
+    llm.stop().await;
+}
