@@ -151,6 +151,11 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     )
 }
 
+/// Whether stdout gets colour: a terminal, and no `NO_COLOR`.
+pub fn colour_stdout() -> bool {
+    env::var(env::NO_COLOR).is_none() && std::io::stdout().is_terminal()
+}
+
 /// Whether stderr gets colour: a terminal, and no `NO_COLOR`.
 pub fn colour() -> bool {
     env::var(env::NO_COLOR).is_none() && std::io::stderr().is_terminal()

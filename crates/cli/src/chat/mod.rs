@@ -4,6 +4,7 @@
 //! prompt piped on stdin) one turn is answered ([`once`]); on a terminal
 //! the conversation goes on ([`repl`]).
 
+mod markdown;
 mod once;
 mod repl;
 mod terminal;

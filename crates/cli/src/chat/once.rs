@@ -9,6 +9,7 @@ use nexo_host::conversations::Conversation;
 use nexo_host::provider::Message;
 use serde_json::{Value, json};
 
+use super::markdown::Markdown;
 use super::{Saved, terminal};
 use crate::failure::Failure;
 use crate::output;
@@ -28,6 +29,7 @@ pub async fn run(
     }
     conversation.messages.push(Message::user(prompt));
     let mut transcript = Vec::new();
+    let mut markdown = Markdown::new(output::colour_stdout());
     let mut on_event = |event: AgentEvent| {
         if let Some(log) = log {
             log.event(&event);
@@ -43,7 +45,7 @@ pub async fn run(
             }
             transcript.push(event_json(&event));
         } else {
-            terminal::show(&event);
+            terminal::show(&event, &mut markdown);
         }
     };
     let turn = tokio::select! {

@@ -16,6 +16,7 @@ use rmcp::model::JsonObject;
 use serde_json::Value;
 
 use super::Saved;
+use super::markdown::Markdown;
 use super::terminal::{self, Input, Terminal};
 use crate::failure::Failure;
 use crate::{host, inspect, output};
@@ -197,11 +198,12 @@ impl Repl<'_, '_> {
             content,
         });
         let log = self.log;
+        let mut markdown = Markdown::new(output::colour_stdout());
         let mut on_event = |event: AgentEvent| {
             if let Some(log) = log {
                 log.event(&event);
             }
-            terminal::show(&event);
+            terminal::show(&event, &mut markdown);
         };
         let turn = tokio::select! {
             turn = agent.turn(toolset, &mut self.conversation.messages, &self.terminal, &mut on_event) => Some(turn),

@@ -28,6 +28,7 @@ use rustyline::history::DefaultHistory;
 use rustyline::validate::Validator;
 use rustyline::{Context, Editor, Helper};
 
+use super::markdown::Markdown;
 use crate::output;
 
 /// What the person typed.
@@ -443,11 +444,12 @@ impl Highlighter for Completions {}
 impl Validator for Completions {}
 impl Helper for Completions {}
 
-/// An event as the person sees it: the answer on stdout as it comes, the
-/// tool calls on stderr.
-pub fn show(event: &AgentEvent) {
+/// An event as the person sees it: the answer on stdout as it comes
+/// (rendered by `markdown`), the tool calls on stderr.
+pub fn show(event: &AgentEvent, markdown: &mut Markdown) {
     match event {
-        AgentEvent::Text(text) => output::data(&output::printable(text)),
+        AgentEvent::Text(text) => output::data(&markdown.push(&output::printable(text))),
+        AgentEvent::Answer { .. } => output::data(&markdown.finish()),
         AgentEvent::ToolCall {
             server,
             tool,
@@ -480,7 +482,7 @@ pub fn show(event: &AgentEvent) {
                 fitted.tokens_after
             ));
         }
-        AgentEvent::Approval { .. } | AgentEvent::Answer { .. } => {}
+        AgentEvent::Approval { .. } => {}
         AgentEvent::ToolResult {
             server,
             tool,
