@@ -145,7 +145,7 @@ fn choices(property: &Value) -> Option<Vec<(Value, String)>> {
 }
 
 /// A value as a person reads it: a string without quotes.
-pub fn shown(value: &Value) -> String {
+fn shown(value: &Value) -> String {
     match value {
         Value::String(text) => text.clone(),
         other => other.to_string(),
