@@ -20,7 +20,7 @@ use async_trait::async_trait;
 use rmcp::model::LoggingMessageNotificationParam;
 use rmcp::model::{
     ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
-    FormElicitationCapability, JsonObject, ProgressNotificationParam,
+    FormElicitationCapability, JsonObject, ProgressNotificationParam, UrlElicitationCapability,
 };
 #[expect(
     deprecated,
@@ -63,6 +63,14 @@ pub type NoticeSink = Arc<dyn Fn(Notice) + Send + Sync>;
 pub trait ElicitationResponder: Send + Sync {
     /// The answer to `request`: accept with content, decline or cancel.
     async fn respond(&self, request: ElicitRequestParams) -> ElicitResult;
+
+    /// Whether this responder shows URL-mode requests to a person (the
+    /// URL, and a consent to go there): only then is URL elicitation
+    /// declared, as the 2026-07-28 revision requires of a client that takes
+    /// it. A responder that cannot declines them.
+    fn takes_urls(&self) -> bool {
+        false
+    }
 }
 
 /// Answers a server's sampling requests (`sampling/createMessage`, a
@@ -133,9 +141,18 @@ impl fmt::Debug for Handler {
 
 impl Handler {
     pub fn new(mut info: ClientConfig, elicitation: ElicitationPolicy) -> Self {
-        if !matches!(elicitation, ElicitationPolicy::Decline) {
-            info.capabilities.elicitation =
-                Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+        let takes_urls = match &elicitation {
+            ElicitationPolicy::Decline => None,
+            ElicitationPolicy::SchemaDefaults => Some(false),
+            ElicitationPolicy::Responder(responder) => Some(responder.takes_urls()),
+        };
+        if let Some(takes_urls) = takes_urls {
+            let form = ElicitationCapability::new().with_form(FormElicitationCapability::new());
+            info.capabilities.elicitation = Some(if takes_urls {
+                form.with_url(UrlElicitationCapability::new())
+            } else {
+                form
+            });
         }
         Self {
             info,
@@ -166,6 +183,32 @@ impl Handler {
         }
         self.roots = roots;
         self
+    }
+
+    /// The answer to a server's elicitation: the responder's, the
+    /// schema's defaults, or a decline (a URL-mode request to a responder
+    /// that does not take URLs included).
+    async fn answer_elicitation(&self, request: ElicitRequestParams) -> ElicitResult {
+        match (&self.elicitation, request) {
+            (ElicitationPolicy::Responder(responder), request)
+                if responder.takes_urls()
+                    || !matches!(request, ElicitRequestParams::UrlElicitationParams { .. }) =>
+            {
+                let _answering = Answering::start(&self.answering);
+                responder.respond(request).await
+            }
+            (
+                ElicitationPolicy::SchemaDefaults,
+                ElicitRequestParams::FormElicitationParams {
+                    requested_schema, ..
+                },
+            ) => {
+                let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
+                ElicitResult::new(ElicitationAction::Accept)
+                    .with_content(Value::Object(schema_defaults(&schema)))
+            }
+            _ => ElicitResult::new(ElicitationAction::Decline),
+        }
     }
 
     /// Changes each time the server says its tools changed.
@@ -328,27 +371,12 @@ impl ClientHandler for Handler {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        match (&self.elicitation, request) {
-            (ElicitationPolicy::Responder(responder), request) => {
-                let _answering = Answering::start(&self.answering);
-                Ok(responder.respond(request).await)
-            }
-            (
-                ElicitationPolicy::SchemaDefaults,
-                ElicitRequestParams::FormElicitationParams {
-                    requested_schema, ..
-                },
-            ) => {
-                let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
-                Ok(ElicitResult::new(ElicitationAction::Accept)
-                    .with_content(Value::Object(schema_defaults(&schema))))
-            }
-            _ => Ok(ElicitResult::new(ElicitationAction::Decline)),
-        }
+        Ok(self.answer_elicitation(request).await)
     }
 }
 
 #[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "tests fail loudly")]
 mod tests {
     use super::*;
 
@@ -376,6 +404,62 @@ mod tests {
         assert_eq!(
             format!("{:?}", ElicitationPolicy::Responder(Arc::new(Accepting))),
             "Responder(..)"
+        );
+    }
+
+    struct ShowingUrls;
+
+    #[async_trait]
+    impl ElicitationResponder for ShowingUrls {
+        async fn respond(&self, _request: ElicitRequestParams) -> ElicitResult {
+            ElicitResult::new(ElicitationAction::Accept)
+        }
+
+        fn takes_urls(&self) -> bool {
+            true
+        }
+    }
+
+    /// URL elicitation is declared only by a responder that shows URLs to
+    /// a person; one that cannot has such requests declined for it.
+    #[tokio::test]
+    async fn url_elicitation_is_declared_only_by_a_responder_that_takes_urls() {
+        let url_declared = |policy: ElicitationPolicy| {
+            Handler::new(ClientConfig::default(), policy)
+                .get_info()
+                .capabilities
+                .elicitation
+                .is_some_and(|elicitation| elicitation.url.is_some())
+        };
+        assert!(!url_declared(ElicitationPolicy::SchemaDefaults));
+        assert!(!url_declared(ElicitationPolicy::Responder(Arc::new(
+            Accepting
+        ))));
+        assert!(url_declared(ElicitationPolicy::Responder(Arc::new(
+            ShowingUrls
+        ))));
+        let request: ElicitRequestParams = serde_json::from_value(serde_json::json!({
+            "mode": "url",
+            "message": "sign in",
+            "url": "https://example.com/sign-in",
+            "elicitationId": "e1"
+        }))
+        .unwrap();
+        let answer = |responder: Arc<dyn ElicitationResponder>| {
+            let handler = Handler::new(
+                ClientConfig::default(),
+                ElicitationPolicy::Responder(responder),
+            );
+            let request = request.clone();
+            async move { handler.answer_elicitation(request).await.action }
+        };
+        assert_eq!(
+            answer(Arc::new(Accepting)).await,
+            ElicitationAction::Decline
+        );
+        assert_eq!(
+            answer(Arc::new(ShowingUrls)).await,
+            ElicitationAction::Accept
         );
     }
 

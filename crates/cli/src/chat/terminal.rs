@@ -196,6 +196,12 @@ impl Approver for Terminal {
 /// cancels it, and nothing is sent that the person did not confirm.
 #[async_trait::async_trait]
 impl ElicitationResponder for Terminal {
+    /// A URL-mode request is shown with its URL and asks the person's
+    /// consent (nexo never opens it).
+    fn takes_urls(&self) -> bool {
+        true
+    }
+
     async fn respond(&self, request: ElicitRequestParams) -> ElicitResult {
         output::end_progress();
         let answer = ElicitResult::new;
