@@ -70,6 +70,7 @@ impl Traced {
             direction,
             message,
             http,
+            envelope: None,
         };
         self.tracer.record_at(observed, at);
     }

@@ -55,6 +55,7 @@ impl TraceTap {
             direction,
             message,
             http,
+            envelope: None,
         });
     }
 
