@@ -3,7 +3,10 @@
 //! rmcp's own child transport skips a line that is not JSON-RPC without a
 //! word, so a server that prints its banner or its logs on stdout looked
 //! merely slow. This transport keeps what it skipped ([`StrayOutput`]) so
-//! that a failure can say why, and traces it (the trace's `invalid` kind).
+//! that a failure can say why. Traced, it records each line it writes and
+//! reads as the bytes that crossed the pipe, with the message rmcp built or
+//! read from them (so that the tracer need not parse them again), and the
+//! skipped lines as what they are (the trace's `invalid` kind).
 //! The child runs in a process group of its
 //! own, which is ended whole (an `npx` wrapper and the server it started):
 //! on close, stdin is closed and the child gets a moment to exit, then
@@ -17,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use nexo_trace::Direction;
+use nexo_trace::{Direction, Envelope};
 use rmcp::RoleClient;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
@@ -73,8 +76,7 @@ pub(crate) struct ChildTransport {
     stdout: FramedRead<ChildStdout, LinesCodec>,
     process: Option<tokio::process::Child>,
     stray: StrayOutput,
-    /// Traced, the stray lines go to the trace too (as what they are: no
-    /// JSON-RPC); the messages are the tap's.
+    /// Where each line written and read is traced.
     trace: Option<TracedConnection>,
 }
 
@@ -107,6 +109,20 @@ impl ChildTransport {
             stderr,
             stray,
         ))
+    }
+
+    /// Records a line written or read, when traced.
+    fn trace(&self, direction: Direction, line: &[u8], envelope: Option<Envelope<'_>>) {
+        if let Some((trace, session)) = &self.trace {
+            trace.record_read(
+                direction,
+                line,
+                envelope,
+                Some(session),
+                None,
+                Instant::now(),
+            );
+        }
     }
 }
 
@@ -153,9 +169,13 @@ impl Transport<RoleClient> for ChildTransport {
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let stdin = self.stdin.clone();
-        async move {
-            let mut line = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
+        let line = serde_json::to_vec(&item).map(|mut line| {
+            self.trace(Direction::Sent, &line, Envelope::of_client_message(&item));
             line.push(b'\n');
+            line
+        });
+        async move {
+            let line = line.map_err(std::io::Error::other)?;
             let mut stdin = stdin.lock().await;
             let Some(stdin) = stdin.as_mut() else {
                 return Err(std::io::ErrorKind::BrokenPipe.into());
@@ -174,23 +194,20 @@ impl Transport<RoleClient> for ChildTransport {
                     return None;
                 }
             };
-            if line.trim().is_empty() {
+            let text = line.trim();
+            if text.is_empty() {
                 continue;
             }
-            match serde_json::from_str(&line) {
-                Ok(message) => return Some(message),
+            match serde_json::from_str(text) {
+                Ok(message) => {
+                    let envelope = Envelope::of_server_message(&message);
+                    self.trace(Direction::Received, text.as_bytes(), envelope);
+                    return Some(message);
+                }
                 Err(error) => {
                     tracing::debug!(%error, "the child wrote a line that is not JSON-RPC");
                     self.stray.note(&line);
-                    if let Some((trace, session)) = &self.trace {
-                        trace.record_bytes(
-                            Direction::Received,
-                            line.as_bytes(),
-                            Some(session),
-                            None,
-                            Instant::now(),
-                        );
-                    }
+                    self.trace(Direction::Received, line.as_bytes(), None);
                 }
             }
         }
@@ -235,6 +252,58 @@ mod tests {
             Some((1, "Server started on stdio".to_owned()))
         );
         transport.close().await.unwrap();
+    }
+
+    /// Traced, each line goes to the trace as it crossed the pipe: what
+    /// was written as rmcp serialized it, what was read as the server wrote
+    /// it (blanks and key order included), and a stray line as `invalid`.
+    #[tokio::test]
+    async fn the_lines_written_and_read_are_traced_as_they_crossed_the_pipe() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trace.jsonl");
+        let tracer = nexo_trace::Tracer::open(&path, nexo_trace::TraceOptions::default()).unwrap();
+        let trace = crate::tap::connection(Some(crate::tap::Traced {
+            tracer: tracer.clone(),
+            server: "sh".into(),
+            transport: nexo_trace::transport::STDIO,
+        }));
+        let answer = r#"{"result": {}, "id": 7, "jsonrpc": "2.0"}"#;
+        let script = format!("read request; echo 'hello'; echo '{answer}'; sleep 5");
+        let (mut transport, _stderr, _) = ChildTransport::spawn(shell(&script), trace).unwrap();
+        let request: TxJsonRpcMessage<RoleClient> =
+            serde_json::from_str(r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#).unwrap();
+        let sent = serde_json::to_string(&request).unwrap();
+        transport.send(request).await.unwrap();
+        assert!(transport.receive().await.is_some());
+        transport.close().await.unwrap();
+        tracer.flush().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        let seen: Vec<_> = lines
+            .iter()
+            .map(|line| {
+                (
+                    line["direction"].as_str(),
+                    line["kind"].as_str(),
+                    line["bytes"].as_u64(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (Some("out"), Some("request"), Some(sent.len() as u64)),
+                (Some("in"), Some("invalid"), Some(5)),
+                (Some("in"), Some("response"), Some(answer.len() as u64)),
+            ]
+        );
+        assert_eq!(lines[2]["method"], "ping");
+        assert!(text.contains(&format!(r#""message":{answer}}}"#)), "{text}");
+        let session = &lines[0]["session"];
+        assert!(lines.iter().all(|line| &line["session"] == session));
     }
 
     /// Whether a process is still running (a zombie waiting for its

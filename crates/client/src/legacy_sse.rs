@@ -496,7 +496,7 @@ async fn read(
                             let session = endpoint.session();
                             trace.record(
                                 Direction::Received,
-                                &message,
+                                &*message,
                                 session.as_deref(),
                                 Some(&stream_http),
                                 std::time::Instant::now(),

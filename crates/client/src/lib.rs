@@ -335,12 +335,12 @@ async fn open(
                 child.current_dir(cwd);
             }
             let trace = tap::connection(traced(options, &name, STDIO));
-            let (transport, stderr, stray) = child::ChildTransport::spawn(child, trace.clone())
+            let (transport, stderr, stray) = child::ChildTransport::spawn(child, trace)
                 .map_err(|error| spawn_error(&name, program, &error))?;
             let tail = StderrTail::default();
             let reader = follow_stderr(stderr, options.child_stderr.clone(), tail.clone());
             let service = handshake(
-                tapped(transport, trace, options, ended, options.era),
+                tapped(transport, None, options, ended, options.era),
                 &name,
                 Via::Stdio(program),
                 options,
@@ -387,8 +387,8 @@ async fn open(
 }
 
 /// Starts the handshake on `transport`, seen by the session's tap: one
-/// place for every transport. `trace` is for transports the tap traces;
-/// the HTTP transports trace their own messages.
+/// place for every transport. `trace` is for the transport the tap traces
+/// (in-process); the others trace their own messages.
 fn tapped<T>(
     transport: T,
     trace: Option<tap::TracedConnection>,

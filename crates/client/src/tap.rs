@@ -2,16 +2,20 @@
 //! transport underneath: it notes when the connection ends (a child that
 //! exits, a stream that closes), which is how supervision learns that a
 //! server went away without a request having to fail first; and, with
-//! `--trace`, it hands each message to the [`Tracer`] (one line per
-//! message, nexo-trace's format). Untraced, a message is not serialized
-//! here at all.
+//! `--trace`, it hands each message of an in-process connection to the
+//! [`Tracer`] (one line per message, nexo-trace's format). The other
+//! transports trace their own messages, as the bytes they write and read
+//! ([`crate::child`], [`crate::wire`], [`crate::legacy_sse`]). Untraced, a
+//! message is not serialized here at all.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use nexo_trace::{Direction, HttpInfo, Observed, Side, Tracer};
+use nexo_trace::{Direction, Envelope, HttpInfo, Observed, Side, Tracer};
 use rmcp::RoleClient;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::sync::watch;
@@ -27,8 +31,9 @@ pub(crate) struct Tap<T> {
 }
 
 /// Where a traced connection's messages go, and what its lines say of it.
-/// The tap records messages of transports without sessions of their own
-/// (stdio, in-process); the HTTP transports record theirs where the HTTP
+/// The tap records the messages of in-process connections, which never
+/// become bytes otherwise; a stdio child's transport records the lines it
+/// writes and reads; the HTTP transports record theirs where the HTTP
 /// exchange is seen, with its method, status, headers and session id.
 #[derive(Clone)]
 pub(crate) struct Traced {
@@ -37,20 +42,48 @@ pub(crate) struct Traced {
     pub(crate) transport: &'static str,
 }
 
+/// A message rmcp holds, as the trace takes it: serialized, with the
+/// envelope read from the message rather than from the bytes.
+pub(crate) trait Traceable: serde::Serialize {
+    fn envelope(&self) -> Option<Envelope<'_>>;
+}
+
+impl Traceable for ClientJsonRpcMessage {
+    fn envelope(&self) -> Option<Envelope<'_>> {
+        Envelope::of_client_message(self)
+    }
+}
+
+impl Traceable for ServerJsonRpcMessage {
+    fn envelope(&self) -> Option<Envelope<'_>> {
+        Envelope::of_server_message(self)
+    }
+}
+
 impl Traced {
-    /// Records `message` (serialized here), seen at `at`.
+    /// Records `message` (serialized here, into a buffer each thread
+    /// reuses), seen at `at`.
     pub(crate) fn record(
         &self,
         direction: Direction,
-        message: &impl serde::Serialize,
+        message: &impl Traceable,
         session: Option<&str>,
         http: Option<&HttpInfo>,
         at: Instant,
     ) {
-        let Ok(bytes) = serde_json::to_vec(message) else {
-            return;
-        };
-        self.record_bytes(direction, &bytes, session, http, at);
+        thread_local! {
+            static BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+        }
+        /// A thread's buffer is given back when a message made it larger.
+        const KEEP: usize = 1024 * 1024;
+        let mut bytes = BUFFER.take();
+        bytes.clear();
+        if serde_json::to_writer(&mut bytes, message).is_ok() {
+            self.record_read(direction, &bytes, message.envelope(), session, http, at);
+        }
+        if bytes.capacity() <= KEEP {
+            BUFFER.set(bytes);
+        }
     }
 
     /// Records a message as it came over the wire.
@@ -58,6 +91,21 @@ impl Traced {
         &self,
         direction: Direction,
         message: &[u8],
+        session: Option<&str>,
+        http: Option<&HttpInfo>,
+        at: Instant,
+    ) {
+        self.record_read(direction, message, None, session, http, at);
+    }
+
+    /// Records a message as it went over the wire, with its envelope when
+    /// rmcp read or built it (then `message` is the JSON of that very
+    /// message).
+    pub(crate) fn record_read(
+        &self,
+        direction: Direction,
+        message: &[u8],
+        envelope: Option<Envelope<'_>>,
         session: Option<&str>,
         http: Option<&HttpInfo>,
         at: Instant,
@@ -70,14 +118,15 @@ impl Traced {
             direction,
             message,
             http,
+            envelope,
         };
         self.tracer.record_at(observed, at);
     }
 }
 
 /// A traced connection: where its lines go, and the id they carry as their
-/// session (unique in the process), shared by the tap and, for stdio, the
-/// child transport, which traces the lines that were no JSON-RPC.
+/// session (unique in the process): the tap's, or a stdio child
+/// transport's.
 pub(crate) type TracedConnection = (Traced, Arc<str>);
 
 /// `trace` for one new connection.

@@ -5,12 +5,13 @@
 //! bytes for the transport's writer (stdout, or the session's event
 //! stream). Incoming messages are shown to the call log through
 //! [`Outbox::received`], so that it is fed in one place for both
-//! transports; the trace records them as they arrive, before they are read
+//! transports; the trace records them where they are read
 //! ([`Outbox::trace`]).
 //!
 //! Streamable HTTP is not message-based here: rmcp's service owns its
 //! messages, and [`crate::http`] taps the HTTP responses instead.
 
+use nexo_trace::Envelope;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use tokio::sync::mpsc;
 
@@ -73,7 +74,7 @@ impl Outbox {
                 tap.response(&item, bytes);
             }
             if let Some(trace) = &self.trace {
-                trace.sent(bytes);
+                trace.sent(bytes, Envelope::of_server_message(&item));
             }
         }
         let queue = self.queue.clone();
@@ -85,7 +86,7 @@ impl Outbox {
     /// reading then loses the answer rather than stalling the reader.
     pub fn try_send_encoded(&self, message: Vec<u8>) {
         if let Some(trace) = &self.trace {
-            trace.sent(&message);
+            trace.sent(&message, None);
         }
         let _ = self.queue.try_send(message);
     }

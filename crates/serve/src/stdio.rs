@@ -9,6 +9,7 @@
 //! ([`rmcp::transport::io::stdio_pipes`]) when stdin and stdout are pipes.
 //! Nothing but protocol messages is ever written to the writer.
 
+use nexo_trace::Envelope;
 use rmcp::RoleServer;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
@@ -117,6 +118,7 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
     }
 
     /// Turns one line into a message for rmcp, or answers it with an error.
+    /// The trace records the line either way, before any answer.
     fn decode(&self, line: &[u8]) -> Option<ClientJsonRpcMessage> {
         // rmcp would read an `initialize` without `clientInfo` as some other
         // request, so leniency must come before the typed parse.
@@ -124,6 +126,7 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
             match inbound::inspect(line) {
                 Ok(envelope) => envelope.rewritten,
                 Err(rejection) => {
+                    self.trace_received(line, None);
                     self.reply(&rejection);
                     return None;
                 }
@@ -131,19 +134,28 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
         } else {
             None
         };
-        let line = completed.as_deref().unwrap_or(line);
-        let message = match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
+        let readable = completed.as_deref().unwrap_or(line);
+        let message = match serde_json::from_slice::<ClientJsonRpcMessage>(readable) {
             Ok(message) => message,
             Err(error) => {
-                match inbound::inspect(line) {
+                self.trace_received(line, None);
+                match inbound::inspect(readable) {
                     Err(rejection) => self.reply(&rejection),
                     Ok(envelope) => self.reject_unreadable(&envelope, &error),
                 }
                 return None;
             }
         };
+        self.trace_received(line, Envelope::of_client_message(&message));
         self.outbox.received(&message);
         Some(message)
+    }
+
+    /// Records a line read, as it came, with what rmcp read of it.
+    fn trace_received(&self, line: &[u8], envelope: Option<Envelope<'_>>) {
+        if let Some(trace) = self.outbox.trace() {
+            trace.received(line, envelope);
+        }
     }
 
     fn reject_unreadable(&self, envelope: &inbound::Inbound<'_>, error: &serde_json::Error) {
@@ -212,9 +224,6 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for LineTransp
                     let message = if trimmed.is_empty() {
                         None
                     } else {
-                        if let Some(trace) = self.outbox.trace() {
-                            trace.received(trimmed, None);
-                        }
                         self.decode(trimmed)
                     };
                     self.line = line;

@@ -2,9 +2,12 @@
 //! out, as it crossed the wire, goes to one [`nexo_trace::Tracer`] with the
 //! server's side of the story (direction `in` for what the client sent).
 //!
-//! - stdio ([`crate::stdio`]): each line read, before anything is made of
-//!   it, and each line written, through the [`Outbox`](crate::outbox); the
-//!   session is an id given to the connection (`stdio-` and 16 hex digits).
+//! - stdio ([`crate::stdio`]): each line read, once rmcp has read it (or
+//!   failed to, before it is answered), and each line written, through the
+//!   [`Outbox`](crate::outbox); the session is an id given to the
+//!   connection (`stdio-` and 16 hex digits). The message rmcp read or is
+//!   sending goes along with its bytes, so that the tracer need not parse
+//!   them again.
 //! - Streamable HTTP ([`crate::http`]): each POSTed body with the request's
 //!   method and headers, and each message of the answer (a JSON body, each
 //!   event of an SSE stream, the GET stream included) with the response's
@@ -20,7 +23,7 @@
 
 use std::sync::Arc;
 
-use nexo_trace::{Direction, HttpInfo, Observed, Side, Tracer};
+use nexo_trace::{Direction, Envelope, HttpInfo, Observed, Side, Tracer};
 
 /// The tracer of one served server.
 #[derive(Clone, Debug)]
@@ -47,6 +50,19 @@ impl TraceTap {
         message: &[u8],
         http: Option<&HttpInfo>,
     ) {
+        self.observe(transport, session, direction, message, http, None);
+    }
+
+    /// Records one message, with its envelope when rmcp read or built it.
+    fn observe(
+        &self,
+        transport: &str,
+        session: Option<&str>,
+        direction: Direction,
+        message: &[u8],
+        http: Option<&HttpInfo>,
+        envelope: Option<Envelope<'_>>,
+    ) {
         self.tracer.record(Observed {
             server: &self.server,
             transport,
@@ -55,6 +71,7 @@ impl TraceTap {
             direction,
             message,
             http,
+            envelope,
         });
     }
 
@@ -91,25 +108,27 @@ pub struct ConnectionTrace {
 }
 
 impl ConnectionTrace {
-    /// A message the client sent.
-    pub fn received(&self, message: &[u8], http: Option<&HttpInfo>) {
-        self.tap.record(
+    /// A message the client sent, with its envelope when rmcp read it.
+    pub fn received(&self, message: &[u8], envelope: Option<Envelope<'_>>) {
+        self.tap.observe(
             self.transport,
             Some(&self.session),
             Direction::Received,
             message,
-            http,
+            None,
+            envelope,
         );
     }
 
-    /// A message the server sent.
-    pub fn sent(&self, message: &[u8]) {
-        self.tap.record(
+    /// A message the server sent, with its envelope when rmcp built it.
+    pub fn sent(&self, message: &[u8], envelope: Option<Envelope<'_>>) {
+        self.tap.observe(
             self.transport,
             Some(&self.session),
             Direction::Sent,
             message,
             self.outgoing.as_deref(),
+            envelope,
         );
     }
 }

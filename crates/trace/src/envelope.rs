@@ -1,9 +1,11 @@
-//! Reading what the writer needs from one message in a single borrowing
-//! parse: `method`, the raw `id`, whether there is a `result` (and whether
-//! it is a tool result with `isError`), and an `error`'s code and message.
-//! Lenient where a broken peer may be: a `result` or `error` of any shape
-//! still makes a response or an error; only what is no JSON-RPC message at
-//! all becomes [`Kind::Invalid`].
+//! What the writer needs of one message, its [`Envelope`]: the kind, the
+//! `id`, the `method`, whether a result is a tool's error, and an error's
+//! code and message. A tap holding the message rmcp parsed or built hands
+//! it over and the envelope is taken from it ([`crate::from_rmcp`]);
+//! otherwise it is read from the bytes ([`parse`]) in a single borrowing
+//! parse, lenient where a broken peer may be: a `result` or `error` of any
+//! shape still makes a response or an error; only what is no JSON-RPC
+//! message at all becomes [`Kind::Invalid`].
 
 use std::borrow::Cow;
 use std::fmt;
@@ -14,34 +16,98 @@ use serde_json::value::RawValue;
 
 use crate::record::Kind;
 
-/// The envelope of one JSON-RPC message.
-#[derive(Debug, Deserialize)]
+/// What one JSON-RPC message says of itself, as the writer needs it.
+#[derive(Debug, Clone, Copy)]
 pub struct Envelope<'a> {
-    #[serde(borrow, default)]
-    pub method: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    pub id: Option<&'a RawValue>,
-    #[serde(default)]
-    pub result: ResultPeek,
-    #[serde(default)]
-    pub error: ErrorPeek,
+    pub(crate) kind: Kind,
+    pub(crate) id: Option<Id<'a>>,
+    pub(crate) method: Option<Method<'a>>,
+    pub(crate) error_code: Option<i64>,
+    pub(crate) error_message: Option<&'a str>,
+    /// A response whose result has `"isError": true`.
+    pub(crate) tool_error: bool,
 }
 
-impl Envelope<'_> {
-    pub fn kind(&self) -> Kind {
-        match (&self.method, self.id) {
+/// A JSON-RPC id: as the bytes gave it, or as rmcp holds it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Id<'a> {
+    /// The id's JSON text, as the message gave it.
+    Json(&'a str),
+    Number(i64),
+    String(&'a str),
+}
+
+/// A method name. One rmcp knows is `'static`, waits for its answer
+/// without a copy, and is written without looking for what to escape
+/// (MCP's method names are plain ASCII).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Method<'a> {
+    Known(&'static str),
+    Other(&'a str),
+}
+
+impl<'a> Method<'a> {
+    pub(crate) fn as_str(&self) -> &'a str {
+        match *self {
+            Self::Known(method) => method,
+            Self::Other(method) => method,
+        }
+    }
+
+    /// The method as the table of waiting requests keeps it.
+    pub(crate) fn to_kept(self) -> Cow<'static, str> {
+        match self {
+            Self::Known(method) => Cow::Borrowed(method),
+            Self::Other(method) => Cow::Owned(method.to_owned()),
+        }
+    }
+
+    /// The method the table of waiting requests kept.
+    #[expect(clippy::ptr_arg, reason = "a borrowed method is a known one")]
+    pub(crate) fn kept(method: &'a Cow<'static, str>) -> Self {
+        match method {
+            Cow::Borrowed(method) => Self::Known(method),
+            Cow::Owned(method) => Self::Other(method),
+        }
+    }
+}
+
+/// The envelope of one message as the bytes give it.
+#[derive(Debug, Deserialize)]
+pub struct RawEnvelope<'a> {
+    #[serde(borrow, default)]
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(default)]
+    result: ResultPeek,
+    #[serde(default)]
+    error: ErrorPeek,
+}
+
+impl RawEnvelope<'_> {
+    pub fn envelope(&self) -> Envelope<'_> {
+        let kind = match (&self.method, self.id) {
             (Some(_), Some(_)) => Kind::Request,
             (Some(_), None) => Kind::Notification,
             (None, _) if self.error.present => Kind::Error,
             (None, Some(_)) if self.result.present => Kind::Response,
             (None, _) => Kind::Invalid,
+        };
+        Envelope {
+            kind,
+            id: self.id.map(|id| Id::Json(id.get())),
+            method: self.method.as_deref().map(Method::Other),
+            error_code: self.error.code,
+            error_message: self.error.message.as_deref(),
+            tool_error: kind == Kind::Response && self.result.is_error,
         }
     }
 }
 
 /// One message, or the elements of a batch, or nothing readable.
 pub enum Parsed<'a> {
-    One(Envelope<'a>),
+    One(RawEnvelope<'a>),
     Batch(Vec<&'a RawValue>),
     Invalid,
 }
@@ -54,7 +120,7 @@ pub fn parse(text: &str) -> Parsed<'_> {
             _ => Parsed::Invalid,
         };
     }
-    match serde_json::from_str::<Envelope<'_>>(text) {
+    match serde_json::from_str::<RawEnvelope<'_>>(text) {
         Ok(envelope) => Parsed::One(envelope),
         Err(_) => Parsed::Invalid,
     }
@@ -156,7 +222,7 @@ mod tests {
 
     fn kind(text: &str) -> Kind {
         match parse(text) {
-            Parsed::One(envelope) => envelope.kind(),
+            Parsed::One(raw) => raw.envelope().kind,
             Parsed::Batch(_) => panic!("a batch: {text}"),
             Parsed::Invalid => Kind::Invalid,
         }
@@ -200,15 +266,16 @@ mod tests {
         ) else {
             panic!("not one message");
         };
-        assert!(result.result.is_error);
+        assert!(result.envelope().tool_error);
         let Parsed::One(error) =
             parse(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad \"x\""}}"#)
         else {
             panic!("not one message");
         };
-        assert_eq!(error.error.code, Some(-32602));
-        assert_eq!(error.error.message.as_deref(), Some("bad \"x\""));
-        assert_eq!(error.id.map(RawValue::get), Some("1"));
+        let error = error.envelope();
+        assert_eq!(error.error_code, Some(-32602));
+        assert_eq!(error.error_message, Some("bad \"x\""));
+        assert!(matches!(error.id, Some(Id::Json("1"))));
     }
 
     #[test]

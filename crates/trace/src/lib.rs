@@ -9,8 +9,11 @@
 //! - The tool-call log: one [`ToolCallRecord`] per served tool call
 //!   (`nexo serve --log FILE`), written by a [`ToolCallLog`].
 //!
-//! This crate knows nothing of transports, rmcp or particular servers:
-//! whoever observes a message hands over its bytes and where it was seen.
+//! This crate knows nothing of transports or particular servers: whoever
+//! observes a message hands over its bytes and where it was seen. Of rmcp
+//! it knows the message types only: a tap that holds the message rmcp
+//! parsed or built hands over its [`Envelope`] too, and the writer does not
+//! parse the bytes again.
 //! It also decides which HTTP headers are credentials
 //! ([`is_credential_header`]), for the trace and for nexo-client alike.
 //!
@@ -53,6 +56,9 @@ mod calllog;
 mod envelope;
 mod error;
 pub mod flow;
+mod from_rmcp;
+mod line;
+mod origin;
 mod pairing;
 mod pending;
 pub mod read;
@@ -65,6 +71,7 @@ mod testdata;
 mod writer;
 
 pub use crate::calllog::{ToolCallLog, ToolCallRecord};
+pub use crate::envelope::Envelope;
 pub use crate::error::{Lookalike, ReadError};
 pub use crate::flow::{Flow, FlowFormat};
 pub use crate::pending::MAX_PENDING;

@@ -9,6 +9,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use crate::envelope::Envelope;
 use crate::redact::{REDACTED, is_credential_header};
 
 /// The version of the record format, written in every line as `"v"`.
@@ -225,6 +226,12 @@ pub struct Observed<'a> {
     pub message: &'a [u8],
     /// The HTTP exchange that carried it, for HTTP transports.
     pub http: Option<&'a HttpInfo>,
+    /// What the message says of itself, when the tap holds it as rmcp
+    /// parsed or built it ([`Envelope::of_client_message`],
+    /// [`Envelope::of_server_message`]): then `message` must be the JSON it
+    /// was parsed from or serialized to, and the writer does not parse it
+    /// again. `None`: the writer reads it from `message`.
+    pub envelope: Option<Envelope<'a>>,
 }
 
 /// The HTTP part of a line: the request's method or the response's status,
@@ -308,6 +315,6 @@ impl TraceRecord {
     }
 }
 
-pub(crate) fn is_false(value: &bool) -> bool {
+fn is_false(value: &bool) -> bool {
     !*value
 }

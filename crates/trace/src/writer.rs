@@ -1,50 +1,53 @@
 //! The trace writer: a [`Tracer`] turns each [`Observed`] message into one
 //! line (the crate documentation describes the format) and appends it.
 //!
-//! It is built to cost the traced path little. The envelope is read in one
-//! borrowing parse; the message is copied into the line as it is, never
-//! re-encoded; the line is built in a buffer reused by each thread, outside
-//! any lock. Lines then go, under a mutex, into one 64 KiB buffer in front
-//! of the file, a whole line per write, so lines of concurrent writers
-//! never interleave (and the buffer, which spills whole lines, keeps that
-//! true for several processes appending to one file). There is no fsync:
-//! the buffer goes to the file when it fills, when a background thread
-//! finds it holds anything (every [`FLUSH_EVERY`]), on [`Tracer::flush`],
-//! and when the last clone of the tracer is dropped; a crash loses at most
-//! the last tenth of a second. A mutex rather than a channel to a writer
-//! task: no allocation per line for the queue, no async runtime needed,
-//! and a writer that cannot keep up slows the traced path instead of
-//! growing memory. A write error is logged once (`tracing::warn!`) and the
-//! tracer goes on trying; it never panics and never fails the traced
-//! exchange.
+//! It is built to cost the traced path little. The envelope comes with the
+//! message when the tap holds what rmcp parsed or built, and is otherwise
+//! read in one borrowing parse, before any lock is taken; the message is
+//! copied into the line as it is, never re-encoded. Under one mutex, the
+//! line's answer is looked up among the waiting requests and the line is
+//! encoded by hand ([`crate::line`]) straight into one 1 MiB buffer in
+//! front of the file, its origin (server to session) copied in as it was
+//! encoded for the connection's earlier lines ([`crate::origin`]): a few
+//! hundred nanoseconds, the same lock a line needs anyway to reach the
+//! file whole. Lines of concurrent writers never interleave, and the
+//! buffer, which spills whole lines, keeps that true for several processes
+//! appending to one file. There is no fsync: the buffer goes to the file
+//! when it fills, when a background thread finds it holds anything (every
+//! [`FLUSH_EVERY`]), on [`Tracer::flush`], and when the last clone of the
+//! tracer is dropped; a crash loses at most the last tenth of a second. A
+//! mutex rather than a channel to a writer task: no allocation per line
+//! for the queue, no async runtime needed, and a writer that cannot keep up
+//! slows the traced path instead of growing memory. A write error is
+//! logged once (`tracing::warn!`) and the tracer goes on trying; it never
+//! panics and never fails the traced exchange.
 
 use std::borrow::Cow;
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::fs::OpenOptions;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
-use serde::Serialize;
-use serde_json::value::RawValue;
-
-use crate::envelope::{self, Envelope, Parsed};
+use crate::envelope::{self, Envelope, Method, Parsed};
+use crate::line::{HttpLine, Line, Message};
+use crate::origin::Origins;
 use crate::pending::{Key, PendingTable};
-use crate::record::{
-    Direction, FORMAT_VERSION, HttpInfo, Kind, Observed, Side, is_false, is_lifecycle,
-};
+use crate::record::{Direction, HttpInfo, Kind, Observed, is_lifecycle};
 use crate::redact::{REDACTED, is_credential_header};
 
 /// How often buffered lines are written to the file at the latest.
 pub const FLUSH_EVERY: Duration = Duration::from_millis(100);
-/// The size of the buffer in front of the file.
-const BUFFER: usize = 64 * 1024;
-/// A thread's line buffer is given back when a line made it larger.
-const KEEP_LINE_BUFFER: usize = 1024 * 1024;
+/// The size of the buffer in front of the file. Large writes cost the
+/// kernel less per byte: with 1 MiB rather than 64 KiB, writing a busy
+/// server's trace costs it about half the system time (the page cache
+/// takes them in large pages).
+const BUFFER: usize = 1024 * 1024;
+/// The buffer is given back when a long line made it larger than this.
+const KEEP_BUFFER: usize = 4 * BUFFER;
 
 /// How to trace.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -63,14 +66,24 @@ pub struct Tracer {
 
 struct Inner {
     options: TraceOptions,
-    out: Mutex<BufWriter<Box<dyn Write + Send>>>,
-    pending: Mutex<PendingTable>,
+    state: Mutex<State>,
     /// Lines are buffered that the flushing thread has not written out.
     dirty: AtomicBool,
     /// A write error has been logged.
     warned: AtomicBool,
     forgotten: AtomicU64,
     clock: Clock,
+}
+
+/// What the lock guards.
+struct State {
+    out: Box<dyn Write + Send>,
+    /// Whole lines not written to `out` yet.
+    buffer: Vec<u8>,
+    pending: PendingTable,
+    origins: Origins,
+    /// The id of the line being written, as JSON text.
+    id: Vec<u8>,
 }
 
 impl fmt::Debug for Tracer {
@@ -90,11 +103,15 @@ impl Tracer {
 
     /// Traces into any writer (a file, a pipe, a buffer in a test).
     pub fn to_writer(writer: impl Write + Send + 'static, options: TraceOptions) -> Tracer {
-        let writer: Box<dyn Write + Send> = Box::new(writer);
         let inner = Arc::new(Inner {
             options,
-            out: Mutex::new(BufWriter::with_capacity(BUFFER, writer)),
-            pending: Mutex::new(PendingTable::new()),
+            state: Mutex::new(State {
+                out: Box::new(writer),
+                buffer: Vec::with_capacity(BUFFER),
+                pending: PendingTable::new(),
+                origins: Origins::default(),
+                id: Vec::new(),
+            }),
             dirty: AtomicBool::new(false),
             warned: AtomicBool::new(false),
             forgotten: AtomicU64::new(0),
@@ -114,36 +131,39 @@ impl Tracer {
     /// its POST got is known, keeps the time it was sent.
     pub fn record_at(&self, observed: Observed<'_>, now: Instant) {
         let time_us = self.inner.clock.micros_at(now);
+        let inner = &self.inner;
         let Ok(text) = std::str::from_utf8(observed.message) else {
-            self.write_invalid(
-                &observed,
-                time_us,
-                &String::from_utf8_lossy(observed.message),
-            );
+            let text = String::from_utf8_lossy(observed.message);
+            inner.write_invalid(&observed, time_us, &text);
             return;
         };
+        if let Some(envelope) = &observed.envelope {
+            inner.write(&observed, time_us, now, text, envelope, false);
+            return;
+        }
         match envelope::parse(text) {
-            Parsed::One(envelope) => self.write(&observed, time_us, now, text, &envelope, false),
+            Parsed::One(raw) => inner.write(&observed, time_us, now, text, &raw.envelope(), false),
             Parsed::Batch(elements) => {
                 for element in elements {
                     match envelope::parse(element.get()) {
-                        Parsed::One(envelope) => {
-                            self.write(&observed, time_us, now, element.get(), &envelope, true);
+                        Parsed::One(raw) => {
+                            let envelope = raw.envelope();
+                            inner.write(&observed, time_us, now, element.get(), &envelope, true);
                         }
                         Parsed::Batch(_) | Parsed::Invalid => {
-                            self.write_invalid(&observed, time_us, element.get());
+                            inner.write_invalid(&observed, time_us, element.get());
                         }
                     }
                 }
             }
-            Parsed::Invalid => self.write_invalid(&observed, time_us, text),
+            Parsed::Invalid => inner.write_invalid(&observed, time_us, text),
         }
     }
 
     /// Writes buffered lines to the file.
     pub fn flush(&self) -> io::Result<()> {
         self.inner.dirty.store(false, Ordering::Relaxed);
-        self.inner.lock_out().flush()
+        self.inner.lock().flush()
     }
 
     /// How many waiting requests were forgotten because too many were
@@ -151,6 +171,14 @@ impl Tracer {
     /// lines have no `method` or `latency_us`.
     pub fn forgotten_requests(&self) -> u64 {
         self.inner.forgotten.load(Ordering::Relaxed)
+    }
+}
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock leaves at worst a partial line in
+        // the buffer; tracing goes on.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn write(
@@ -162,85 +190,87 @@ impl Tracer {
         envelope: &Envelope<'_>,
         batch: bool,
     ) {
-        let kind = envelope.kind();
+        let kind = envelope.kind;
         if kind == Kind::Invalid {
             self.write_invalid(observed, time_us, text);
             return;
         }
-        let id = envelope.id.map(|id| id.get().trim());
+        let headers = observed.http.map(redacted);
+        let mut state = self.lock();
+        let State {
+            buffer,
+            pending,
+            origins,
+            id,
+            ..
+        } = &mut *state;
+        let origin = origins.of(observed);
+        id.clear();
+        if let Some(given) = &envelope.id {
+            given.encode(id);
+        }
+        let id = envelope.id.map(|_| id.as_slice());
         let key = |direction: Direction, id| Key {
-            side: observed.side,
-            server: observed.server,
-            session: observed.session,
+            connection: origin.connection,
+            outside: origin.outside,
             direction,
             id,
         };
-        let mut method = envelope.method.as_deref().map(Cow::Borrowed);
+        // The method an answer answers, kept by the table of waiting requests.
+        let answered: Cow<'static, str>;
+        let mut method = envelope.method;
         let mut latency_us = None;
         match (kind, id) {
             (Kind::Request, Some(id)) => {
-                let forgotten = self.inner.lock_pending().insert(
-                    key(observed.direction, id),
-                    method.as_deref().unwrap_or_default(),
-                    now,
-                );
+                let method = envelope.method.map_or(Cow::Borrowed(""), Method::to_kept);
+                let forgotten = pending.insert(key(observed.direction, id), method, now);
                 if forgotten > 0 {
-                    self.inner
-                        .forgotten
+                    self.forgotten
                         .fetch_add(forgotten as u64, Ordering::Relaxed);
                 }
             }
             (Kind::Response | Kind::Error, Some(id)) => {
-                let answered = self
-                    .inner
-                    .lock_pending()
-                    .take(key(observed.direction.reversed(), id));
-                if let Some(request) = answered {
+                if let Some(request) = pending.take(key(observed.direction.reversed(), id)) {
                     let waited = now.saturating_duration_since(request.started);
                     latency_us = Some(u64::try_from(waited.as_micros()).unwrap_or(u64::MAX));
-                    method = Some(Cow::Owned(request.method.into_string()));
+                    answered = request.method;
+                    method = Some(Method::kept(&answered));
                 }
             }
             _ => {}
         }
-        let headers = observed.http.map(redacted);
         let line = Line {
-            v: FORMAT_VERSION,
             time_us,
-            server: observed.server,
-            side: observed.side,
-            direction: observed.direction,
-            transport: observed.transport,
-            session: observed.session,
+            origin: &origin.encoded,
             kind,
-            lifecycle: method.as_deref().is_some_and(is_lifecycle),
-            id: envelope.id,
-            method: method.as_deref(),
+            lifecycle: method.is_some_and(|method| is_lifecycle(method.as_str())),
+            id,
+            method,
             bytes: text.len() as u64,
             latency_us,
-            error_code: envelope.error.code,
-            error_message: envelope.error.message.as_deref(),
-            tool_error: kind == Kind::Response && envelope.result.is_error,
+            error_code: envelope.error_code,
+            error_message: envelope.error_message,
+            tool_error: envelope.tool_error,
             batch,
-            http: HttpLine::of(observed.http, headers.as_ref()),
-            message: None,
+            http: http_line(observed.http, headers.as_ref()),
+            message: (!self.options.redact_messages).then_some(Message::Json(text)),
         };
-        let message = (!self.inner.options.redact_messages).then_some(text);
-        self.inner.append(&line, message);
+        line.encode(buffer);
+        buffer.push(b'\n');
+        self.buffered(&mut state);
     }
 
     /// The line of something that is no JSON-RPC message; its text, kept
     /// as a JSON string unless messages are redacted.
     fn write_invalid(&self, observed: &Observed<'_>, time_us: u64, text: &str) {
         let headers = observed.http.map(redacted);
+        let mut state = self.lock();
+        let State {
+            buffer, origins, ..
+        } = &mut *state;
         let line = Line {
-            v: FORMAT_VERSION,
             time_us,
-            server: observed.server,
-            side: observed.side,
-            direction: observed.direction,
-            transport: observed.transport,
-            session: observed.session,
+            origin: &origins.of(observed).encoded,
             kind: Kind::Invalid,
             lifecycle: false,
             id: None,
@@ -251,59 +281,22 @@ impl Tracer {
             error_message: None,
             tool_error: false,
             batch: false,
-            http: HttpLine::of(observed.http, headers.as_ref()),
-            message: (!self.inner.options.redact_messages).then_some(text),
+            http: http_line(observed.http, headers.as_ref()),
+            message: (!self.options.redact_messages).then_some(Message::Text(text)),
         };
-        self.inner.append(&line, None);
-    }
-}
-
-impl Inner {
-    fn lock_out(&self) -> MutexGuard<'_, BufWriter<Box<dyn Write + Send>>> {
-        // A panic while holding the lock leaves at worst a partial line in
-        // the buffer; tracing goes on.
-        self.out.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn lock_pending(&self) -> MutexGuard<'_, PendingTable> {
-        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Encodes `line`, with `message` (valid JSON) spliced in as its last
-    /// field, and appends it.
-    fn append(&self, line: &Line<'_>, message: Option<&str>) {
-        thread_local! {
-            static BUFFER: RefCell<Vec<u8>> = RefCell::new(Vec::with_capacity(4096));
-        }
-        BUFFER.with(|buffer| match buffer.try_borrow_mut() {
-            Ok(mut buffer) => {
-                buffer.clear();
-                self.encode_and_write(&mut buffer, line, message);
-                if buffer.capacity() > KEEP_LINE_BUFFER {
-                    *buffer = Vec::with_capacity(4096);
-                }
-            }
-            Err(_) => self.encode_and_write(&mut Vec::new(), line, message),
-        });
-    }
-
-    fn encode_and_write(&self, buffer: &mut Vec<u8>, line: &Line<'_>, message: Option<&str>) {
-        if let Err(error) = serde_json::to_writer(&mut *buffer, line) {
-            self.warn_once(&io::Error::other(error));
-            return;
-        }
-        if let Some(message) = message {
-            // The line ends with `}`; the message becomes its last field.
-            buffer.pop();
-            buffer.extend_from_slice(br#","message":"#);
-            splice_one_line(buffer, message.trim());
-            buffer.push(b'}');
-        }
+        line.encode(buffer);
         buffer.push(b'\n');
-        let written = self.lock_out().write_all(buffer);
-        match written {
-            Ok(()) => self.dirty.store(true, Ordering::Relaxed),
-            Err(error) => self.warn_once(&error),
+        self.buffered(&mut state);
+    }
+
+    /// After a line was added to the buffer: writes the buffer out once it
+    /// is full.
+    fn buffered(&self, state: &mut State) {
+        self.dirty.store(true, Ordering::Relaxed);
+        if state.buffer.len() >= BUFFER
+            && let Err(error) = state.spill()
+        {
+            self.warn_once(&error);
         }
     }
 
@@ -314,28 +307,29 @@ impl Inner {
     }
 }
 
-impl Drop for Inner {
-    fn drop(&mut self) {
-        let flushed = self.out.get_mut().map(|out| out.flush());
-        if let Ok(Err(error)) = flushed {
-            self.warn_once(&error);
+impl State {
+    /// Writes the buffered lines to the file (lost if it cannot be written).
+    fn spill(&mut self) -> io::Result<()> {
+        let written = self.out.write_all(&self.buffer);
+        self.buffer.clear();
+        if self.buffer.capacity() > KEEP_BUFFER {
+            self.buffer = Vec::with_capacity(BUFFER);
         }
+        written
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.spill()?;
+        self.out.flush()
     }
 }
 
-/// Appends a valid JSON text on one line: a line break can only stand
-/// between tokens in JSON (inside strings it is escaped), so each becomes
-/// a blank.
-fn splice_one_line(buffer: &mut Vec<u8>, message: &str) {
-    // `str::contains(char)` searches with memchr: most messages have no
-    // line break and cost one fast scan.
-    if message.contains('\n') || message.contains('\r') {
-        buffer.extend(message.bytes().map(|b| match b {
-            b'\n' | b'\r' => b' ',
-            other => other,
-        }));
-    } else {
-        buffer.extend_from_slice(message.as_bytes());
+impl Drop for Inner {
+    fn drop(&mut self) {
+        let flushed = self.state.get_mut().map(State::flush);
+        if let Ok(Err(error)) = flushed {
+            self.warn_once(&error);
+        }
     }
 }
 
@@ -349,7 +343,7 @@ fn start_flushing(inner: Weak<Inner>) {
                 std::thread::sleep(FLUSH_EVERY);
                 let Some(inner) = inner.upgrade() else { return };
                 if inner.dirty.swap(false, Ordering::Relaxed)
-                    && let Err(error) = inner.lock_out().flush()
+                    && let Err(error) = inner.lock().flush()
                 {
                     inner.warn_once(&error);
                 }
@@ -383,9 +377,10 @@ impl Clock {
 
     /// Microseconds since the Unix epoch at `now`.
     fn micros_at(&self, now: Instant) -> u64 {
-        let since = now.saturating_duration_since(self.started).as_micros();
+        let since = now.saturating_duration_since(self.started);
         self.epoch_us
-            .saturating_add(u64::try_from(since).unwrap_or(u64::MAX))
+            .saturating_add(since.as_secs().saturating_mul(1_000_000))
+            .saturating_add(u64::from(since.subsec_micros()))
     }
 }
 
@@ -418,73 +413,24 @@ fn redacted(http: &HttpInfo) -> BTreeMap<Cow<'_, str>, Cow<'_, str>> {
     headers
 }
 
-/// A trace line as the writer encodes it: [`crate::TraceRecord`]'s fields
-/// in its order, borrowed. `message` is set here only for an invalid
-/// message (a JSON string); a valid one is spliced in as it is.
-#[derive(Serialize)]
-struct Line<'a> {
-    v: u32,
-    time_us: u64,
-    server: &'a str,
-    side: Side,
-    direction: Direction,
-    transport: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    session: Option<&'a str>,
-    kind: Kind,
-    #[serde(skip_serializing_if = "is_false")]
-    lifecycle: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    id: Option<&'a RawValue>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    method: Option<&'a str>,
-    bytes: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    latency_us: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error_code: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error_message: Option<&'a str>,
-    #[serde(skip_serializing_if = "is_false")]
-    tool_error: bool,
-    #[serde(skip_serializing_if = "is_false")]
-    batch: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    http: Option<HttpLine<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    message: Option<&'a str>,
-}
-
-#[derive(Serialize)]
-struct HttpLine<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    method: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    status: Option<u16>,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    headers: &'a BTreeMap<Cow<'a, str>, Cow<'a, str>>,
-}
-
-impl<'a> HttpLine<'a> {
-    /// The `http` part of a line: the exchange, with its headers as
-    /// [`redacted`] gave them.
-    fn of(
-        http: Option<&'a HttpInfo>,
-        headers: Option<&'a BTreeMap<Cow<'a, str>, Cow<'a, str>>>,
-    ) -> Option<Self> {
-        http.zip(headers).map(|(http, headers)| Self {
-            method: http.method.as_deref(),
-            status: http.status,
-            headers,
-        })
-    }
+/// The `http` part of a line: the exchange, with its headers as
+/// [`redacted`] gave them.
+fn http_line<'a>(
+    http: Option<&'a HttpInfo>,
+    headers: Option<&'a BTreeMap<Cow<'a, str>, Cow<'a, str>>>,
+) -> Option<HttpLine<'a>> {
+    http.zip(headers).map(|(http, headers)| HttpLine {
+        method: http.method.as_deref(),
+        status: http.status,
+        headers,
+    })
 }
 
 #[cfg(test)]
 #[expect(clippy::unwrap_used, reason = "tests fail loudly on a missing value")]
 mod tests {
     use super::*;
-    use crate::record::{TraceRecord, transport};
+    use crate::record::{Side, TraceRecord, transport};
 
     /// A writer whose bytes a test can read while the tracer holds it.
     #[derive(Clone, Default)]
@@ -525,6 +471,7 @@ mod tests {
             direction,
             message: message.as_bytes(),
             http: None,
+            envelope: None,
         }
     }
 
@@ -769,15 +716,21 @@ mod tests {
         assert_eq!(lines[0]["bytes"], message.len());
     }
 
-    /// What the writer writes is exactly a [`TraceRecord`], field for field.
+    /// What the writer writes is exactly a [`TraceRecord`], field for field,
+    /// byte for byte as serde_json writes one: strings that need escaping
+    /// included.
     #[test]
     fn lines_read_back_as_records_unchanged() {
         let (tracer, shared) = tracer(TraceOptions::default());
         let headers = HttpInfo {
             status: Some(200),
             method: None,
-            headers: vec![("content-type".into(), "text/event-stream".into())],
+            headers: vec![
+                ("content-type".into(), "text/event-stream".into()),
+                ("x-note".into(), "a \"quoted\" \\ value\u{7}".into()),
+            ],
         };
+        let request = HttpInfo::request(&http::Method::POST, &http::HeaderMap::new());
         tracer.record(observed(IN, r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#));
         tracer.record(Observed {
             http: Some(&headers),
@@ -787,12 +740,124 @@ mod tests {
             )
         });
         tracer.record(observed(IN, "{oops"));
+        tracer.record(Observed {
+            server: "mor\"se\\ é\u{1}",
+            session: Some("tab\there"),
+            http: Some(&request),
+            ..observed(
+                IN,
+                r#"{"jsonrpc":"2.0","id":"a\"b","method":"x/\"y\"","params":{}}"#,
+            )
+        });
+        tracer.record(Observed {
+            server: "mor\"se\\ é\u{1}",
+            session: Some("tab\there"),
+            ..observed(
+                OUT,
+                r#"{"jsonrpc":"2.0","id":"a\"b","error":{"code":-32000,"message":"line\nbreak \"q\" \u0001"}}"#,
+            )
+        });
+        tracer.record(observed(IN, "not \"json\"\u{2}\t\u{1f}\\ 日本"));
         tracer.flush().unwrap();
         let text = String::from_utf8(shared.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(text.lines().count(), 6);
         for line in text.lines() {
             let record: TraceRecord = serde_json::from_str(line).unwrap();
             assert_eq!(serde_json::to_string(&record).unwrap(), line);
         }
+    }
+
+    /// A tap that hands over the messages rmcp parsed or built gets the
+    /// very lines the writer makes by reading the bytes itself.
+    #[test]
+    fn envelopes_from_rmcp_give_the_lines_the_bytes_give() {
+        use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+        let received = [
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":"c-1","method":"tools/call","params":{"name":"echo","arguments":{"text":"a\nb"}}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"vendor/thing","params":{"a":1}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}"#,
+            r#"{"jsonrpc":"2.0","id":"s-1","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":"s-2","error":{"code":-1,"message":"declined"}}"#,
+        ];
+        let sent = [
+            r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#,
+            r#"{"jsonrpc":"2.0","id":"c-1","result":{"content":[{"type":"text","text":"a\nb"}],"isError":false}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"result":{"content":[],"isError":true}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"no \"vendor/thing\""}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"parse error"}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":0.5}}"#,
+            r#"{"jsonrpc":"2.0","id":"s-1","method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":"s-2","method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}"#,
+        ];
+        let (read, read_lines) = tracer(TraceOptions::default());
+        let (given, given_lines) = tracer(TraceOptions::default());
+        // In the order of an exchange: each request before its answer.
+        let exchange = [
+            (IN, received[0]),
+            (OUT, sent[0]),
+            (IN, received[1]),
+            (IN, received[2]),
+            (IN, received[3]),
+            (IN, received[4]),
+            (OUT, sent[1]),
+            (OUT, sent[2]),
+            (IN, received[6]),
+            (OUT, sent[3]),
+            (IN, received[5]),
+            (OUT, sent[4]),
+            (OUT, sent[5]),
+            (OUT, sent[6]),
+            (OUT, sent[7]),
+            (OUT, sent[8]),
+            (IN, received[7]),
+            (IN, received[8]),
+        ];
+        for (direction, message) in exchange {
+            read.record(observed(direction, message));
+            let client: ClientJsonRpcMessage;
+            let server: ServerJsonRpcMessage;
+            let envelope = if direction == IN {
+                client = serde_json::from_str(message).unwrap();
+                Envelope::of_client_message(&client)
+            } else {
+                server = serde_json::from_str(message).unwrap();
+                Envelope::of_server_message(&server)
+            };
+            assert!(envelope.is_some(), "{message}");
+            given.record(Observed {
+                envelope,
+                ..observed(direction, message)
+            });
+        }
+        read.flush().unwrap();
+        given.flush().unwrap();
+        // Alike but for the times.
+        let timeless = |shared: &Shared| -> Vec<String> {
+            let mut lines = shared.lines();
+            for line in &mut lines {
+                line["time_us"] = 0.into();
+                if line.get("latency_us").is_some() {
+                    line["latency_us"] = 0.into();
+                }
+            }
+            lines.iter().map(ToString::to_string).collect()
+        };
+        let lines = timeless(&read_lines);
+        assert_eq!(lines.len(), exchange.len());
+        assert_eq!(timeless(&given_lines), lines);
+        // And the lines say what the messages are.
+        let field = |index: usize, name: &str| read_lines.lines()[index][name].clone();
+        assert_eq!(field(6, "method"), "tools/call");
+        assert_eq!(field(7, "tool_error"), true);
+        assert_eq!(field(9, "method"), "vendor/thing");
+        assert_eq!(field(15, "method"), "sampling/createMessage");
+        assert_eq!(field(17, "method"), "sampling/createMessage");
+        assert_eq!(field(17, "error_message"), "declined");
     }
 
     /// Many threads tracing at once write whole lines, none lost.
@@ -837,6 +902,34 @@ mod tests {
         );
     }
 
+    /// More connections at once than the writer keeps origins for: each
+    /// line still says where it was seen, and each answer finds its request.
+    #[test]
+    fn many_connections_interleaved_are_told_apart() {
+        let (tracer, shared) = tracer(TraceOptions::default());
+        let sessions: Vec<String> = (0..20).map(|n| format!("s{n}")).collect();
+        for (n, session) in sessions.iter().enumerate() {
+            let request = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m{n}"}}"#);
+            tracer.record(Observed {
+                session: Some(session),
+                ..observed(IN, &request)
+            });
+        }
+        for session in sessions.iter().rev() {
+            tracer.record(Observed {
+                session: Some(session),
+                ..observed(OUT, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#)
+            });
+        }
+        tracer.flush().unwrap();
+        let lines = shared.lines();
+        for (n, answer) in lines[20..].iter().rev().enumerate() {
+            assert_eq!(answer["session"], format!("s{n}"));
+            assert_eq!(answer["direction"], "out");
+            assert_eq!(answer["method"], format!("m{n}"), "{answer}");
+        }
+    }
+
     /// Lines reach the file without a flush or a drop, within moments.
     #[test]
     fn buffered_lines_are_written_out_in_the_background() {
@@ -859,7 +952,7 @@ mod tests {
             let message = format!(r#"{{"jsonrpc":"2.0","id":{n},"method":"ping"}}"#);
             tracer.record(observed(IN, &message));
         }
-        assert!(tracer.inner.lock_pending().len() <= crate::MAX_PENDING);
+        assert!(tracer.inner.lock().pending.len() <= crate::MAX_PENDING);
         assert!(tracer.forgotten_requests() >= 5000);
     }
 }
