@@ -94,6 +94,12 @@ pub fn conversations() -> Option<PathBuf> {
     Some(state_dir()?.join("nexo").join("conversations"))
 }
 
+/// Where the chat's `/trace on` writes by default:
+/// `$XDG_STATE_HOME/nexo/traces`.
+pub fn traces() -> Option<PathBuf> {
+    Some(state_dir()?.join("nexo").join("traces"))
+}
+
 /// The chat's line history: `$XDG_STATE_HOME/nexo/chat_history`.
 pub fn chat_history() -> Option<PathBuf> {
     Some(state_dir()?.join("nexo").join("chat_history"))

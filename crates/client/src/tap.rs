@@ -71,6 +71,9 @@ impl Traced {
         http: Option<&HttpInfo>,
         at: Instant,
     ) {
+        if !self.tracer.is_recording() {
+            return;
+        }
         thread_local! {
             static BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
         }

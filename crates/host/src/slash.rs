@@ -57,6 +57,12 @@ pub const COMMANDS: &[CommandHelp] = &[
         does: "run a server's prompt as your next message",
     },
     CommandHelp {
+        name: "/trace",
+        arguments: "[on [FILE] | off]",
+        does: "record every message to and from the servers in a trace file (`nexo trace summary \
+               FILE` reads it); alone, where it goes",
+    },
+    CommandHelp {
         name: "/resume",
         arguments: "[ID]",
         does: "the saved conversations; with an ID, go on with that one",
@@ -111,11 +117,24 @@ pub enum Command {
         prompt: String,
         arguments: Vec<(String, String)>,
     },
+    Trace(TraceSwitch),
     Resume {
         id: Option<String>,
     },
     Clear,
     Quit,
+}
+
+/// What `/trace` asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TraceSwitch {
+    /// Say whether the trace is on, and where it goes.
+    Show,
+    /// Record from now on, to `file` or the conversation's own.
+    On {
+        file: Option<String>,
+    },
+    Off,
 }
 
 /// `@server:uri` in a message: that resource's contents go to the model
@@ -244,6 +263,17 @@ pub fn parse(line: &str) -> Result<Line, LineError> {
                 arguments,
             }
         }
+        "trace" => {
+            let mut words = rest.split_whitespace();
+            Command::Trace(match (words.next(), words.next(), words.next()) {
+                (None, _, _) => TraceSwitch::Show,
+                (Some("on"), file, None) => TraceSwitch::On {
+                    file: file.map(str::to_owned),
+                },
+                (Some("off"), None, _) => TraceSwitch::Off,
+                _ => return Err(usage("/trace")),
+            })
+        }
         "resume" => Command::Resume {
             id: one_word(rest)?,
         },
@@ -308,6 +338,21 @@ mod tests {
     #[test]
     fn commands_are_read() {
         assert_eq!(command("/help"), Command::Help);
+        assert_eq!(command("/trace"), Command::Trace(TraceSwitch::Show));
+        assert_eq!(
+            command("/trace on"),
+            Command::Trace(TraceSwitch::On { file: None })
+        );
+        assert_eq!(
+            command("/trace on /tmp/t.jsonl"),
+            Command::Trace(TraceSwitch::On {
+                file: Some("/tmp/t.jsonl".into())
+            })
+        );
+        assert_eq!(command("/trace off"), Command::Trace(TraceSwitch::Off));
+        for wrong in ["/trace maybe", "/trace off now", "/trace on a b"] {
+            assert!(parse(wrong).is_err(), "{wrong}");
+        }
         assert_eq!(command("  /tools  "), Command::Tools { filter: None });
         assert_eq!(
             command("/tools dns"),

@@ -71,6 +71,10 @@ struct Inner {
     dirty: AtomicBool,
     /// A write error has been logged.
     warned: AtomicBool,
+    /// Lines are being written: false for a tracer that is idle until
+    /// [`Tracer::start`] or after [`Tracer::stop`], when recording a
+    /// message costs one atomic load.
+    recording: AtomicBool,
     forgotten: AtomicU64,
     clock: Clock,
 }
@@ -103,10 +107,20 @@ impl Tracer {
 
     /// Traces into any writer (a file, a pipe, a buffer in a test).
     pub fn to_writer(writer: impl Write + Send + 'static, options: TraceOptions) -> Tracer {
+        Self::new(Box::new(writer), options, true)
+    }
+
+    /// A tracer that records nothing until it is [started](Self::start):
+    /// given to connections that may be traced later (a chat's `/trace on`).
+    pub fn idle(options: TraceOptions) -> Tracer {
+        Self::new(Box::new(io::sink()), options, false)
+    }
+
+    fn new(out: Box<dyn Write + Send>, options: TraceOptions, recording: bool) -> Tracer {
         let inner = Arc::new(Inner {
             options,
             state: Mutex::new(State {
-                out: Box::new(writer),
+                out,
                 buffer: Vec::with_capacity(BUFFER),
                 pending: PendingTable::new(),
                 origins: Origins::default(),
@@ -114,6 +128,7 @@ impl Tracer {
             }),
             dirty: AtomicBool::new(false),
             warned: AtomicBool::new(false),
+            recording: AtomicBool::new(recording),
             forgotten: AtomicU64::new(0),
             clock: Clock::start(),
         });
@@ -130,6 +145,9 @@ impl Tracer {
     /// line is written: an HTTP client's request, written once the status
     /// its POST got is known, keeps the time it was sent.
     pub fn record_at(&self, observed: Observed<'_>, now: Instant) {
+        if !self.is_recording() {
+            return;
+        }
         let time_us = self.inner.clock.micros_at(now);
         let inner = &self.inner;
         let Ok(text) = std::str::from_utf8(observed.message) else {
@@ -158,6 +176,37 @@ impl Tracer {
             }
             Parsed::Invalid => inner.write_invalid(&observed, time_us, text),
         }
+    }
+
+    /// Whether lines are being written (a tap that must serialize a
+    /// message to trace it asks first).
+    pub fn is_recording(&self) -> bool {
+        self.inner.recording.load(Ordering::Relaxed)
+    }
+
+    /// Starts writing lines to `path` (appended, created if need be), in
+    /// place of wherever they went before, which is flushed first.
+    /// Requests seen before are forgotten: their answers' lines have no
+    /// latency.
+    pub fn start(&self, path: &Path) -> io::Result<()> {
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let mut state = self.inner.lock();
+        let flushed = state.flush();
+        state.out = Box::new(file);
+        state.pending = PendingTable::new();
+        self.inner.recording.store(true, Ordering::Relaxed);
+        flushed
+    }
+
+    /// Stops writing lines: what is buffered is written out and the file
+    /// closed; messages are no longer recorded until the next
+    /// [`start`](Self::start).
+    pub fn stop(&self) -> io::Result<()> {
+        self.inner.recording.store(false, Ordering::Relaxed);
+        let mut state = self.inner.lock();
+        let flushed = state.flush();
+        state.out = Box::new(io::sink());
+        flushed
     }
 
     /// Writes buffered lines to the file.
@@ -943,6 +992,46 @@ mod tests {
             std::thread::sleep(Duration::from_millis(20));
         }
         drop(tracer);
+    }
+
+    /// An idle tracer writes nothing until started; started, its lines go
+    /// to the file it was given; stopped, nothing more, and what it had
+    /// buffered is in the file.
+    #[test]
+    fn an_idle_tracer_records_between_start_and_stop() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trace.jsonl");
+        let tracer = Tracer::idle(TraceOptions::default());
+        assert!(!tracer.is_recording());
+        tracer.record(observed(
+            OUT,
+            r#"{"jsonrpc":"2.0","id":1,"method":"before"}"#,
+        ));
+        tracer.start(&path).unwrap();
+        assert!(tracer.is_recording());
+        tracer.record(observed(
+            OUT,
+            r#"{"jsonrpc":"2.0","id":2,"method":"during"}"#,
+        ));
+        tracer.record(observed(IN, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#));
+        tracer.stop().unwrap();
+        assert!(!tracer.is_recording());
+        tracer.record(observed(
+            OUT,
+            r#"{"jsonrpc":"2.0","id":3,"method":"after"}"#,
+        ));
+        tracer.flush().unwrap();
+        let lines: Vec<serde_json::Value> = std::fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert_eq!(lines[0]["method"], "during");
+        // The request it answers was sent before tracing began.
+        assert_eq!(lines[1]["kind"], "response");
+        assert!(lines[1].get("latency_us").is_none());
+        assert!(lines[1].get("method").is_none());
     }
 
     #[test]

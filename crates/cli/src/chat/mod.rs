@@ -11,6 +11,7 @@ mod terminal;
 
 use std::collections::HashMap;
 use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -25,6 +26,7 @@ use nexo_host::long_results::LongResults;
 use nexo_host::pins::{PinStore, ServerIdentity};
 use nexo_host::provider::{Provider, ProviderError, ProviderKind, Settings};
 use nexo_host::tool_search::ToolSelection;
+use nexo_trace::{TraceOptions, Tracer};
 use rmcp::model::Tool;
 
 use crate::args::{ChatArgs, ProviderArg};
@@ -41,10 +43,20 @@ pub async fn run(args: ChatArgs) -> Result<(), Failure> {
     let prompt = one_shot_prompt(&args)?;
     let config = host::load(args.config.as_deref())?;
     let mut store = host::consent_store()?;
-    let trace = match host::trace_choice(&args.trace, Some(&config)) {
-        Some((path, options)) => Some(host::tracer(&path, options)?),
-        None => None,
+    // Traced from the start with `--trace`; else idle until `/trace on`.
+    let tracing = match host::trace_choice(&args.trace, Some(&config)) {
+        Some((path, options)) => Tracing {
+            tracer: host::tracer(&path, options)?,
+            file: Some(path),
+        },
+        None => Tracing {
+            tracer: Tracer::idle(TraceOptions {
+                redact_messages: args.trace.trace_redact || config.trace_redact,
+            }),
+            file: None,
+        },
     };
+    let trace = tracing.tracer.clone();
     let provider = nexo_host::provider::select(&settings(&args, &config), env::var).await;
     // One turn needs a model: say so before starting any server.
     let provider = match (provider, &prompt) {
@@ -63,7 +75,7 @@ pub async fn run(args: ChatArgs) -> Result<(), Failure> {
         })?),
     };
     let options = ConnectOptions {
-        trace: trace.clone(),
+        trace: Some(trace.clone()),
         notices: Some(Arc::new(output::notice)),
         // The working directory, for servers that still ask for roots.
         roots: std::env::current_dir()
@@ -86,11 +98,9 @@ pub async fn run(args: ChatArgs) -> Result<(), Failure> {
     let host::Started { hub, skipped } =
         host::start(&config, &mut store, args.timeout, options).await?;
     host::tell_skipped(&store, &skipped);
-    let outcome = converse(&hub, provider, prompt, terminal, &config, &args).await;
+    let outcome = converse(&hub, provider, prompt, terminal, tracing, &config, &args).await;
     hub.close().await;
-    if let Some(trace) = trace
-        && let Err(error) = trace.flush()
-    {
+    if let Err(error) = trace.flush() {
         tracing::warn!(%error, "cannot write the trace file");
     }
     outcome
@@ -103,6 +113,7 @@ async fn converse(
     provider: Result<Provider, ProviderError>,
     prompt: Option<String>,
     terminal: Option<Terminal>,
+    tracing: Tracing,
     config: &Config,
     args: &ChatArgs,
 ) -> Result<(), Failure> {
@@ -140,6 +151,7 @@ async fn converse(
                 log: log.as_ref(),
                 saved: &saved,
                 terminal,
+                tracing,
             };
             repl::run(session, agent, conversation).await
         }
@@ -148,6 +160,13 @@ async fn converse(
             None,
         )),
     }
+}
+
+/// The chat's trace of its servers' messages, and the file it goes to
+/// while it is on.
+pub struct Tracing {
+    pub tracer: Tracer,
+    pub file: Option<PathBuf>,
 }
 
 /// Where the chat's conversations are saved (nowhere without a state

@@ -5,21 +5,23 @@
 //! are cancelled on their servers) and the conversation goes on; at the
 //! prompt it clears the line; Ctrl-D or /quit leaves.
 
+use std::path::{Path, PathBuf};
+
 use nexo_client::config::Config;
 use nexo_client::hub::Hub;
 use nexo_host::agent::{Agent, AgentEvent, Toolset};
 use nexo_host::chatlog::ChatLog;
 use nexo_host::conversations::Conversation;
 use nexo_host::provider::{Content, Message, ProviderError, Role};
-use nexo_host::slash::{self, Attachment, Command, Line};
+use nexo_host::slash::{self, Attachment, Command, Line, TraceSwitch};
 use rmcp::model::JsonObject;
 use serde_json::Value;
 
-use super::Saved;
 use super::markdown::Markdown;
 use super::terminal::{self, Input, Terminal};
+use super::{Saved, Tracing};
 use crate::failure::Failure;
-use crate::{host, inspect, output};
+use crate::{env, host, inspect, output};
 
 /// What the servers' tools are now, as a string to compare.
 fn tools_identity(hub: &Hub) -> String {
@@ -38,6 +40,7 @@ struct Repl<'a, 'h> {
     saved: &'a Saved,
     /// The servers' tools the toolset was built from, to notice a change.
     tools_seen: String,
+    tracing: Tracing,
 }
 
 /// What the conversation runs with besides the model.
@@ -47,6 +50,7 @@ pub struct Session<'a, 'h> {
     pub log: Option<&'a ChatLog>,
     pub saved: &'a Saved,
     pub terminal: Terminal,
+    pub tracing: Tracing,
 }
 
 pub async fn run(
@@ -60,6 +64,7 @@ pub async fn run(
         log,
         saved,
         terminal,
+        tracing,
     } = session;
     let mut repl = Repl {
         hub,
@@ -70,6 +75,7 @@ pub async fn run(
         conversation,
         saved,
         tools_seen: tools_identity(hub),
+        tracing,
     };
     repl.greet();
     loop {
@@ -270,6 +276,77 @@ impl Repl<'_, '_> {
         ))
     }
 
+    /// `/trace`: every message to and from the servers recorded from now
+    /// on (to FILE, or the conversation's own file in the state
+    /// directory), or no more.
+    fn trace(&mut self, switch: TraceSwitch) {
+        let read_it = |file: &Path| {
+            format!(
+                "read it with `nexo trace summary {}` (or `nexo trace flow`)",
+                file.display()
+            )
+        };
+        match switch {
+            TraceSwitch::Show => match &self.tracing.file {
+                Some(file) => output::status(&format!(
+                    "the trace is on: every message goes to {}",
+                    file.display()
+                )),
+                None => output::status("the trace is off; `/trace on [FILE]` starts it"),
+            },
+            TraceSwitch::On { file } => {
+                let file = match file {
+                    Some(file) => PathBuf::from(file),
+                    None => match env::traces() {
+                        Some(directory) => {
+                            if let Err(error) = std::fs::create_dir_all(&directory) {
+                                output::status(&format!(
+                                    "cannot make {}: {error}; give a file: `/trace on FILE`",
+                                    directory.display()
+                                ));
+                                return;
+                            }
+                            directory.join(format!("{}.jsonl", self.conversation.id))
+                        }
+                        None => {
+                            output::status(
+                                "there is no state directory for traces; give a file: `/trace on FILE`",
+                            );
+                            return;
+                        }
+                    },
+                };
+                match self.tracing.tracer.start(&file) {
+                    Ok(()) => {
+                        output::status(&format!(
+                            "tracing every message to and from the servers to {}",
+                            file.display()
+                        ));
+                        self.tracing.file = Some(file);
+                    }
+                    Err(error) => output::status(&format!(
+                        "cannot trace to {}: {error}; give a file in a directory you can write to",
+                        file.display()
+                    )),
+                }
+            }
+            TraceSwitch::Off => match self.tracing.file.take() {
+                None => output::status("the trace is already off"),
+                Some(file) => match self.tracing.tracer.stop() {
+                    Ok(()) => output::status(&format!(
+                        "the trace is off; it is in {}: {}",
+                        file.display(),
+                        read_it(&file)
+                    )),
+                    Err(error) => output::status(&format!(
+                        "the trace is off, but its last lines could not be written to {}: {error}",
+                        file.display()
+                    )),
+                },
+            },
+        }
+    }
+
     async fn command(&mut self, command: Command) {
         match command {
             Command::Help => {
@@ -319,6 +396,7 @@ impl Repl<'_, '_> {
                 }
             }
             Command::Prompt { prompt, arguments } => self.prompt(&prompt, arguments).await,
+            Command::Trace(switch) => self.trace(switch),
             Command::Resume { id: None } => {
                 let saved = self.saved.list();
                 if saved.is_empty() {

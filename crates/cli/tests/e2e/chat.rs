@@ -1162,3 +1162,54 @@ async fn issue_17_a_servers_sampling_request_is_approved_then_answered() {
     assert!(result.contains("model said: Teal"), "{result:.800}");
     llm.stop().await;
 }
+
+/// Issue 17: `/trace on FILE` records every message to and from the
+/// servers from then on (a tool called by hand: its request and answer,
+/// paired), `/trace off` stops it and says how to read the file, and what
+/// is called after is not recorded; `/trace` alone says where it goes.
+#[tokio::test]
+async fn issue_17_the_trace_is_switched_on_and_off_in_the_conversation() {
+    let dir = TempDir::new("chattrace");
+    let config = config(dir.path(), json!({"utils": {"builtin": "utils"}}));
+    let trace = dir.path().join("chat-trace.jsonl");
+    let command = chat_command(dir.path(), "none", "", &["--config", &config]);
+    let on = format!("/trace on {}\r", trace.display());
+    let shown = tokio::task::spawn_blocking(move || {
+        crate::support::on_terminal(
+            command,
+            &[
+                ("Ctrl-D leaves", "/trace\r"),
+                ("the trace is off", &on),
+                (
+                    "tracing every message",
+                    "/call utils__echo {\"text\": \"traced call\"}\r",
+                ),
+                ("traced call", "/trace\r"),
+                ("the trace is on", "/trace off\r"),
+                (
+                    "nexo trace summary",
+                    "/call utils__echo {\"text\": \"untraced call\"}\r",
+                ),
+                ("untraced call", "/quit\r"),
+            ],
+        )
+    })
+    .await
+    .unwrap();
+    let text = std::fs::read_to_string(dir.path().join("chat-trace.jsonl")).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let calls: Vec<&Value> = lines
+        .iter()
+        .filter(|line| line["method"] == "tools/call")
+        .collect();
+    assert_eq!(calls.len(), 2, "{shown}\n{text}");
+    assert_eq!(calls[0]["kind"], "request", "{text}");
+    assert_eq!(calls[1]["kind"], "response", "{text}");
+    assert!(calls[1]["latency_us"].is_u64(), "{text}");
+    assert!(lines.iter().all(|line| line["server"] == "utils"), "{text}");
+    assert!(text.contains("traced call"), "{text}");
+    assert!(!text.contains("untraced call"), "{text}");
+}
