@@ -102,6 +102,22 @@ impl ChatLog {
                     "tokens_after": fitted.tokens_after,
                 }),
             ),
+            AgentEvent::Skill {
+                server,
+                skill,
+                file,
+                bytes,
+                error,
+            } => self.append(
+                "skill",
+                json!({
+                    "server": server,
+                    "skill": skill,
+                    "file": file,
+                    "bytes": bytes,
+                    "error": error,
+                }),
+            ),
             AgentEvent::Text(_) | AgentEvent::ToolCall { .. } => {}
         }
     }
