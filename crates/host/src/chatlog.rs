@@ -3,12 +3,15 @@
 //! they happen, so a conversation can be read back or analysed later.
 //!
 //! Each line has `time` (RFC 3339, UTC) and `type` (`user`, `model`,
-//! `tool_call`, `approval`), then the fields of its type:
+//! `tool_call`, `approval`, `skill`), then the fields of its type:
 //! - `user`: `text`;
 //! - `model`: `text`, `input_tokens`, `output_tokens`;
 //! - `tool_call`: `server`, `tool`, `arguments`, `duration_ms`,
 //!   `result_bytes`, `error` (the failure's text, or null);
-//! - `approval`: `server`, `tool`, `allowed`, `reason`.
+//! - `approval`: `server`, `tool`, `allowed`, `reason`;
+//! - `skill` (a skill's file loaded, or refused): `server` (null for an
+//!   unknown skill), `skill`, `file`, `bytes`, `error` (why it was
+//!   refused, or null).
 //!
 //! A line that cannot be written is reported once and the chat goes on:
 //! the log is a record, never a reason for a turn to fail.
