@@ -417,8 +417,9 @@ impl Skillset {
         match session.get_skill(&offered.skill.uri).await {
             Ok(now) if Definition::of_skill(&now).hash != approved => format!(
                 "it does not match the manifest the user approved ({mismatch}), and the server's \
-                 entry for the skill changed since: it is held back until the user approves it \
-                 again. Tell the user; do not try to load it again"
+                 entry for the skill changed since: it stays refused until the user reviews and \
+                 approves the change (shown when the chat starts again). Tell the user; do not \
+                 try to load it again"
             ),
             _ => format!(
                 "its bytes do not match the digest in the server's own manifest ({mismatch}), so \

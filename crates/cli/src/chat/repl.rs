@@ -473,7 +473,7 @@ impl Repl<'_, '_> {
     /// model's loads are, it goes to the model with TEXT as the next
     /// message.
     async fn skill(&mut self, name: &str, text: Option<String>) {
-        let Ok((_, toolset)) = &self.agent else {
+        let Ok((agent, toolset)) = &self.agent else {
             if let Err(error) = &self.agent {
                 output::status(&super::no_model(error));
             }
@@ -497,10 +497,16 @@ impl Repl<'_, '_> {
             .filter(|text| !text.is_empty())
             .unwrap_or_else(|| format!("Use the skill `{}`.", offered.name));
         let mut content = vec![Content::Text(text.clone())];
-        content.extend(parts.into_iter().map(|part| match part {
-            ResultPart::Text(text) => Content::Text(text),
-            ResultPart::Image(image) => Content::Image(image),
-        }));
+        content.extend(
+            agent
+                .long_results
+                .cap(parts)
+                .into_iter()
+                .map(|part| match part {
+                    ResultPart::Text(text) => Content::Text(text),
+                    ResultPart::Image(image) => Content::Image(image),
+                }),
+        );
         self.turn(&text, content).await;
     }
 
