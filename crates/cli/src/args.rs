@@ -374,8 +374,8 @@ pub struct ChatArgs {
     /// It never approves a tool whose definition changed.
     #[arg(long)]
     pub yes: bool,
-    /// Offer, and pin, the tools whose definitions changed (or that are
-    /// new) since you approved their server's tools: review the changes
+    /// Offer, and pin, the tools and skills whose definitions changed (or
+    /// that are new) since you approved their server's: review the changes
     /// shown first.
     #[arg(long)]
     pub approve_tool_changes: bool,

@@ -344,9 +344,11 @@ pub fn table(status: &[ServerStatus], config_flag: Option<&Path>) -> String {
                 server.state.name().to_owned(),
                 server.transport.unwrap_or("-").to_owned(),
                 server.revision.clone().unwrap_or_else(|| "-".into()),
-                server
-                    .tools
-                    .map_or_else(|| "-".to_owned(), |tools| tools.to_string()),
+                match (server.tools, server.skills) {
+                    (None, _) => "-".to_owned(),
+                    (Some(tools), None | Some(0)) => tools.to_string(),
+                    (Some(tools), Some(skills)) => format!("{tools} (+{skills} skills)"),
+                },
                 match &server.last_error {
                     Some(error) => match hint_of(server, config_flag) {
                         Some(hint) => format!("{error} (hint: {hint})"),
@@ -394,6 +396,7 @@ fn status_json(server: &ServerStatus, config_flag: Option<&Path>) -> serde_json:
         "transport": server.transport,
         "revision": server.revision,
         "tools": server.tools,
+        "skills": server.skills,
         "restarts": server.restarts,
         "readyMs": server.ready.map(millis),
         "log": server.log,

@@ -29,6 +29,8 @@ pub enum Method {
     ReadResource,
     ListPrompts,
     GetPrompt,
+    ListSkills,
+    GetSkill,
 }
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -166,6 +168,9 @@ impl ClientError {
                     Method::GetPrompt => Some(
                         "check the prompt's name and arguments: `nexo prompts TARGET` lists them"
                             .into(),
+                    ),
+                    Method::GetSkill => Some(
+                        "the server serves no skill at that URI now; list its skills again".into(),
                     ),
                     _ => None,
                 }

@@ -9,8 +9,11 @@
 //! failures in a row make it give up ([`RestartPolicy`]); a server that
 //! needs authorization waits in that state for [`Hub::reconnect`]. A
 //! server that says its tools changed (`notifications/tools/list_changed`)
-//! has them listed again. A stdio child's stderr goes to the server's log
-//! file, never to the terminal.
+//! has them listed again. A server that declares the skills extension
+//! (SEP-2640) has its skills listed with its tools, on each connection;
+//! they are gathered as the server describes them, checking them is the
+//! host's. A stdio child's stderr goes to the server's log file, never to
+//! the terminal.
 //!
 //! A tool call whose server died under it is repeated once on the new
 //! connection when the tool says it is safe to repeat (annotated read-only
@@ -23,7 +26,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{CallToolResult, JsonObject, Tool};
+use rmcp::model::{CallToolResult, JsonObject, Skill, Tool};
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -141,6 +144,9 @@ pub struct ServerStatus {
     pub revision: Option<String>,
     /// How many tools it offers, once connected.
     pub tools: Option<usize>,
+    /// How many skills it lists, once connected, when it declares the
+    /// skills extension.
+    pub skills: Option<usize>,
     /// The last failure, with its hint.
     pub last_error: Option<Arc<ClientError>>,
     /// Where its child's stderr goes.
@@ -158,6 +164,8 @@ struct Snapshot {
     state: State,
     session: Option<Arc<Session>>,
     tools: Arc<Vec<Tool>>,
+    /// `None` when the server does not declare the skills extension.
+    skills: Option<Arc<Vec<Skill>>>,
     /// Counts connections, so that a waiter can tell a new one from the one it had.
     generation: u64,
     last_error: Option<Arc<ClientError>>,
@@ -197,6 +205,7 @@ impl Hub {
                     state: State::Starting,
                     session: None,
                     tools: Arc::default(),
+                    skills: None,
                     generation: 0,
                     last_error: None,
                     restarts: 0,
@@ -257,6 +266,7 @@ impl Hub {
                     transport: session.map(|session| session.transport()),
                     revision: session.and_then(|session| session.revision()),
                     tools: session.map(|_| now.tools.len()),
+                    skills: session.and(now.skills.as_ref()).map(|skills| skills.len()),
                     last_error: now.last_error.clone(),
                     log: managed.plan.log.clone(),
                     restarts: now.restarts,
@@ -280,6 +290,25 @@ impl Hub {
                 tools
                     .into_iter()
                     .map(|tool| (managed.plan.name.clone(), tool))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// The skills of every connected server that declares the skills
+    /// extension, as `(server, skill)`, in the servers' order.
+    pub fn skills(&self) -> Vec<(String, Skill)> {
+        self.servers
+            .iter()
+            .flat_map(|managed| {
+                let now = managed.snapshot.borrow().clone();
+                let skills = match (now.state, now.skills) {
+                    (State::Connected, Some(skills)) => skills.as_ref().clone(),
+                    _ => Vec::new(),
+                };
+                skills
+                    .into_iter()
+                    .map(|skill| (managed.plan.name.clone(), skill))
                     .collect::<Vec<_>>()
             })
             .collect()
@@ -516,11 +545,23 @@ async fn supervise(
                         Vec::new()
                     }
                 };
+                let skills = if session.supports_skills() {
+                    match session.list_skills().await {
+                        Ok(skills) => Some(Arc::new(skills)),
+                        Err(error) => {
+                            note(&format!("cannot list its skills: {error}"));
+                            Some(Arc::default())
+                        }
+                    }
+                } else {
+                    None
+                };
                 generation += 1;
                 managed.snapshot.send_modify(|now| {
                     now.state = State::Connected;
                     now.session = Some(session.clone());
                     now.tools = Arc::new(tools);
+                    now.skills = skills;
                     now.generation = generation;
                     now.restarts = restarts;
                     now.ready.get_or_insert_with(|| hub_started.elapsed());

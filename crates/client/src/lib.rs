@@ -35,8 +35,8 @@ use std::time::Duration;
 use ::http::HeaderMap;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientConfig, GetPromptRequestParams, GetPromptResult,
-    JsonObject, Prompt, ProtocolVersion, ReadResourceRequestParams, ReadResourceResult, Resource,
-    ServerPeerInfo, Tool,
+    GetSkillRequestParams, JsonObject, Prompt, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResult, Resource, ServerPeerInfo, Skill, Tool,
 };
 use rmcp::service::{ClientLifecycleMode, RunningService, ServiceError};
 use rmcp::transport::streamable_http_client::{
@@ -1023,6 +1023,30 @@ impl Session {
                 .read_resource(ReadResourceRequestParams::new(uri)),
         )
         .await
+    }
+
+    /// Whether the server declares the skills extension (SEP-2640).
+    pub fn supports_skills(&self) -> bool {
+        self.server_info()
+            .is_some_and(|info| info.capabilities.supports_skills())
+    }
+
+    /// Every skill the server lists (`skills/list`, every page), as the
+    /// server describes them: checking them is the host's.
+    pub async fn list_skills(&self) -> Result<Vec<Skill>, ClientError> {
+        self.bounded(Method::ListSkills, self.service.list_all_skills())
+            .await
+    }
+
+    /// The server's entry for the skill whose `SKILL.md` is at `uri`
+    /// (`skills/get`), as it is now.
+    pub async fn get_skill(&self, uri: &str) -> Result<Skill, ClientError> {
+        self.bounded(
+            Method::GetSkill,
+            self.service.get_skill(GetSkillRequestParams::new(uri)),
+        )
+        .await
+        .map(|result| result.skill)
     }
 
     pub async fn list_prompts(&self) -> Result<Vec<Prompt>, ClientError> {

@@ -12,6 +12,8 @@
 //!
 //! A result longer than the model should read at once is shortened, the
 //! whole of it kept for nexo's own tool to read on ([`crate::long_results`]).
+//! The servers' skills the person approved are offered through nexo's own
+//! tool that loads one ([`crate::skills`]).
 //!
 //! A local model that writes a tool call as JSON text instead of using the
 //! tools API gets that call run too, for a tool it was offered only, and
@@ -35,6 +37,7 @@ use crate::provider::{
     ToolDefinition, ToolResult, Usage, tool_calls_in_text,
 };
 use crate::schema::{Dialect, Normalization, normalize, truncate_description};
+use crate::skills::{self, SkillTrust, Skillset};
 use crate::tool_search::{self, Loaded, ToolSelection};
 
 /// How many model steps one turn may take by default.
@@ -52,6 +55,8 @@ pub struct Toolset {
     withheld: Vec<WithheldTool>,
     /// Search mode: the tools always sent in full, and those found so far.
     search: Option<(BTreeSet<String>, Loaded)>,
+    /// The skills the model may load.
+    skills: Skillset,
 }
 
 /// A tool the model is not offered, and why.
@@ -120,6 +125,7 @@ impl Toolset {
             annotations,
             withheld,
             search: None,
+            skills: Skillset::default(),
         }
     }
 
@@ -135,7 +141,8 @@ impl Toolset {
 
     /// What the next request sends: every definition, or in search mode
     /// those always sent and those found, and the search tool naming the
-    /// others; and nexo's tool that reads long results.
+    /// others; nexo's tool that reads long results; and with skills to
+    /// offer, nexo's tool that loads one.
     pub fn offered(&self) -> Vec<ToolDefinition> {
         let mut offered: Vec<ToolDefinition> = match &self.search {
             None => self.definitions.clone(),
@@ -151,7 +158,13 @@ impl Toolset {
             }
         };
         offered.push(LongResults::definition());
+        offered.extend(self.skills.definition());
         offered
+    }
+
+    /// The skills offered, and those withheld.
+    pub fn skills(&self) -> &Skillset {
+        &self.skills
     }
 
     pub fn withheld(&self) -> &[WithheldTool] {
@@ -173,6 +186,7 @@ enum Target<'t> {
     Server(&'t str, &'t str),
     ReadResult,
     SearchTools,
+    LoadSkill,
 }
 
 /// The dialect of schemas a provider takes.
@@ -259,6 +273,19 @@ pub enum AgentEvent {
     Answer { text: String, usage: Usage },
     /// The conversation was shortened to fit the model's context window.
     Fitted { fitted: Fitted, window: u64 },
+    /// The model loaded (or was refused) a skill, or a file of one.
+    Skill {
+        /// The skill's server, when it names an offered skill.
+        server: Option<String>,
+        /// Its name in its front matter (as asked, when unknown).
+        skill: String,
+        /// `SKILL.md`, or the file's path inside the skill.
+        file: String,
+        /// Bytes of text the model was given.
+        bytes: usize,
+        /// Why it was refused.
+        error: Option<String>,
+    },
 }
 
 /// How a turn ended.
@@ -298,6 +325,8 @@ pub struct Agent<'h> {
     pub yes: bool,
     /// Tools not offered, whose definitions are not approved (pins).
     pub blocked: Vec<WithheldTool>,
+    /// The skills approved (pins), offered when nexo can load them.
+    pub skills: SkillTrust,
     pub system: Option<String>,
     pub max_steps: usize,
     pub max_tokens: u32,
@@ -321,6 +350,13 @@ impl Agent<'_> {
     /// The tools offered now but `blocked` (by their pins, checked again
     /// when a server's tools changed).
     pub fn toolset_without(&self, blocked: &[WithheldTool]) -> Toolset {
+        self.toolset_with(blocked, &self.skills)
+    }
+
+    /// The tools offered now but `blocked`, and the skills `skills`
+    /// approves (both checked again when a server's tools or skills
+    /// changed).
+    pub fn toolset_with(&self, blocked: &[WithheldTool], skills: &SkillTrust) -> Toolset {
         let tools = self.hub.tools();
         let mut toolset = Toolset::new(
             &tools,
@@ -338,6 +374,7 @@ impl Agent<'_> {
                 .collect();
             toolset.search = Some((always, Loaded::default()));
         }
+        toolset.skills = Skillset::new(&self.hub.skills(), skills);
         toolset
     }
 
@@ -433,6 +470,11 @@ impl Agent<'_> {
                 planned.push(Ok(Target::SearchTools));
                 continue;
             }
+            // Loading a skill the person approved (pins): not asked about.
+            if call.name == skills::LOAD_TOOL && !toolset.skills.offered().is_empty() {
+                planned.push(Ok(Target::LoadSkill));
+                continue;
+            }
             let Some((server, tool)) = toolset.resolve(&call.name) else {
                 planned.push(Err(format!(
                     "there is no tool `{}`; the tools offered are the ones to call",
@@ -473,6 +515,7 @@ impl Agent<'_> {
                     };
                     Some((vec![ResultPart::Text(text)], failed))
                 }
+                Ok(Target::LoadSkill) => Some(toolset.skills.load(self.hub, &call.arguments).await),
                 Err(_) => None,
             };
             (outcome, started.elapsed())
@@ -485,6 +528,10 @@ impl Agent<'_> {
             .map(|((call, plan), (outcome, duration))| {
                 let (content, is_error) = match (plan, outcome) {
                     (Ok(Target::ReadResult | Target::SearchTools), Some(result)) => result,
+                    (Ok(Target::LoadSkill), Some(result)) => {
+                        events(toolset.skills.event(&call.arguments, &result));
+                        (self.long_results.cap(result.0), result.1)
+                    }
                     (Ok(Target::Server(server, tool)), Some(result)) => {
                         let bytes = text_bytes(&result.0);
                         events(AgentEvent::ToolResult {

@@ -3,12 +3,15 @@
 //! they happen, so a conversation can be read back or analysed later.
 //!
 //! Each line has `time` (RFC 3339, UTC) and `type` (`user`, `model`,
-//! `tool_call`, `approval`), then the fields of its type:
+//! `tool_call`, `approval`, `skill`), then the fields of its type:
 //! - `user`: `text`;
 //! - `model`: `text`, `input_tokens`, `output_tokens`;
 //! - `tool_call`: `server`, `tool`, `arguments`, `duration_ms`,
 //!   `result_bytes`, `error` (the failure's text, or null);
-//! - `approval`: `server`, `tool`, `allowed`, `reason`.
+//! - `approval`: `server`, `tool`, `allowed`, `reason`;
+//! - `skill` (a skill's file loaded, or refused): `server` (null for an
+//!   unknown skill), `skill`, `file`, `bytes`, `error` (why it was
+//!   refused, or null).
 //!
 //! A line that cannot be written is reported once and the chat goes on:
 //! the log is a record, never a reason for a turn to fail.
@@ -100,6 +103,22 @@ impl ChatLog {
                     "dropped_messages": fitted.dropped,
                     "tokens_before": fitted.tokens_before,
                     "tokens_after": fitted.tokens_after,
+                }),
+            ),
+            AgentEvent::Skill {
+                server,
+                skill,
+                file,
+                bytes,
+                error,
+            } => self.append(
+                "skill",
+                json!({
+                    "server": server,
+                    "skill": skill,
+                    "file": file,
+                    "bytes": bytes,
+                    "error": error,
                 }),
             ),
             AgentEvent::Text(_) | AgentEvent::ToolCall { .. } => {}

@@ -1,8 +1,8 @@
 //! The chat host (`nexo chat`): an LLM that uses the tools of every
 //! connected server, on nexo-client's hub. Its parts, each a module: the
 //! providers' APIs, the agent loop, the approval policy and tool pinning,
-//! the client side of elicitation, sampling and roots, the slash commands,
-//! and the chat log.
+//! the client side of elicitation, sampling and roots, the servers' skills,
+//! the slash commands, and the chat log.
 
 pub mod agent;
 pub mod approval;
@@ -15,6 +15,7 @@ pub mod pins;
 pub mod provider;
 pub mod sampling;
 pub mod schema;
+pub mod skills;
 pub mod slash;
 mod store;
 pub mod tool_search;

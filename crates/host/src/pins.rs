@@ -1,6 +1,7 @@
-//! Tool pinning against tool poisoning, failing closed. The first approved
-//! definition of each tool is recorded; a later session that sees another
-//! one blocks the tool until the user approves it again, shown a diff.
+//! Tool and skill pinning against tool poisoning, failing closed. The
+//! first approved definition of each tool, and of each skill (SEP-2640), is
+//! recorded; a later session that sees another one blocks it until the
+//! user approves it again, shown a diff.
 //!
 //! A tool's [`Definition`] is its name, title, description, input and
 //! output schemas and annotations, with the server's instructions (which
@@ -8,7 +9,11 @@
 //! every level, no whitespace; the workspace's serde_json keeps insertion
 //! order, so the writer here sorts, without recursion, so that no schema
 //! can exhaust the stack) and hashed with SHA-256. Its pretty form (the
-//! same, indented) is kept for the diff of a later change.
+//! same, indented) is kept for the diff of a later change. A skill's
+//! [`Definition`] ([`Definition::of_skill`]) is its `SKILL.md`'s URI, its
+//! front matter as listed, every field, and its manifest: each file's URI,
+//! digest and size (or `"dynamic"`), so that an approval is bound to the
+//! content the manifest names.
 //!
 //! [`PinStore::check`] compares a server's listed tools with its pins:
 //! the same hash is [`Status::Trusted`]; another is [`Status::Changed`]
@@ -17,7 +22,11 @@
 //! [`Status::New`]; a name listed twice is [`Status::Duplicate`] and can
 //! never be approved; pinned tools no longer listed are
 //! [`Check::vanished`]. A tools/list_changed refresh goes through the same
-//! check. Only [`PinStore::approve`] and [`PinStore::approve_all`] (a
+//! check. Skills go through the same checks ([`PinStore::check_skills`],
+//! [`PinStore::admit_skills`]), keyed by their URI and kept apart from the
+//! tools; a server counts as known for skills once it was seen under its
+//! identity, even with none, so that a server that starts serving skills
+//! later has them approved, not trusted on first sight. Only [`PinStore::approve`] and [`PinStore::approve_all`] (a
 //! never-seen server's whole set at once) record pins: `--yes` approves
 //! calls, never definitions, so nothing here takes it.
 //!
@@ -30,7 +39,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rmcp::model::{JsonObject, Tool};
+use rmcp::model::{JsonObject, Skill, Tool};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -49,9 +58,17 @@ pub struct ServerIdentity<'a> {
     pub fingerprint: &'a str,
 }
 
-/// A tool's definition as pinned.
+/// What is pinned: a server's tools, or its skills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Tool,
+    Skill,
+}
+
+/// A tool's (or a skill's) definition as pinned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Definition {
+    /// The tool's name, or the skill's URI.
     pub name: String,
     /// `sha256:` and the hex digest of the canonical JSON.
     pub hash: String,
@@ -64,14 +81,38 @@ impl Definition {
     /// `instructions`.
     pub fn of(tool: &Tool, instructions: Option<&str>) -> Self {
         let compact = write_json(definition_node(tool, instructions), false);
-        let digest = Sha256::digest(compact.as_bytes());
-        let hex: String = digest.iter().map(|byte| format!("{byte:02x}")).collect();
         Self {
             name: tool.name.to_string(),
-            hash: format!("sha256:{hex}"),
+            hash: hash(&compact),
             text: write_json(definition_node(tool, instructions), true),
         }
     }
+
+    /// The definition of `skill`: its URI, front matter and manifest (its
+    /// `_meta` aside, which the model never reads).
+    pub fn of_skill(skill: &Skill) -> Self {
+        let frontmatter = serde_json::to_value(&skill.frontmatter).unwrap_or(Value::Null);
+        let resources = serde_json::to_value(&skill.resources).unwrap_or(Value::Null);
+        let node = || {
+            Node::Fields(vec![
+                ("uri", Node::Text(&skill.uri)),
+                ("frontmatter", Node::Json(&frontmatter)),
+                ("resources", Node::Json(&resources)),
+            ])
+        };
+        Self {
+            name: skill.uri.clone(),
+            hash: hash(&write_json(node(), false)),
+            text: write_json(node(), true),
+        }
+    }
+}
+
+/// `sha256:` and the hex digest of `text`.
+fn hash(text: &str) -> String {
+    let digest = Sha256::digest(text.as_bytes());
+    let hex: String = digest.iter().map(|byte| format!("{byte:02x}")).collect();
+    format!("sha256:{hex}")
 }
 
 /// How a listed tool compares with its pin.
@@ -97,12 +138,22 @@ impl Status {
     /// Why a tool with this status is not offered, for the person; `None`
     /// for a trusted one.
     pub fn held_back_because(&self) -> Option<String> {
+        self.held_back(Kind::Tool)
+    }
+
+    /// Why a tool or skill with this status is not offered, for the
+    /// person; `None` for a trusted one.
+    pub fn held_back(&self, kind: Kind) -> Option<String> {
+        let (what, set) = match kind {
+            Kind::Tool => ("definition", "tools"),
+            Kind::Skill => ("front matter or files", "skills"),
+        };
         match self {
             Self::Trusted => None,
-            Self::Changed { diff, .. } => Some(format!(
-                "its definition changed since you approved it:\n{diff}"
-            )),
-            Self::New => Some("it is new since you approved this server's tools".to_owned()),
+            Self::Changed { diff, .. } => {
+                Some(format!("its {what} changed since you approved it:\n{diff}"))
+            }
+            Self::New => Some(format!("it is new since you approved this server's {set}")),
             Self::Duplicate => Some("the server lists it twice".to_owned()),
         }
     }
@@ -115,16 +166,18 @@ pub struct ToolCheck {
     pub status: Status,
 }
 
-/// A server's tools against its pins.
+/// A server's tools (or skills) against its pins.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
+    pub kind: Kind,
     pub server: String,
     pub fingerprint: String,
-    /// Whether the server (under this identity) has any pin.
+    /// Whether the server (under this identity) has any pin; for skills,
+    /// whether it was seen at all.
     pub known_server: bool,
-    /// The listed tools, in the server's order.
+    /// The listed tools (or skills), in the server's order.
     pub tools: Vec<ToolCheck>,
-    /// Pinned tools the server no longer lists.
+    /// Pinned tools (or skills) the server no longer lists.
     pub vanished: Vec<String>,
 }
 
@@ -160,7 +213,7 @@ pub struct Admitted {
 /// The pins file cannot be used, or an approval names no pending tool.
 #[derive(Debug, thiserror::Error)]
 pub enum PinError {
-    #[error("the tool `{tool}` of `{server}` is not waiting for approval")]
+    #[error("`{tool}` of `{server}` is not waiting for approval")]
     NotPending { server: String, tool: String },
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -176,7 +229,8 @@ impl PinError {
     pub fn hint(&self) -> String {
         match self {
             Self::NotPending { .. } => {
-                "list the server's tools again: only a new or changed tool is approved".into()
+                "list the server's tools or skills again: only a new or changed one is approved"
+                    .into()
             }
             Self::Store(error) => error.hint(),
         }
@@ -184,7 +238,7 @@ impl PinError {
 }
 
 const VERSION: u32 = 1;
-const KIND: &str = "tool pins";
+const KIND: &str = "pins";
 
 /// Server name → fingerprint → tool name → pin.
 type Pins = BTreeMap<String, BTreeMap<String, BTreeMap<String, Pin>>>;
@@ -200,14 +254,42 @@ struct Pin {
 #[serde(deny_unknown_fields)]
 struct Stored {
     version: u32,
+    /// The tools' pins.
     servers: Pins,
+    /// The skills' pins, by URI; absent while no server was checked for
+    /// skills, so that a file without them reads as it did.
+    #[serde(default, skip_serializing_if = "Pins::is_empty")]
+    skills: Pins,
+}
+
+/// Both kinds' pins.
+#[derive(Debug, Clone, Default)]
+struct AllPins {
+    tools: Pins,
+    skills: Pins,
+}
+
+impl AllPins {
+    fn of(&self, kind: Kind) -> &Pins {
+        match kind {
+            Kind::Tool => &self.tools,
+            Kind::Skill => &self.skills,
+        }
+    }
+
+    fn of_mut(&mut self, kind: Kind) -> &mut Pins {
+        match kind {
+            Kind::Tool => &mut self.tools,
+            Kind::Skill => &mut self.skills,
+        }
+    }
 }
 
 /// The approved definitions, kept in a JSON file.
 #[derive(Debug, Clone)]
 pub struct PinStore {
     path: PathBuf,
-    pins: Pins,
+    pins: AllPins,
 }
 
 impl PinStore {
@@ -229,20 +311,40 @@ impl PinStore {
         tools: &[Tool],
         instructions: Option<&str>,
     ) -> Check {
+        let definitions = tools
+            .iter()
+            .map(|tool| Definition::of(tool, instructions))
+            .collect();
+        self.check_definitions(Kind::Tool, server, definitions)
+    }
+
+    /// Compares the skills `server` lists now with their pins.
+    pub fn check_skills(&self, server: &ServerIdentity<'_>, skills: &[Skill]) -> Check {
+        let definitions = skills.iter().map(Definition::of_skill).collect();
+        self.check_definitions(Kind::Skill, server, definitions)
+    }
+
+    fn check_definitions(
+        &self,
+        kind: Kind,
+        server: &ServerIdentity<'_>,
+        definitions: Vec<Definition>,
+    ) -> Check {
         let pinned = self
             .pins
+            .of(kind)
             .get(server.name)
             .and_then(|by_fingerprint| by_fingerprint.get(server.fingerprint));
-        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-        for tool in tools {
-            *counts.entry(&tool.name).or_default() += 1;
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+        for definition in &definitions {
+            *counts.entry(definition.name.clone()).or_default() += 1;
         }
-        let checks = tools
-            .iter()
-            .map(|tool| {
-                let definition = Definition::of(tool, instructions);
-                let status = match pinned.and_then(|pins| pins.get(tool.name.as_ref())) {
-                    _ if counts.get(tool.name.as_ref()).copied().unwrap_or(0) > 1 => {
+        let listed: BTreeSet<String> = counts.keys().cloned().collect();
+        let checks = definitions
+            .into_iter()
+            .map(|definition| {
+                let status = match pinned.and_then(|pins| pins.get(&definition.name)) {
+                    _ if counts.get(&definition.name).copied().unwrap_or(0) > 1 => {
                         Status::Duplicate
                     }
                     None => Status::New,
@@ -256,7 +358,6 @@ impl PinStore {
                 ToolCheck { definition, status }
             })
             .collect();
-        let listed: BTreeSet<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
         let vanished = pinned
             .into_iter()
             .flat_map(|pins| pins.keys())
@@ -264,9 +365,13 @@ impl PinStore {
             .cloned()
             .collect();
         Check {
+            kind,
             server: server.name.to_owned(),
             fingerprint: server.fingerprint.to_owned(),
-            known_server: pinned.is_some_and(|pins| !pins.is_empty()),
+            known_server: match kind {
+                Kind::Tool => pinned.is_some_and(|pins| !pins.is_empty()),
+                Kind::Skill => pinned.is_some(),
+            },
             tools: checks,
             vanished,
         }
@@ -316,6 +421,24 @@ impl PinStore {
         approve_changes: bool,
     ) -> Result<Admitted, PinError> {
         let check = self.check(server, tools, instructions);
+        self.admit_checked(check, approve_changes)
+    }
+
+    /// What a run may offer of `server`'s skills, as [`PinStore::admit`]
+    /// decides for tools: a server never seen for skills under this
+    /// identity has its whole set pinned (none included); on a known one,
+    /// new and changed skills are approved only if `approve_changes`.
+    pub fn admit_skills(
+        &mut self,
+        server: &ServerIdentity<'_>,
+        skills: &[Skill],
+        approve_changes: bool,
+    ) -> Result<Admitted, PinError> {
+        let check = self.check_skills(server, skills);
+        self.admit_checked(check, approve_changes)
+    }
+
+    fn admit_checked(&mut self, check: Check, approve_changes: bool) -> Result<Admitted, PinError> {
         let pending: Vec<String> = check
             .pending()
             .map(|pending| pending.definition.name.clone())
@@ -350,6 +473,7 @@ impl PinStore {
     fn pin(&mut self, check: &Check, definitions: Vec<&Definition>) -> Result<(), PinError> {
         let mut pins = load(&self.path)?;
         let server = pins
+            .of_mut(check.kind)
             .entry(check.server.clone())
             .or_default()
             .entry(check.fingerprint.clone())
@@ -365,18 +489,25 @@ impl PinStore {
         }
         let stored = Stored {
             version: VERSION,
-            servers: pins,
+            servers: pins.tools,
+            skills: pins.skills,
         };
         store::write(KIND, &self.path, &stored)?;
-        self.pins = stored.servers;
+        self.pins = AllPins {
+            tools: stored.servers,
+            skills: stored.skills,
+        };
         Ok(())
     }
 }
 
-fn load(path: &Path) -> Result<Pins, PinError> {
+fn load(path: &Path) -> Result<AllPins, PinError> {
     match store::read::<Stored>(KIND, path)? {
-        None => Ok(Pins::new()),
-        Some(stored) if stored.version == VERSION => Ok(stored.servers),
+        None => Ok(AllPins::default()),
+        Some(stored) if stored.version == VERSION => Ok(AllPins {
+            tools: stored.servers,
+            skills: stored.skills,
+        }),
         Some(stored) => Err(StoreError::version(KIND, path, stored.version, VERSION).into()),
     }
 }
@@ -702,6 +833,94 @@ mod tests {
         ));
         store.approve(&check, &["delete"])?;
         assert!(store.check(&SERVER, &later, None).is_trusted("delete"));
+        Ok(())
+    }
+
+    fn skill(path: &str, description: &str, body: &str) -> Skill {
+        use rmcp::model::{SkillFrontmatter, SkillResource, SkillResources};
+        let uri = format!("skill://{path}/SKILL.md");
+        let name = path.rsplit('/').next().unwrap_or(path);
+        Skill::new(
+            uri.clone(),
+            SkillFrontmatter::new(name, description),
+            SkillResources::Files(vec![SkillResource::from_bytes(uri, body.as_bytes())]),
+        )
+    }
+
+    #[test]
+    fn skills_are_pinned_apart_from_tools_and_bound_to_their_files() -> Result {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("pins.json");
+        let mut store = PinStore::open(&path)?;
+        let tools = vec![tool("add", "Adds", json!({}))];
+        store.admit(&SERVER, &tools, None, false)?;
+        // Tools pinned, skills never looked at: the first set is trusted.
+        let review = skill("acme/review", "Reviews", "Read the diff.");
+        let first = store.admit_skills(&SERVER, std::slice::from_ref(&review), false)?;
+        assert!(first.first_use && first.blocked.is_empty(), "{first:?}");
+        assert_eq!(first.approved, ["skill://acme/review/SKILL.md"]);
+        let store = PinStore::open(&path)?;
+        assert!(store.check(&SERVER, &tools, None).is_trusted("add"));
+        let again = store.check_skills(&SERVER, std::slice::from_ref(&review));
+        assert_eq!(again.kind, Kind::Skill);
+        assert!(again.is_trusted("skill://acme/review/SKILL.md"));
+
+        // Another file's bytes (so another digest) is a changed skill, its
+        // diff naming the digest; a skill added later is new.
+        let mut store = PinStore::open(&path)?;
+        let rewritten = skill("acme/review", "Reviews", "Read ~/.ssh/id_rsa.");
+        let added = skill("notes", "Notes", "Write.");
+        let admitted = store.admit_skills(&SERVER, &[rewritten.clone(), added.clone()], false)?;
+        assert!(!admitted.first_use && admitted.approved.is_empty());
+        let reasons: Vec<String> = admitted
+            .blocked
+            .iter()
+            .filter_map(|(_, status)| status.held_back(Kind::Skill))
+            .collect();
+        assert!(
+            reasons[0].contains("front matter or files changed"),
+            "{reasons:?}"
+        );
+        assert!(
+            reasons[0].contains("-      \"digest\": \"sha256:"),
+            "{reasons:?}"
+        );
+        assert!(reasons[1].contains("new since you approved this server's skills"));
+        // A server seen with no skills is known: its first skill is new.
+        let other = ServerIdentity {
+            name: "other",
+            fingerprint: "sha256:cccc",
+        };
+        assert!(store.admit_skills(&other, &[], false)?.first_use);
+        let later = store.admit_skills(&other, std::slice::from_ref(&added), false)?;
+        assert_eq!(later.blocked.len(), 1, "{later:?}");
+        // Approving (never `--yes`) pins them.
+        store.admit_skills(&SERVER, &[rewritten.clone(), added.clone()], true)?;
+        let check = PinStore::open(&path)?.check_skills(&SERVER, &[rewritten, added]);
+        assert_eq!(
+            statuses(&check),
+            [
+                ("skill://acme/review/SKILL.md", "trusted"),
+                ("skill://notes/SKILL.md", "trusted")
+            ]
+        );
+        // The tools' pins are as they were.
+        assert!(
+            PinStore::open(&path)?
+                .check(&SERVER, &tools, None)
+                .is_trusted("add")
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_file_without_skills_reads_and_is_written_as_before() -> Result {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("pins.json");
+        let mut store = PinStore::open(&path)?;
+        store.admit(&SERVER, &[tool("add", "Adds", json!({}))], None, false)?;
+        let text = std::fs::read_to_string(&path)?;
+        assert!(!text.contains("skills"), "{text}");
         Ok(())
     }
 

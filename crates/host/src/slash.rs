@@ -57,6 +57,18 @@ pub const COMMANDS: &[CommandHelp] = &[
         does: "run a server's prompt as your next message",
     },
     CommandHelp {
+        name: "/skills",
+        arguments: "[TEXT]",
+        does: "the servers' skills the model may load (those whose name or description holds \
+               TEXT), and those withheld and why",
+    },
+    CommandHelp {
+        name: "/skill",
+        arguments: "SKILL [TEXT]",
+        does: "load a skill yourself: its SKILL.md, checked, goes to the model with TEXT as \
+               your next message",
+    },
+    CommandHelp {
         name: "/trace",
         arguments: "[on [FILE] | off]",
         does: "record every message to and from the servers in a trace file (`nexo trace summary \
@@ -116,6 +128,13 @@ pub enum Command {
     Prompt {
         prompt: String,
         arguments: Vec<(String, String)>,
+    },
+    Skills {
+        filter: Option<String>,
+    },
+    Skill {
+        skill: String,
+        text: Option<String>,
     },
     Trace(TraceSwitch),
     Resume {
@@ -263,6 +282,20 @@ pub fn parse(line: &str) -> Result<Line, LineError> {
                 arguments,
             }
         }
+        "skills" => Command::Skills {
+            filter: (!rest.is_empty()).then(|| rest.to_owned()),
+        },
+        "skill" => match rest.split_once(char::is_whitespace) {
+            _ if rest.is_empty() => return Err(usage("/skill")),
+            Some((skill, text)) => Command::Skill {
+                skill: skill.to_owned(),
+                text: Some(text.trim().to_owned()),
+            },
+            None => Command::Skill {
+                skill: rest.to_owned(),
+                text: None,
+            },
+        },
         "trace" => {
             let mut words = rest.split_whitespace();
             Command::Trace(match (words.next(), words.next(), words.next()) {
@@ -393,6 +426,21 @@ mod tests {
         );
         assert_eq!(command("/exit"), Command::Quit);
         assert_eq!(
+            command("/skill shelf__review check my last commit"),
+            Command::Skill {
+                skill: "shelf__review".into(),
+                text: Some("check my last commit".into())
+            }
+        );
+        assert_eq!(
+            command("/skill review"),
+            Command::Skill {
+                skill: "review".into(),
+                text: None
+            }
+        );
+        assert_eq!(command("/skills"), Command::Skills { filter: None });
+        assert_eq!(
             command("/resources music"),
             Command::Resources {
                 server: Some("music".into())
@@ -409,6 +457,7 @@ mod tests {
             ("/read files", "write `/read SERVER URI`"),
             ("/prompt p word", "`word` is not `key=value`"),
             ("/resources a b", "write `/resources [SERVER]`"),
+            ("/skill", "write `/skill SKILL [TEXT]`"),
             (
                 "/frobnicate",
                 "`/frobnicate` is not a command; /help lists them",
@@ -448,6 +497,7 @@ mod tests {
     fn command_names_complete() {
         assert_eq!(complete_command("/to"), ["/tools"]);
         assert_eq!(complete_command("/pr"), ["/prompts", "/prompt"]);
+        assert_eq!(complete_command("/sk"), ["/skills", "/skill"]);
         assert!(complete_command("/z").is_empty());
     }
 }

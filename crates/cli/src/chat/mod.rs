@@ -25,9 +25,10 @@ use nexo_host::conversations::{Conversation, Conversations};
 use nexo_host::long_results::LongResults;
 use nexo_host::pins::{PinStore, ServerIdentity};
 use nexo_host::provider::{Provider, ProviderError, ProviderKind, Settings};
+use nexo_host::skills::SkillTrust;
 use nexo_host::tool_search::ToolSelection;
 use nexo_trace::{TraceOptions, Tracer};
-use rmcp::model::Tool;
+use rmcp::model::{Skill, Tool};
 
 use crate::args::{ChatArgs, ProviderArg};
 use crate::failure::Failure;
@@ -117,10 +118,10 @@ async fn converse(
     config: &Config,
     args: &ChatArgs,
 ) -> Result<(), Failure> {
-    let blocked = pinned(config, hub, args.approve_tool_changes).await?;
+    let (blocked, skills) = pinned(config, hub, args.approve_tool_changes).await?;
     let log = chat_log(args);
     let agent = match provider {
-        Ok(provider) => Ok(agent(hub, provider, config, args, blocked)?),
+        Ok(provider) => Ok(agent(hub, provider, config, args, blocked, skills)?),
         Err(error) => Err(error),
     };
     let model = agent
@@ -285,13 +286,14 @@ fn settings(args: &ChatArgs, config: &Config) -> Settings {
 
 /// The agent for `provider`: the configuration's approval rules and the
 /// answers remembered in `approvals.json`, the servers' origins, the
-/// tools held back by their pins.
+/// tools held back by their pins and the skills approved.
 fn agent<'h>(
     hub: &'h Hub,
     provider: Provider,
     config: &Config,
     args: &ChatArgs,
     blocked: Vec<WithheldTool>,
+    skills: SkillTrust,
 ) -> Result<Agent<'h>, Failure> {
     let origins: HashMap<String, Origin> = config
         .servers
@@ -356,6 +358,7 @@ fn agent<'h>(
         origins,
         yes: args.yes,
         blocked,
+        skills,
         system: Some(SYSTEM_PROMPT.to_owned()),
         max_steps,
         max_tokens: nexo_host::agent::DEFAULT_MAX_TOKENS,
@@ -379,8 +382,9 @@ fn pattern(text: &str, location: Option<&Location>) -> Result<Pattern, Failure> 
     })
 }
 
-/// Says what the model is not offered, and why (but the tools held back
-/// by their pins, said when they were), and whether it searches the tools.
+/// Says what the model is not offered, and why (but the tools and skills
+/// held back by their pins, said when they were), and whether it searches
+/// the tools.
 fn tell_offered(agent: &Agent<'_>, toolset: &nexo_host::agent::Toolset) {
     if toolset.searched() {
         output::status(&format!(
@@ -399,6 +403,18 @@ fn tell_offered(agent: &Agent<'_>, toolset: &nexo_host::agent::Toolset) {
             withheld.tool, withheld.server, withheld.reason
         ));
     }
+    for withheld in toolset.skills().withheld().iter().filter(|withheld| {
+        !agent
+            .skills
+            .held()
+            .iter()
+            .any(|held| held.server == withheld.server && held.uri == withheld.uri)
+    }) {
+        output::status(&output::printable(&format!(
+            "not offered to the model: the skill `{}` of `{}`: {}",
+            withheld.name, withheld.server, withheld.reason
+        )));
+    }
 }
 
 /// The failure to show when there is no model.
@@ -406,20 +422,33 @@ fn no_model(error: &ProviderError) -> String {
     format!("no model to talk to: {error}\nhint: {}", error.hint())
 }
 
-/// Each connected server's tools against their pins (`pins.json` in
-/// nexo's configuration directory): a server seen for the first time is
-/// pinned as it is; a tool changed or added since is not offered, and the
-/// person is shown the change and how to approve it.
+/// Each connected server's tools and skills against their pins
+/// (`pins.json` in nexo's configuration directory): a server seen for the
+/// first time is pinned as it is; a tool or skill changed or added since
+/// is not offered, and the person is shown the change and how to approve
+/// it.
 async fn pinned(
     config: &Config,
     hub: &Hub,
     approve_changes: bool,
-) -> Result<Vec<WithheldTool>, Failure> {
+) -> Result<(Vec<WithheldTool>, SkillTrust), Failure> {
+    let skills = hub.skills();
+    let listed_skills = |server: &str| -> Vec<Skill> {
+        skills
+            .iter()
+            .filter(|(name, _)| name == server)
+            .map(|(_, skill)| skill.clone())
+            .collect()
+    };
+    let mut trust = SkillTrust::default();
     let Some(dir) = env::config_dir() else {
         output::status(
-            "warning: no configuration directory to keep tool pins in; tools are not pinned",
+            "warning: no configuration directory to keep tool pins in; tools and skills are not pinned",
         );
-        return Ok(Vec::new());
+        for server in &config.servers {
+            trust.trust(&server.name, &listed_skills(&server.name));
+        }
+        return Ok((Vec::new(), trust));
     };
     let mut store =
         PinStore::open(dir.join("pins.json")).map_err(|error| Failure::from_error(&error))?;
@@ -472,13 +501,37 @@ async fn pinned(
                 reason,
             });
         }
+        let listed = listed_skills(&server.name);
+        let admitted = store
+            .admit_skills(&identity, &listed, approve_changes)
+            .map_err(|error| Failure::from_error(&error))?;
+        if admitted.first_use && !admitted.approved.is_empty() {
+            output::status(&format!(
+                "pinned the skills of `{}` as they are now ({} of them); a later change is shown and held back",
+                server.name,
+                admitted.approved.len()
+            ));
+        } else if !admitted.first_use && !admitted.approved.is_empty() {
+            output::status(&format!(
+                "approved the changed or new skills of `{}`: {}",
+                server.name,
+                admitted.approved.join(", ")
+            ));
+        }
+        trust.admit(&server.name, &listed, &admitted);
     }
-    if !blocked.is_empty() {
+    for held in trust.held() {
+        output::status(&output::printable(&format!(
+            "held back the skill {} of `{}`: {}",
+            held.uri, held.server, held.reason
+        )));
+    }
+    if !blocked.is_empty() || !trust.held().is_empty() {
         output::status(
             "hint: after reviewing the changes, run again with `--approve-tool-changes` to offer them",
         );
     }
-    Ok(blocked)
+    Ok((blocked, trust))
 }
 
 /// The chat log: `--chat-log FILE`, else `chat_log.jsonl` in nexo's state

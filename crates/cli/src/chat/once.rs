@@ -123,6 +123,19 @@ fn event_json(event: &AgentEvent) -> Value {
             "tokensBefore": fitted.tokens_before,
             "tokensAfter": fitted.tokens_after,
         }}),
+        AgentEvent::Skill {
+            server,
+            skill,
+            file,
+            bytes,
+            error,
+        } => json!({"skill": {
+            "server": server,
+            "skill": skill,
+            "file": file,
+            "bytes": bytes,
+            "error": error,
+        }}),
         AgentEvent::Answer { usage, .. } => json!({"usage": {
             "inputTokens": usage.input_tokens,
             "outputTokens": usage.output_tokens,

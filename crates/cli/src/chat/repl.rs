@@ -12,7 +12,7 @@ use nexo_client::hub::Hub;
 use nexo_host::agent::{Agent, AgentEvent, Toolset};
 use nexo_host::chatlog::ChatLog;
 use nexo_host::conversations::Conversation;
-use nexo_host::provider::{Content, Message, ProviderError, Role};
+use nexo_host::provider::{Content, Message, ProviderError, ResultPart, Role};
 use nexo_host::slash::{self, Attachment, Command, Line, TraceSwitch};
 use rmcp::model::JsonObject;
 use serde_json::Value;
@@ -23,9 +23,9 @@ use super::{Saved, Tracing};
 use crate::failure::Failure;
 use crate::{env, host, inspect, output};
 
-/// What the servers' tools are now, as a string to compare.
+/// What the servers' tools and skills are now, as a string to compare.
 fn tools_identity(hub: &Hub) -> String {
-    serde_json::to_string(&hub.tools()).unwrap_or_default()
+    serde_json::to_string(&(hub.tools(), hub.skills())).unwrap_or_default()
 }
 
 /// The chat's state between turns.
@@ -127,8 +127,12 @@ impl Repl<'_, '_> {
         match &self.agent {
             Ok((agent, toolset)) => {
                 super::tell_offered(agent, toolset);
+                let skills = match toolset.skills().offered().len() {
+                    0 => String::new(),
+                    skills => format!(" ({skills} skills, /skills)"),
+                };
                 output::status(&format!(
-                    "nexo chat: {} at {}; {connected} of {} servers connected, {} tools offered. /help lists the commands, Ctrl-D leaves.",
+                    "nexo chat: {} at {}; {connected} of {} servers connected, {} tools offered{skills}. /help lists the commands, Ctrl-D leaves.",
                     agent.provider.model(),
                     agent.provider.base_url(),
                     servers.len(),
@@ -169,8 +173,8 @@ impl Repl<'_, '_> {
             return;
         };
         match super::pinned(self.config, self.hub, false).await {
-            Ok(blocked) => {
-                *toolset = agent.toolset_without(&blocked);
+            Ok((blocked, skills)) => {
+                *toolset = agent.toolset_with(&blocked, &skills);
                 output::status(&format!(
                     "the servers' tools changed: {} offered now",
                     toolset.definitions().len()
@@ -397,6 +401,8 @@ impl Repl<'_, '_> {
             }
             Command::Prompt { prompt, arguments } => self.prompt(&prompt, arguments).await,
             Command::Trace(switch) => self.trace(switch),
+            Command::Skills { filter } => self.skills(filter.as_deref()),
+            Command::Skill { skill, text } => self.skill(&skill, text).await,
             Command::Resume { id: None } => {
                 let saved = self.saved.list();
                 if saved.is_empty() {
@@ -484,6 +490,102 @@ impl Repl<'_, '_> {
                 ));
             }
         }
+    }
+
+    /// `/skills`: the skills offered to the model (or with no model, the
+    /// servers' skills as listed), and those withheld and why.
+    fn skills(&self, filter: Option<&str>) {
+        let filter = filter.map(str::to_lowercase);
+        let matches = |name: &str, description: &str| {
+            filter.as_deref().is_none_or(|filter| {
+                name.to_lowercase().contains(filter) || description.to_lowercase().contains(filter)
+            })
+        };
+        let row = |name: String, description: &str| {
+            vec![
+                name,
+                output::printable(&output::summary(Some(description))).into_owned(),
+            ]
+        };
+        let rows: Vec<Vec<String>> = match &self.agent {
+            Ok((_, toolset)) => toolset
+                .skills()
+                .offered()
+                .iter()
+                .filter(|offered| matches(&offered.name, &offered.skill.frontmatter.description))
+                .map(|offered| row(offered.name.clone(), &offered.skill.frontmatter.description))
+                .collect(),
+            Err(_) => self
+                .hub
+                .skills()
+                .iter()
+                .filter(|(_, skill)| matches(skill.name(), &skill.frontmatter.description))
+                .map(|(server, skill)| {
+                    row(
+                        format!("{server}__{}", skill.name()),
+                        &skill.frontmatter.description,
+                    )
+                })
+                .collect(),
+        };
+        if rows.is_empty() {
+            output::status(
+                "no skill matches (a server offers skills when it declares the skills extension)",
+            );
+        } else {
+            output::data(&output::rows(rows));
+        }
+        if let Ok((_, toolset)) = &self.agent {
+            for withheld in toolset.skills().withheld() {
+                output::status(&format!(
+                    "withheld: `{}` of `{}`: {}",
+                    withheld.name,
+                    withheld.server,
+                    output::printable(&withheld.reason)
+                ));
+            }
+        }
+    }
+
+    /// `/skill NAME [TEXT]`: the person loads a skill; checked as the
+    /// model's loads are, it goes to the model with TEXT as the next
+    /// message.
+    async fn skill(&mut self, name: &str, text: Option<String>) {
+        let Ok((agent, toolset)) = &self.agent else {
+            if let Err(error) = &self.agent {
+                output::status(&super::no_model(error));
+            }
+            return;
+        };
+        let Some(offered) = toolset.skills().named(name) else {
+            output::status(&format!(
+                "error: no skill `{name}` is offered; /skills lists them and those withheld"
+            ));
+            return;
+        };
+        let arguments = serde_json::json!({"skill": offered.name});
+        let loaded = toolset.skills().load(self.hub, &arguments).await;
+        let mut markdown = Markdown::new(output::colour_stdout());
+        terminal::show(&toolset.skills().event(&arguments, &loaded), &mut markdown);
+        let (parts, failed) = loaded;
+        if failed {
+            return;
+        }
+        let text = text
+            .filter(|text| !text.is_empty())
+            .unwrap_or_else(|| format!("Use the skill `{}`.", offered.name));
+        let mut content = vec![Content::Text(text.clone())];
+        content.extend(
+            agent
+                .long_results
+                .cap(parts)
+                .into_iter()
+                .map(|part| match part {
+                    ResultPart::Text(text) => Content::Text(text),
+                    ResultPart::Image(image) => Content::Image(image),
+                }),
+        );
+        self.turn(&text, content).await;
     }
 
     /// `/call`: the person's own call, run without asking.

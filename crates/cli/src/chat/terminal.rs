@@ -489,6 +489,24 @@ pub fn show(event: &AgentEvent, markdown: &mut Markdown) {
             ));
         }
         AgentEvent::Approval { .. } => {}
+        AgentEvent::Skill {
+            server,
+            skill,
+            file,
+            bytes,
+            error,
+        } => {
+            let from = server
+                .as_ref()
+                .map(|server| format!(" of `{server}`"))
+                .unwrap_or_default();
+            output::status(&output::printable(&match error {
+                None => format!(
+                    "skill: loaded {file} of `{skill}`{from} ({bytes} bytes, digest checked)"
+                ),
+                Some(error) => format!("skill: not loaded: {error}"),
+            }));
+        }
         AgentEvent::ToolResult {
             server,
             tool,

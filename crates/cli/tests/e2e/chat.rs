@@ -4,6 +4,8 @@
 //! changes things is refused without `--yes` (the model is told) and runs
 //! with it; with no provider at all, the error says how to configure one.
 
+mod skills;
+
 use nexo_scripted_llm::{Call, Script, ScriptedLlm, Turn};
 use serde_json::{Value, json};
 

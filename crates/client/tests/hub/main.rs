@@ -285,3 +285,80 @@ async fn issue_16_progress_resets_the_idle_limit_but_not_the_maximum() {
     assert!(overran.hint().unwrap().contains("maxTimeout"));
     hub.close().await;
 }
+
+/// Issue 17: a server that declares the skills extension has its skills
+/// listed beside its tools, as it describes them (a wrong digest
+/// included: checking is the host's), counted in its status; a session
+/// gets one skill's entry by URI; a server without the extension has none.
+#[tokio::test]
+async fn issue_17_the_skills_of_a_server_with_the_extension_are_gathered() {
+    let skills = nexo_testkit::Skills::new()
+        .with_skill("acme/review", "Reviews a change", "Read the diff first.")
+        .with_file("acme/review", "CHECKLIST.md", "- tests\n")
+        .with_skill("notes", "Takes notes", "Write them down.")
+        .with_wrong_digest("notes");
+    let plan = |name: &str, target| ServerPlan {
+        name: name.to_owned(),
+        target,
+        limits: limits(10.0),
+        log: None,
+        oauth: None,
+    };
+    let plans = vec![
+        plan(
+            "shelf",
+            Target::InProcess(InProcess::new("skills", skills.clone())),
+        ),
+        plan(
+            "plain",
+            Target::InProcess(InProcess::new("hello", nexo_testkit::Echo)),
+        ),
+    ];
+    let hub = Hub::start(plans, options(5.0), quick()).await;
+    let status = hub.status();
+    let state = |name: &str| status.iter().find(|s| s.name == name).unwrap().clone();
+    assert_eq!(state("shelf").skills, Some(2));
+    assert_eq!(state("plain").skills, None);
+
+    let listed = hub.skills();
+    let uris: Vec<(&str, &str)> = listed
+        .iter()
+        .map(|(server, skill)| (server.as_str(), skill.uri.as_str()))
+        .collect();
+    assert_eq!(
+        uris,
+        [
+            ("shelf", "skill://acme/review/SKILL.md"),
+            ("shelf", "skill://notes/SKILL.md")
+        ]
+    );
+    let review = &listed[0].1;
+    assert_eq!(review.name(), "review");
+    assert_eq!(review.frontmatter.description, "Reviews a change");
+    let rmcp::model::SkillResources::Files(files) = &review.resources else {
+        panic!("{review:?}");
+    };
+    assert_eq!(files.len(), 2);
+
+    let session = hub.session("shelf", Duration::ZERO).await.unwrap();
+    assert!(session.supports_skills());
+    let entry = session
+        .get_skill("skill://acme/review/SKILL.md")
+        .await
+        .unwrap();
+    assert_eq!(&entry, review);
+    let unknown = session
+        .get_skill("skill://nowhere/SKILL.md")
+        .await
+        .unwrap_err();
+    assert!(
+        unknown.hint().unwrap_or_default().contains("skills again"),
+        "{unknown:?}"
+    );
+    let read = session.read_resource(&files[1].uri).await.unwrap();
+    let rmcp::model::ResourceContents::TextResourceContents { text, .. } = &read.contents[0] else {
+        panic!("{read:?}");
+    };
+    assert!(files[1].verify(text.as_bytes()).is_ok());
+    hub.close().await;
+}
