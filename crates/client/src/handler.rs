@@ -6,8 +6,12 @@
 //! the schema's defaults, or hand each form to the caller's own
 //! [`ElicitationResponder`] (a person at a prompt, a test's script). The same
 //! answers serve both eras: an `elicitation/create` request over a 2025-era
-//! session, and the elicitations an `input_required` result (2026-07-28)
-//! carries, which rmcp's client fulfils through this handler and retries.
+//! session, and the input requests (elicitation, sampling, roots) that a
+//! 2026-07-28 `input_required` result or a task's `tasks/get` carries,
+//! which [`Handler::answer`] fulfils through the same paths. The handler
+//! declares the tasks extension (`io.modelcontextprotocol/tasks`): the
+//! session follows a tool call that a server runs as a task
+//! ([`crate::tasks`]).
 
 use std::fmt;
 use std::sync::Arc;
@@ -20,7 +24,8 @@ use async_trait::async_trait;
 use rmcp::model::LoggingMessageNotificationParam;
 use rmcp::model::{
     ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
-    FormElicitationCapability, JsonObject, ProgressNotificationParam,
+    FormElicitationCapability, InputRequest, JsonObject, ProgressNotificationParam,
+    TASKS_EXTENSION_ID, TaskStatus,
 };
 #[expect(
     deprecated,
@@ -51,6 +56,13 @@ pub enum Notice {
     Progress {
         progress: f64,
         total: Option<f64>,
+        message: Option<String>,
+    },
+    /// A tool call the server runs as a task, seen to start or change:
+    /// its id, status and the server's message about it.
+    Task {
+        task: String,
+        status: TaskStatus,
         message: Option<String>,
     },
 }
@@ -133,6 +145,10 @@ impl fmt::Debug for Handler {
 
 impl Handler {
     pub fn new(mut info: ClientConfig, elicitation: ElicitationPolicy) -> Self {
+        info.capabilities
+            .extensions
+            .get_or_insert_default()
+            .insert(TASKS_EXTENSION_ID.to_owned(), JsonObject::new());
         if !matches!(elicitation, ElicitationPolicy::Decline) {
             info.capabilities.elicitation =
                 Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
@@ -189,9 +205,90 @@ impl Handler {
         self
     }
 
-    fn notify(&self, notice: Notice) {
+    pub(crate) fn notify(&self, notice: Notice) {
         if let Some(sink) = &self.notices {
             sink(notice);
+        }
+    }
+
+    /// The answer to one of the requests an `input_required` result or
+    /// task carries, given as the standalone request would be.
+    pub(crate) async fn answer(&self, request: InputRequest) -> Result<Value, ErrorData> {
+        let encoded = |result: Result<Value, serde_json::Error>| {
+            result.map_err(|error| {
+                ErrorData::internal_error(format!("cannot encode the answer: {error}"), None)
+            })
+        };
+        match request {
+            InputRequest::Elicitation(request) => {
+                encoded(serde_json::to_value(self.elicit(request.params).await))
+            }
+            InputRequest::CreateMessage(request) => {
+                let result = self.sample(request.params).await?;
+                encoded(serde_json::to_value(result))
+            }
+            InputRequest::ListRoots(_) => encoded(serde_json::to_value(self.roots())),
+            _ => Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "this client does not take requests of this kind",
+                None,
+            )),
+        }
+    }
+
+    #[expect(
+        deprecated,
+        reason = "roots are a 2025-era feature (SEP-2577 drops them); servers of those revisions still ask"
+    )]
+    fn roots(&self) -> ListRootsResult {
+        ListRootsResult::new(
+            self.roots
+                .iter()
+                .map(|uri| Root::new(uri.clone()))
+                .collect(),
+        )
+    }
+
+    #[expect(
+        deprecated,
+        reason = "sampling is a 2025-era feature (SEP-2577 drops it); servers of those revisions still ask"
+    )]
+    async fn sample(
+        &self,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let Some(responder) = &self.sampling else {
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "this client does not take sampling requests",
+                None,
+            ));
+        };
+        let answer = {
+            let _answering = Answering::start(&self.answering);
+            responder.respond(params).await
+        };
+        // -1: the specification's code for a request the user refused.
+        answer.map_err(|why| ErrorData::new(rmcp::model::ErrorCode(-1), why, None))
+    }
+
+    async fn elicit(&self, request: ElicitRequestParams) -> ElicitResult {
+        match (&self.elicitation, request) {
+            (ElicitationPolicy::Responder(responder), request) => {
+                let _answering = Answering::start(&self.answering);
+                responder.respond(request).await
+            }
+            (
+                ElicitationPolicy::SchemaDefaults,
+                ElicitRequestParams::FormElicitationParams {
+                    requested_schema, ..
+                },
+            ) => {
+                let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
+                ElicitResult::new(ElicitationAction::Accept)
+                    .with_content(Value::Object(schema_defaults(&schema)))
+            }
+            _ => ElicitResult::new(ElicitationAction::Decline),
         }
     }
 }
@@ -252,12 +349,7 @@ impl ClientHandler for Handler {
         &self,
         _context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, ErrorData> {
-        Ok(ListRootsResult::new(
-            self.roots
-                .iter()
-                .map(|uri| Root::new(uri.clone()))
-                .collect(),
-        ))
+        Ok(self.roots())
     }
 
     #[expect(
@@ -269,19 +361,7 @@ impl ClientHandler for Handler {
         params: CreateMessageRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        let Some(responder) = &self.sampling else {
-            return Err(ErrorData::new(
-                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-                "this client does not take sampling requests",
-                None,
-            ));
-        };
-        let answer = {
-            let _answering = Answering::start(&self.answering);
-            responder.respond(params).await
-        };
-        // -1: the specification's code for a request the user refused.
-        answer.map_err(|why| ErrorData::new(rmcp::model::ErrorCode(-1), why, None))
+        self.sample(params).await
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -328,23 +408,7 @@ impl ClientHandler for Handler {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        match (&self.elicitation, request) {
-            (ElicitationPolicy::Responder(responder), request) => {
-                let _answering = Answering::start(&self.answering);
-                Ok(responder.respond(request).await)
-            }
-            (
-                ElicitationPolicy::SchemaDefaults,
-                ElicitRequestParams::FormElicitationParams {
-                    requested_schema, ..
-                },
-            ) => {
-                let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
-                Ok(ElicitResult::new(ElicitationAction::Accept)
-                    .with_content(Value::Object(schema_defaults(&schema))))
-            }
-            _ => Ok(ElicitResult::new(ElicitationAction::Decline)),
-        }
+        Ok(self.elicit(request).await)
     }
 }
 

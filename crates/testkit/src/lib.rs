@@ -3,16 +3,19 @@
 //! with rmcp's own client on the other end ([`connect`], [`call_tool`]) or
 //! raw JSON-RPC lines ([`Wire`]), so that a bug shared by rmcp's client and
 //! server cannot hide; [`contains`], a JSON subset check for results; and
-//! [`Echo`], a one-tool server for the client's own tests.
+//! [`Echo`], a one-tool server for the client's own tests; [`Tasks`], a
+//! server whose tools run as tasks (the tasks extension of 2026-07-28).
 //!
 //! Dev-only: nexo crates take it as a dev-dependency, never a normal one. It
 //! knows no particular server; each server's tests keep their own
 //! assertions.
 
 mod echo;
+mod tasks;
 mod wire;
 
 pub use echo::Echo;
+pub use tasks::{CONFIRM_KEY, Tasks};
 pub use wire::{Exchange, Wire};
 
 use rmcp::model::{CallToolRequestParams, CallToolResult};
