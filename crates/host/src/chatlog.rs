@@ -102,7 +102,7 @@ impl ChatLog {
                     "tokens_after": fitted.tokens_after,
                 }),
             ),
-            AgentEvent::Text(_) | AgentEvent::ToolCall { .. } => {}
+            AgentEvent::Text(_) | AgentEvent::ToolCall { .. } | AgentEvent::Task { .. } => {}
         }
     }
 

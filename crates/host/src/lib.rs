@@ -2,7 +2,7 @@
 //! connected server, on nexo-client's hub. Its parts, each a module: the
 //! providers' APIs, the agent loop, the approval policy and tool pinning,
 //! the client side of elicitation, sampling and roots, the slash commands,
-//! and the chat log.
+//! tool calls run as tasks kept across chats, and the chat log.
 
 pub mod agent;
 pub mod approval;
@@ -17,4 +17,5 @@ pub mod sampling;
 pub mod schema;
 pub mod slash;
 mod store;
+pub mod tasks;
 pub mod tool_search;

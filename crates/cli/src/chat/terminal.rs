@@ -482,7 +482,8 @@ pub fn show(event: &AgentEvent, markdown: &mut Markdown) {
                 fitted.tokens_after
             ));
         }
-        AgentEvent::Approval { .. } => {}
+        // Shown as the session's notices, like progress.
+        AgentEvent::Approval { .. } | AgentEvent::Task { .. } => {}
         AgentEvent::ToolResult {
             server,
             tool,
