@@ -54,7 +54,8 @@ static PROGRESS_DRAWN: std::sync::atomic::AtomicBool = std::sync::atomic::Atomic
 
 /// A server's log message or progress, on stderr while a call runs: logs
 /// dimmed on a terminal, progress as a bar redrawn in place on a terminal
-/// and as plain lines otherwise.
+/// and as plain lines otherwise; a task's status, like progress, as a line
+/// redrawn in place on a terminal.
 pub fn notice(notice: nexo_client::handler::Notice) {
     use nexo_client::handler::Notice;
     use std::sync::atomic::Ordering;
@@ -117,6 +118,27 @@ pub fn notice(notice: nexo_client::handler::Notice) {
                     let message = printable(&message);
                     let _ = writeln!(stderr, "progress: {progress}{message}");
                 }
+            }
+        }
+        Notice::Task {
+            task,
+            status,
+            message,
+        } => {
+            let status = serde_json::to_value(status)
+                .ok()
+                .and_then(|status| status.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            let message = message
+                .map(|message| format!(": {message}"))
+                .unwrap_or_default();
+            let line = printable(&format!("task {task} {status}{message}")).into_owned();
+            if terminal {
+                let _ = write!(stderr, "{line}");
+                let _ = stderr.flush();
+                PROGRESS_DRAWN.store(true, Ordering::Relaxed);
+            } else {
+                let _ = writeln!(stderr, "{line}");
             }
         }
     }

@@ -31,6 +31,8 @@ pub enum Method {
     GetPrompt,
     ListSkills,
     GetSkill,
+    /// `tasks/get`, `tasks/update` or `tasks/cancel` (the tasks extension).
+    Task,
 }
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -77,6 +79,29 @@ pub enum ClientError {
         /// The arguments to call again with (`confirm`, `playlist`).
         retry_with: Vec<String>,
     },
+    /// A tool run as a task that failed: the server's JSON-RPC error.
+    #[error("the task `{task}` of `{tool}` failed: {message}")]
+    TaskFailed {
+        tool: String,
+        task: String,
+        code: i32,
+        message: String,
+    },
+    /// A tool run as a task that was cancelled (not by this call).
+    #[error("the task `{task}` of `{tool}` was cancelled ({detail})")]
+    TaskCancelled {
+        tool: String,
+        task: String,
+        detail: String,
+    },
+    /// A tool run as a task that the server no longer has, or whose time
+    /// to live passed before it finished.
+    #[error("the task `{task}` of `{tool}` is gone: {detail}")]
+    TaskLost {
+        tool: String,
+        task: String,
+        detail: String,
+    },
     #[error("the server has no tool `{tool}`")]
     UnknownTool {
         tool: String,
@@ -101,7 +126,12 @@ impl ClientError {
             Self::Unreachable { .. } | Self::Timeout { .. } | Self::Overran { .. } => {
                 ErrorKind::Unreachable
             }
-            Self::Rpc { .. } | Self::Tool { .. } | Self::UnknownTool { .. } => ErrorKind::Remote,
+            Self::Rpc { .. }
+            | Self::Tool { .. }
+            | Self::UnknownTool { .. }
+            | Self::TaskFailed { .. }
+            | Self::TaskCancelled { .. }
+            | Self::TaskLost { .. } => ErrorKind::Remote,
             Self::NeedsConfirmation { .. } => ErrorKind::NeedsConfirmation,
             Self::Protocol { .. } => ErrorKind::Protocol,
         }
@@ -117,6 +147,9 @@ impl ClientError {
             Self::Rpc { .. } => "server_error",
             Self::Tool { .. } => "tool_error",
             Self::UnknownTool { .. } => "unknown_tool",
+            Self::TaskFailed { .. } => "task_failed",
+            Self::TaskCancelled { .. } => "task_cancelled",
+            Self::TaskLost { .. } => "task_lost",
             Self::NeedsConfirmation { .. } => "needs_confirmation",
             Self::Protocol { .. } => "protocol_error",
         }
@@ -197,6 +230,19 @@ impl ClientError {
                 "the server's tools: {}; `nexo tools TARGET NAME` describes one",
                 known.join(", ")
             )),
+            Self::TaskFailed { .. } => Some(
+                "the server ran the tool as a task and reported this error; see the server's \
+                 logs, then call the tool again"
+                    .into(),
+            ),
+            Self::TaskCancelled { .. } => {
+                Some("call the tool again to run it anew, if it is still wanted".into())
+            }
+            Self::TaskLost { .. } => Some(
+                "the server discarded the task (or restarted without it); call the tool again \
+                 to run it anew"
+                    .into(),
+            ),
             Self::Rpc { .. } | Self::Tool { .. } => None,
             Self::Protocol { hint, .. } => Some(hint.clone()),
         }
@@ -288,6 +334,27 @@ impl ClientError {
                 message: scrub(message),
             },
             unknown @ Self::UnknownTool { .. } => unknown,
+            Self::TaskFailed {
+                tool,
+                task,
+                code,
+                message,
+            } => Self::TaskFailed {
+                tool,
+                task,
+                code,
+                message: scrub(message),
+            },
+            Self::TaskCancelled { tool, task, detail } => Self::TaskCancelled {
+                tool,
+                task,
+                detail: scrub(detail),
+            },
+            Self::TaskLost { tool, task, detail } => Self::TaskLost {
+                tool,
+                task,
+                detail: scrub(detail),
+            },
             Self::NeedsConfirmation {
                 tool,
                 message,

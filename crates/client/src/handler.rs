@@ -6,8 +6,12 @@
 //! the schema's defaults, or hand each form to the caller's own
 //! [`ElicitationResponder`] (a person at a prompt, a test's script). The same
 //! answers serve both eras: an `elicitation/create` request over a 2025-era
-//! session, and the elicitations an `input_required` result (2026-07-28)
-//! carries, which rmcp's client fulfils through this handler and retries.
+//! session, and the input requests (elicitation, sampling, roots) that a
+//! 2026-07-28 `input_required` result or a task's `tasks/get` carries,
+//! which [`Handler::answer`] fulfils through the same paths. The handler
+//! declares the tasks extension (`io.modelcontextprotocol/tasks`): the
+//! session follows a tool call that a server runs as a task
+//! ([`crate::tasks`]).
 
 use std::fmt;
 use std::sync::Arc;
@@ -20,7 +24,8 @@ use async_trait::async_trait;
 use rmcp::model::LoggingMessageNotificationParam;
 use rmcp::model::{
     ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
-    FormElicitationCapability, JsonObject, ProgressNotificationParam, UrlElicitationCapability,
+    FormElicitationCapability, InputRequest, JsonObject, ProgressNotificationParam,
+    TASKS_EXTENSION_ID, TaskStatus, UrlElicitationCapability,
 };
 #[expect(
     deprecated,
@@ -51,6 +56,13 @@ pub enum Notice {
     Progress {
         progress: f64,
         total: Option<f64>,
+        message: Option<String>,
+    },
+    /// A tool call the server runs as a task, seen to start or change:
+    /// its id, status and the server's message about it.
+    Task {
+        task: String,
+        status: TaskStatus,
         message: Option<String>,
     },
 }
@@ -141,6 +153,10 @@ impl fmt::Debug for Handler {
 
 impl Handler {
     pub fn new(mut info: ClientConfig, elicitation: ElicitationPolicy) -> Self {
+        info.capabilities
+            .extensions
+            .get_or_insert_default()
+            .insert(TASKS_EXTENSION_ID.to_owned(), JsonObject::new());
         let takes_urls = match &elicitation {
             ElicitationPolicy::Decline => None,
             ElicitationPolicy::SchemaDefaults => Some(false),
@@ -188,7 +204,7 @@ impl Handler {
     /// The answer to a server's elicitation: the responder's, the
     /// schema's defaults, or a decline (a URL-mode request to a responder
     /// that does not take URLs included).
-    async fn answer_elicitation(&self, request: ElicitRequestParams) -> ElicitResult {
+    async fn elicit(&self, request: ElicitRequestParams) -> ElicitResult {
         match (&self.elicitation, request) {
             (ElicitationPolicy::Responder(responder), request)
                 if responder.takes_urls()
@@ -232,10 +248,71 @@ impl Handler {
         self
     }
 
-    fn notify(&self, notice: Notice) {
+    pub(crate) fn notify(&self, notice: Notice) {
         if let Some(sink) = &self.notices {
             sink(notice);
         }
+    }
+
+    /// The answer to one of the requests an `input_required` result or
+    /// task carries, given as the standalone request would be.
+    pub(crate) async fn answer(&self, request: InputRequest) -> Result<Value, ErrorData> {
+        let encoded = |result: Result<Value, serde_json::Error>| {
+            result.map_err(|error| {
+                ErrorData::internal_error(format!("cannot encode the answer: {error}"), None)
+            })
+        };
+        match request {
+            InputRequest::Elicitation(request) => {
+                encoded(serde_json::to_value(self.elicit(request.params).await))
+            }
+            InputRequest::CreateMessage(request) => {
+                let result = self.sample(request.params).await?;
+                encoded(serde_json::to_value(result))
+            }
+            InputRequest::ListRoots(_) => encoded(serde_json::to_value(self.roots())),
+            _ => Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "this client does not take requests of this kind",
+                None,
+            )),
+        }
+    }
+
+    #[expect(
+        deprecated,
+        reason = "roots are a 2025-era feature (SEP-2577 drops them); servers of those revisions still ask"
+    )]
+    fn roots(&self) -> ListRootsResult {
+        ListRootsResult::new(
+            self.roots
+                .iter()
+                .map(|uri| Root::new(uri.clone()))
+                .collect(),
+        )
+    }
+
+    #[expect(
+        deprecated,
+        reason = "sampling is a 2025-era feature (SEP-2577 drops it); servers of those revisions still ask"
+    )]
+    async fn sample(
+        &self,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let Some(responder) = &self.sampling else {
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "this client does not take sampling requests",
+                None,
+            ));
+        };
+        let answer = {
+            let _answering = Answering::start(&self.answering);
+            responder.respond(params).await
+        };
+        // -1: the specification's code for a request the user refused.
+        answer.map_err(|why| ErrorData::new(rmcp::model::ErrorCode(-1), why, None))
     }
 }
 
@@ -295,12 +372,7 @@ impl ClientHandler for Handler {
         &self,
         _context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, ErrorData> {
-        Ok(ListRootsResult::new(
-            self.roots
-                .iter()
-                .map(|uri| Root::new(uri.clone()))
-                .collect(),
-        ))
+        Ok(self.roots())
     }
 
     #[expect(
@@ -312,19 +384,7 @@ impl ClientHandler for Handler {
         params: CreateMessageRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        let Some(responder) = &self.sampling else {
-            return Err(ErrorData::new(
-                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-                "this client does not take sampling requests",
-                None,
-            ));
-        };
-        let answer = {
-            let _answering = Answering::start(&self.answering);
-            responder.respond(params).await
-        };
-        // -1: the specification's code for a request the user refused.
-        answer.map_err(|why| ErrorData::new(rmcp::model::ErrorCode(-1), why, None))
+        self.sample(params).await
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -371,7 +431,7 @@ impl ClientHandler for Handler {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        Ok(self.answer_elicitation(request).await)
+        Ok(self.elicit(request).await)
     }
 }
 
@@ -451,7 +511,7 @@ mod tests {
                 ElicitationPolicy::Responder(responder),
             );
             let request = request.clone();
-            async move { handler.answer_elicitation(request).await.action }
+            async move { handler.elicit(request).await.action }
         };
         assert_eq!(
             answer(Arc::new(Accepting)).await,

@@ -15,6 +15,9 @@
 //! host's. A stdio child's stderr goes to the server's log file, never to
 //! the terminal.
 //!
+//! A tool call the server runs as a task is followed to its end (see
+//! [`crate::tasks`]); [`Hub::follow_task`] takes up one whose id was kept.
+//!
 //! A tool call whose server died under it is repeated once on the new
 //! connection when the tool says it is safe to repeat (annotated read-only
 //! or idempotent), and otherwise fails saying so: a tool that may have done
@@ -32,7 +35,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::namespace::Namespace;
-use crate::{CallLimits, ClientError, ConnectOptions, ErrorKind, Session, Target};
+use crate::{CallLimits, ClientError, ConnectOptions, ErrorKind, Session, Target, TaskObserver};
 
 /// One server to run or reach.
 #[derive(Debug, Clone)]
@@ -343,11 +346,23 @@ impl Hub {
         tool: &str,
         arguments: JsonObject,
     ) -> Result<CallToolResult, ClientError> {
+        self.call_tool_observed(server, tool, arguments, None).await
+    }
+
+    /// [`Hub::call_tool`], `observer` told of the task the server runs the
+    /// call as, if it does.
+    pub async fn call_tool_observed(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: JsonObject,
+        observer: Option<TaskObserver>,
+    ) -> Result<CallToolResult, ClientError> {
         let managed = self.managed(server)?;
         let limits = managed.plan.limits.for_tool(tool);
         let (session, generation) = connected(managed, 0, limits.idle).await?;
         let first = session
-            .call_tool_within(tool, arguments.clone(), limits)
+            .call_tool_observed(tool, arguments.clone(), limits, observer.clone())
             .await;
         let error = match first {
             Err(error) if session.is_ended() && error.kind() == ErrorKind::Unreachable => error,
@@ -372,7 +387,24 @@ impl Hub {
             "the server died during the call; calling again"
         );
         let (session, _) = connected(managed, generation + 1, limits.idle).await?;
-        session.call_tool_within(tool, arguments, limits).await
+        session
+            .call_tool_observed(tool, arguments, limits, observer)
+            .await
+    }
+
+    /// Follows the task `task` that `server` runs for a call of `tool`,
+    /// whose id was kept, to its end.
+    pub async fn follow_task(
+        &self,
+        server: &str,
+        tool: &str,
+        task: &str,
+        observer: Option<TaskObserver>,
+    ) -> Result<CallToolResult, ClientError> {
+        let managed = self.managed(server)?;
+        let limits = managed.plan.limits.for_tool(tool);
+        let (session, _) = connected(managed, 0, limits.idle).await?;
+        session.follow_task(tool, task, observer.as_ref()).await
     }
 
     /// Drops `server`'s connection and connects again now, starting the

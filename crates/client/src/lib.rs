@@ -6,7 +6,8 @@
 //! This crate knows no particular server. The protocol is rmcp's; what is
 //! here is the choice of transport and protocol era, the HTTP retry policy
 //! ([`http`]), OAuth when a server asks for it ([`auth`]), answers to
-//! server requests ([`handler`]), argument coercion ([`arguments`]),
+//! server requests ([`handler`]), tool calls a server runs as tasks
+//! followed to their end ([`tasks`]), argument coercion ([`arguments`]),
 //! credentials that never print ([`secret`]) and error classification.
 
 pub mod arguments;
@@ -27,6 +28,7 @@ pub mod secret;
 pub mod streamable;
 mod tap;
 mod target;
+pub mod tasks;
 mod wire;
 
 use std::sync::Arc;
@@ -34,9 +36,9 @@ use std::time::Duration;
 
 use ::http::HeaderMap;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientConfig, GetPromptRequestParams, GetPromptResult,
-    GetSkillRequestParams, JsonObject, Prompt, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResult, Resource, ServerPeerInfo, Skill, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientConfig, GetPromptRequestParams,
+    GetPromptResult, GetSkillRequestParams, InputResponses, JsonObject, Prompt, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResult, Resource, ServerPeerInfo, Skill, Tool,
 };
 use rmcp::service::{ClientLifecycleMode, RunningService, ServiceError};
 use rmcp::transport::streamable_http_client::{
@@ -51,6 +53,7 @@ pub use crate::handler::{ElicitationPolicy, ElicitationResponder, Handler};
 pub use crate::inprocess::InProcess;
 pub use crate::secret::{EnvVar, Header, Secret, TargetUrl};
 pub use crate::target::{HttpTransport, Target};
+pub use crate::tasks::{TaskObserver, TaskUpdate};
 
 /// The default time limit for one exchange (`--timeout`).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
@@ -219,6 +222,9 @@ pub struct Session {
     /// Whether a person is answering a form of the server's (see
     /// [`within`]).
     answering: watch::Receiver<bool>,
+    /// The `tasks/cancel` requests of calls given up, finished before the
+    /// session ends.
+    cancels: tasks::Cancels,
 }
 
 fn handler(options: &ConnectOptions) -> Handler {
@@ -272,6 +278,7 @@ pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Sessio
         progress,
         answering,
         reach,
+        cancels: tasks::Cancels::default(),
     })
 }
 
@@ -994,6 +1001,22 @@ impl Session {
         arguments: JsonObject,
         limits: CallLimits,
     ) -> Result<CallToolResult, ClientError> {
+        self.call_tool_observed(name, arguments, limits, None).await
+    }
+
+    /// Calls `name` within `limits`. The `input_required` rounds of a
+    /// 2026-07-28 server are answered by the client handler; a call the
+    /// server runs as a task is followed to its end ([`tasks`]), each
+    /// exchange within the idle limit and the whole within the total one,
+    /// and `observer` is told of the task's id and of each change.
+    pub async fn call_tool_observed(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+        limits: CallLimits,
+        observer: Option<TaskObserver>,
+    ) -> Result<CallToolResult, ClientError> {
+        let started = tokio::time::Instant::now();
         let mut params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
         if self.notices {
             let mut meta =
@@ -1007,8 +1030,72 @@ impl Session {
             meta.set_log_level(rmcp::model::LoggingLevel::Info);
             params.meta = Some(meta);
         }
-        self.limited(Method::CallTool, limits, self.service.call_tool(params))
+        let seed = match self
+            .limited(Method::CallTool, limits, self.rounds(params))
+            .await?
+        {
+            CallToolResponse::Complete(result) => return Ok(result),
+            CallToolResponse::Task(created) => created.task,
+            _ => {
+                return Err(self.service_error(Method::CallTool, ServiceError::UnexpectedResponse));
+            }
+        };
+        let id = seed.task_id.clone();
+        let follow = self.follow(name, &id, Some(seed), observer.as_ref());
+        let Some(total) = limits.total else {
+            return follow.await;
+        };
+        let left = total.saturating_sub(started.elapsed());
+        tokio::time::timeout(left, follow)
             .await
+            .unwrap_or_else(|_| {
+                Err(ClientError::Overran {
+                    target: self.target.clone(),
+                    seconds: total.as_secs_f64(),
+                })
+            })
+    }
+
+    /// One `tools/call` to its result or task, its `input_required` rounds
+    /// (2026-07-28) answered by the client handler, one request after
+    /// another, as rmcp's own helper would (which cannot follow a task).
+    async fn rounds(
+        &self,
+        mut params: CallToolRequestParams,
+    ) -> Result<CallToolResponse, ServiceError> {
+        let max_rounds = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
+        let mut rounds_without_requests = 0u32;
+        for _ in 0..max_rounds {
+            let asked = match self.service.call_tool_once(params.clone()).await? {
+                CallToolResponse::InputRequired(asked) => asked,
+                other => return Ok(other),
+            };
+            let requests = asked.input_requests.unwrap_or_default();
+            if requests.is_empty() {
+                if asked.request_state.is_none() {
+                    return Err(ServiceError::UnexpectedResponse);
+                }
+                // Only state to carry: the server is busy; back off a little.
+                let wait = 50u64 << rounds_without_requests.min(2);
+                tokio::time::sleep(Duration::from_millis(wait)).await;
+                rounds_without_requests += 1;
+            } else {
+                rounds_without_requests = 0;
+            }
+            let mut responses = InputResponses::new();
+            for (key, request) in requests {
+                let answer = self
+                    .service
+                    .service()
+                    .answer(request)
+                    .await
+                    .map_err(ServiceError::McpError)?;
+                responses.insert(key, answer);
+            }
+            params.input_responses = (!responses.is_empty()).then_some(responses);
+            params.request_state = asked.request_state;
+        }
+        Err(ServiceError::InputRequiredRoundsExceeded { max_rounds })
     }
 
     pub async fn list_resources(&self) -> Result<Vec<Resource>, ClientError> {
@@ -1079,12 +1166,14 @@ impl Session {
     pub async fn end(&self) {
         /// rmcp drains in-flight responses before it closes the transport.
         const END_WAIT: Duration = Duration::from_secs(3);
+        self.cancels.settle(END_WAIT).await;
         self.service.cancellation_token().cancel();
         let _ = tokio::time::timeout(END_WAIT, self.ended()).await;
     }
 
     /// Ends the session (and the child process, for stdio targets).
     pub async fn close(self) {
+        self.cancels.settle(self.timeout).await;
         if let Err(error) = self.service.cancel().await {
             tracing::debug!(%error, "closing the session");
         }

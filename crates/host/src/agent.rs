@@ -10,6 +10,10 @@
 //! go back to the model so it can correct itself, until it answers without
 //! calling a tool or the step limit is reached.
 //!
+//! A call its server runs as a task is followed to its end by the hub; the
+//! task's id and each change of it are told as [`AgentEvent::Task`] (see
+//! [`crate::tasks`]).
+//!
 //! A result longer than the model should read at once is shortened, the
 //! whole of it kept for nexo's own tool to read on ([`crate::long_results`]).
 //! The servers' skills the person approved are offered through nexo's own
@@ -26,6 +30,7 @@ use std::time::{Duration, Instant};
 use futures::future::{BoxFuture, join_all};
 use nexo_client::hub::Hub;
 use nexo_client::namespace::Namespace;
+use nexo_client::{ClientError, TaskObserver, TaskUpdate};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ResourceContents, ToolAnnotations};
 use serde_json::Value;
 
@@ -269,6 +274,14 @@ pub enum AgentEvent {
         bytes: usize,
         error: Option<String>,
     },
+    /// A call the server runs as a task: the task started or changed.
+    Task {
+        server: String,
+        tool: String,
+        /// The model's call it stands for.
+        call: ToolCall,
+        update: TaskUpdate,
+    },
     /// A model step ended: its whole text (tool calls aside) and usage.
     Answer { text: String, usage: Usage },
     /// The conversation was shortened to fit the model's context window.
@@ -498,11 +511,23 @@ impl Agent<'_> {
             });
             planned.push(decision.map(|_| Target::Server(server, tool)));
         }
-        let runs = calls.iter().zip(&planned).map(|(call, plan)| async move {
+        // Tasks' changes come while the calls run, through a channel.
+        let (tasks, mut task_updates) = tokio::sync::mpsc::unbounded_channel();
+        let observers: Vec<TaskObserver> = (0..calls.len())
+            .map(|index| {
+                let tasks = tasks.clone();
+                std::sync::Arc::new(move |update: &TaskUpdate| {
+                    let _ = tasks.send((index, update.clone()));
+                }) as TaskObserver
+            })
+            .collect();
+        let plans: Vec<_> = planned.iter().zip(observers).collect();
+        let runs = calls.iter().zip(plans).map(|(call, plan)| async move {
+            let (plan, observer) = plan;
             let started = Instant::now();
             let outcome = match plan {
                 Ok(Target::Server(server, tool)) => {
-                    Some(self.call(server, tool, &call.arguments).await)
+                    Some(self.call(server, tool, &call.arguments, observer).await)
                 }
                 Ok(Target::ReadResult) => Some(self.long_results.read(&call.arguments)),
                 Ok(Target::SearchTools) => {
@@ -520,7 +545,32 @@ impl Agent<'_> {
             };
             (outcome, started.elapsed())
         });
-        let outcomes = join_all(runs).await;
+        drop(tasks);
+        let outcomes = {
+            let mut tell = |(index, update): (usize, TaskUpdate)| {
+                if let (Some(call), Some(Ok(Target::Server(server, tool)))) =
+                    (calls.get(index), planned.get(index))
+                {
+                    events(AgentEvent::Task {
+                        server: (*server).to_owned(),
+                        tool: (*tool).to_owned(),
+                        call: call.clone(),
+                        update,
+                    });
+                }
+            };
+            let mut all = std::pin::pin!(join_all(runs));
+            let outcomes = loop {
+                tokio::select! {
+                    outcomes = &mut all => break outcomes,
+                    Some(update) = task_updates.recv() => tell(update),
+                }
+            };
+            while let Ok(update) = task_updates.try_recv() {
+                tell(update);
+            }
+            outcomes
+        };
         calls
             .iter()
             .zip(planned)
@@ -626,25 +676,43 @@ impl Agent<'_> {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Calls the tool; its result as the model will read it, and whether it
-    /// failed.
-    async fn call(&self, server: &str, tool: &str, arguments: &Value) -> (Vec<ResultPart>, bool) {
+    /// Calls the tool, `observer` told of the task it runs as, if it does;
+    /// its result as the model will read it, and whether it failed.
+    async fn call(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: &Value,
+        observer: TaskObserver,
+    ) -> (Vec<ResultPart>, bool) {
         let arguments: JsonObject = match arguments {
             Value::Object(map) => map.clone(),
             _ => JsonObject::new(),
         };
-        match self.hub.call_tool(server, tool, arguments).await {
-            Ok(result) => {
-                let is_error = result.is_error == Some(true);
-                (result_parts(&result), is_error)
-            }
-            Err(error) => {
-                let text = match error.hint() {
-                    Some(hint) => format!("{error} (hint: {hint})"),
-                    None => error.to_string(),
-                };
-                (vec![ResultPart::Text(text)], true)
-            }
+        outcome_parts(
+            self.hub
+                .call_tool_observed(server, tool, arguments, Some(observer))
+                .await,
+        )
+    }
+}
+
+/// A call's outcome as the model reads it, and whether it failed: the
+/// result, or the error with its hint.
+pub(crate) fn outcome_parts(
+    outcome: Result<CallToolResult, ClientError>,
+) -> (Vec<ResultPart>, bool) {
+    match outcome {
+        Ok(result) => {
+            let is_error = result.is_error == Some(true);
+            (result_parts(&result), is_error)
+        }
+        Err(error) => {
+            let text = match error.hint() {
+                Some(hint) => format!("{error} (hint: {hint})"),
+                None => error.to_string(),
+            };
+            (vec![ResultPart::Text(text)], true)
         }
     }
 }
@@ -687,7 +755,7 @@ fn result_parts(result: &CallToolResult) -> Vec<ResultPart> {
     parts
 }
 
-fn text_bytes(parts: &[ResultPart]) -> usize {
+pub(crate) fn text_bytes(parts: &[ResultPart]) -> usize {
     parts
         .iter()
         .map(|part| match part {
@@ -697,7 +765,7 @@ fn text_bytes(parts: &[ResultPart]) -> usize {
         .sum()
 }
 
-fn first_text(parts: &[ResultPart]) -> String {
+pub(crate) fn first_text(parts: &[ResultPart]) -> String {
     parts
         .iter()
         .find_map(|part| match part {

@@ -121,7 +121,7 @@ impl ChatLog {
                     "error": error,
                 }),
             ),
-            AgentEvent::Text(_) | AgentEvent::ToolCall { .. } => {}
+            AgentEvent::Text(_) | AgentEvent::ToolCall { .. } | AgentEvent::Task { .. } => {}
         }
     }
 

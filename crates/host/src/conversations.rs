@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::provider::{Content, Message, Role};
 use crate::store::{self, StoreError};
+use crate::tasks::KeptTask;
 
 const KIND: &str = "conversation";
 const VERSION: u32 = 1;
@@ -30,6 +31,10 @@ pub struct Conversation {
     pub directory: PathBuf,
     pub model: String,
     pub messages: Vec<Message>,
+    /// The tasks still running on their servers when it was saved, taken
+    /// up when it is resumed ([`crate::tasks`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tasks: Vec<KeptTask>,
 }
 
 impl Conversation {
@@ -44,6 +49,7 @@ impl Conversation {
             directory,
             model: model.to_owned(),
             messages: Vec::new(),
+            tasks: Vec::new(),
         }
     }
 

@@ -2,7 +2,8 @@
 //! connected server, on nexo-client's hub. Its parts, each a module: the
 //! providers' APIs, the agent loop, the approval policy and tool pinning,
 //! the client side of elicitation, sampling and roots, the servers' skills,
-//! the slash commands, and the chat log.
+//! the slash commands, tool calls run as tasks kept across chats, and the
+//! chat log.
 
 pub mod agent;
 pub mod approval;
@@ -18,4 +19,5 @@ pub mod schema;
 pub mod skills;
 pub mod slash;
 mod store;
+pub mod tasks;
 pub mod tool_search;

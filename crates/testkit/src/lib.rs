@@ -4,7 +4,8 @@
 //! raw JSON-RPC lines ([`Wire`]), so that a bug shared by rmcp's client and
 //! server cannot hide; [`contains`], a JSON subset check for results; and
 //! [`Echo`], a one-tool server for the client's own tests; [`Skills`], a
-//! server of skills (SEP-2640), some of them tampered with.
+//! server of skills (SEP-2640), some of them tampered with; [`Tasks`], a
+//! server whose tools run as tasks (the tasks extension of 2026-07-28).
 //!
 //! Dev-only: nexo crates take it as a dev-dependency, never a normal one. It
 //! knows no particular server; each server's tests keep their own
@@ -12,10 +13,12 @@
 
 mod echo;
 mod skills;
+mod tasks;
 mod wire;
 
 pub use echo::Echo;
 pub use skills::{Skills, skill_md};
+pub use tasks::{CONFIRM_KEY, Tasks};
 pub use wire::{Exchange, Wire};
 
 use rmcp::model::{CallToolRequestParams, CallToolResult};

@@ -131,7 +131,8 @@ async fn converse(
     let saved = Saved {
         store: env::conversations().map(Conversations::new),
     };
-    let conversation = saved.open(args.resume.as_deref(), &model)?;
+    let mut conversation = saved.open(args.resume.as_deref(), &model)?;
+    take_up(agent.as_ref().ok(), &mut conversation, &saved, log.as_ref()).await;
     match (prompt, agent, terminal) {
         (Some(prompt), Ok(agent), _) => {
             once::run(
@@ -234,6 +235,68 @@ impl Saved {
             None => Err("there is no state directory, where conversations are saved".into()),
         }
     }
+}
+
+/// Takes up the tasks kept with `conversation`, left running on their
+/// servers when an earlier chat ended (nexo-host's `tasks`): waits for
+/// each to end, shows how, and saves their results into the conversation
+/// as the results of the calls they stand for. Ctrl-C cancels them; with
+/// no model they wait for a chat that has one.
+async fn take_up(
+    agent: Option<&Agent<'_>>,
+    conversation: &mut Conversation,
+    saved: &Saved,
+    log: Option<&ChatLog>,
+) {
+    if conversation.tasks.is_empty() {
+        return;
+    }
+    let names: Vec<String> = conversation
+        .tasks
+        .iter()
+        .map(|kept| format!("{} (`{}__{}`)", kept.task, kept.server, kept.tool))
+        .collect();
+    let Some(agent) = agent else {
+        output::status(&format!(
+            "this conversation has tasks that were still running: {}; they are taken up when a model is configured",
+            output::printable(&names.join(", "))
+        ));
+        return;
+    };
+    output::status(&format!(
+        "taking up the tasks still running when this conversation was saved: {}",
+        output::printable(&names.join(", "))
+    ));
+    let mut markdown = markdown::Markdown::new(false);
+    let mut on_event = |event: nexo_host::agent::AgentEvent| {
+        if let Some(log) = log {
+            log.event(&event);
+        }
+        terminal::show(&event, &mut markdown);
+    };
+    let mut taking_up = conversation.clone();
+    let taken = tokio::select! {
+        taken = agent.take_up(&mut taking_up, &mut on_event) => taken,
+        _ = tokio::signal::ctrl_c() => {
+            conversation.tasks.clear();
+            saved.save(conversation);
+            output::status("cancelled: the tasks were cancelled on their servers");
+            return;
+        }
+    };
+    *conversation = taking_up;
+    for taken in &taken {
+        let outcome = if taken.failed { "failed: " } else { "" };
+        output::status(&format!(
+            "task {} of `{}__{}` ended: {outcome}{}",
+            taken.task.task,
+            taken.task.server,
+            taken.task.tool,
+            output::printable(&output::summary(Some(&taken.text)))
+        ));
+    }
+    output::status("the model reads these results with your next message");
+    saved.save(conversation);
 }
 
 /// The prompt of a one-shot chat: `-p`, else what is piped on stdin;

@@ -1,12 +1,15 @@
 //! One turn, answered and done: `nexo chat -p PROMPT`. Nothing is asked:
 //! a call the policy would ask about is refused (the model is told) unless
 //! `--yes` or a rule allows it. Ctrl-C cancels the turn (the servers are
-//! told) and exits with 130.
+//! told, tasks cancelled) and exits with 130. The ids of tasks under way
+//! are saved with the conversation as they start, for `--resume` should
+//! the process end before them.
 
 use nexo_host::agent::{Agent, AgentEvent, NoOneToAsk};
 use nexo_host::chatlog::ChatLog;
 use nexo_host::conversations::Conversation;
-use nexo_host::provider::Message;
+use nexo_host::provider::{Content, Message, Role};
+use nexo_host::tasks::Keeper;
 use serde_json::{Value, json};
 
 use super::markdown::Markdown;
@@ -28,11 +31,16 @@ pub async fn run(
         log.user(prompt);
     }
     conversation.messages.push(Message::user(prompt));
+    let before = conversation.messages.len();
+    let mut keeper = Keeper::new(&conversation);
     let mut transcript = Vec::new();
     let mut markdown = Markdown::new(output::colour_stdout());
     let mut on_event = |event: AgentEvent| {
         if let Some(log) = log {
             log.event(&event);
+        }
+        if let Some(kept) = keeper.event(&event) {
+            saved.save(kept);
         }
         if json {
             // The answer's pieces, joined.
@@ -51,6 +59,13 @@ pub async fn run(
     let turn = tokio::select! {
         turn = agent.turn(&toolset, &mut conversation.messages, &NoOneToAsk, &mut on_event) => turn,
         _ = tokio::signal::ctrl_c() => {
+            // The question stays, answered by the cancellation; no task is kept.
+            conversation.messages.truncate(before);
+            conversation.messages.push(Message {
+                role: Role::Assistant,
+                content: vec![Content::Text("(The user cancelled this turn.)".into())],
+            });
+            saved.save(&mut conversation);
             output::status("\ncancelled: the calls under way were cancelled on their servers");
             return Err(Failure::interrupted());
         }
@@ -115,6 +130,18 @@ fn event_json(event: &AgentEvent) -> Value {
             "durationMs": duration.as_secs_f64() * 1000.0,
             "bytes": bytes,
             "error": error,
+        }}),
+        AgentEvent::Task {
+            server,
+            tool,
+            update,
+            ..
+        } => json!({"task": {
+            "server": server,
+            "tool": tool,
+            "id": update.task,
+            "status": update.status,
+            "message": update.message,
         }}),
         AgentEvent::Fitted { fitted, window } => json!({"context": {
             "window": window,

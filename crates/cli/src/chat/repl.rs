@@ -3,7 +3,10 @@
 //! talk to it still starts: the commands work, and a message gets how to
 //! configure one. Ctrl-C during a turn cancels it (the calls under way
 //! are cancelled on their servers) and the conversation goes on; at the
-//! prompt it clears the line; Ctrl-D or /quit leaves.
+//! prompt it clears the line; Ctrl-D or /quit leaves. The ids of tasks
+//! under way are saved with the conversation as they start, for
+//! `--resume` should the process end before them; `/resume` takes up
+//! those of the conversation it switches to.
 
 use std::path::{Path, PathBuf};
 
@@ -14,6 +17,7 @@ use nexo_host::chatlog::ChatLog;
 use nexo_host::conversations::Conversation;
 use nexo_host::provider::{Content, Message, ProviderError, ResultPart, Role};
 use nexo_host::slash::{self, Attachment, Command, Line, TraceSwitch};
+use nexo_host::tasks::Keeper;
 use rmcp::model::JsonObject;
 use serde_json::Value;
 
@@ -208,10 +212,15 @@ impl Repl<'_, '_> {
             content,
         });
         let log = self.log;
+        let saved = self.saved;
+        let mut keeper = Keeper::new(&self.conversation);
         let mut markdown = Markdown::new(output::colour_stdout());
         let mut on_event = |event: AgentEvent| {
             if let Some(log) = log {
                 log.event(&event);
+            }
+            if let Some(kept) = keeper.event(&event) {
+                saved.save(kept);
             }
             terminal::show(&event, &mut markdown);
         };
@@ -427,13 +436,15 @@ impl Repl<'_, '_> {
                 output::status("go on with one: /resume ID");
             }
             Command::Resume { id: Some(id) } => match self.saved.load(&id) {
-                Ok(conversation) => {
+                Ok(mut conversation) => {
                     output::status(&format!(
                         "resumed the conversation {} ({} messages): {}",
                         conversation.id,
                         conversation.messages.len(),
                         output::printable(&conversation.title())
                     ));
+                    let agent = self.agent.as_ref().ok().map(|(agent, _)| *agent);
+                    super::take_up(agent, &mut conversation, self.saved, self.log).await;
                     self.conversation = conversation;
                 }
                 Err(error) => output::status(&format!("error: {error}")),

@@ -488,7 +488,8 @@ pub fn show(event: &AgentEvent, markdown: &mut Markdown) {
                 fitted.tokens_after
             ));
         }
-        AgentEvent::Approval { .. } => {}
+        // Shown as the session's notices, like progress.
+        AgentEvent::Approval { .. } | AgentEvent::Task { .. } => {}
         AgentEvent::Skill {
             server,
             skill,

@@ -1215,3 +1215,204 @@ async fn issue_17_the_trace_is_switched_on_and_off_in_the_conversation() {
     assert!(text.contains("traced call"), "{text}");
     assert!(!text.contains("untraced call"), "{text}");
 }
+
+/// nexo-testkit's `Tasks` (tools run as tasks) served over Streamable HTTP
+/// on 127.0.0.1, a remote server that outlives the chats; the chat's
+/// configuration for it, its tools allowed.
+async fn tasks_server(dir: &std::path::Path, fixture: &nexo_testkit::Tasks) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let options = nexo_serve::HttpOptions {
+        origins: nexo_serve::OriginPolicy::new(&[]),
+        hosts: nexo_serve::HostPolicy::new(&[], address.ip()),
+        max_body: nexo_serve::DEFAULT_MAX_BODY,
+        tools: Vec::new(),
+        logger: None,
+        trace: None,
+    };
+    let app = nexo_serve::app(fixture.clone(), options, Default::default());
+    let service = axum::ServiceExt::<axum::extract::Request>::into_make_service(app);
+    tokio::spawn(async move { axum::serve(listener, service).await });
+    crate::host::config_file(
+        dir,
+        json!({
+            "mcpServers": {"tasks": {"type": "http", "url": format!("http://{address}/mcp")}},
+            "chat": {"approvals": {"tasks__*": "allow"}},
+        }),
+    )
+}
+
+/// Issue 17: a tool the server runs as a task is polled to its end; the
+/// person sees its status like progress, and its result reaches the model.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_17_a_tool_run_as_a_task_reaches_the_model() {
+    let dir = TempDir::new("chattask");
+    let fixture = nexo_testkit::Tasks::default();
+    let config = tasks_server(dir.path(), &fixture).await;
+    let llm = ScriptedLlm::start(Script::new(vec![
+        Turn::tool_calls(vec![Call::new(
+            "call_slow",
+            "tasks__slow",
+            json!({"steps": 2}),
+        )]),
+        Turn::text("It took two steps."),
+    ]))
+    .await
+    .unwrap();
+    let run = chat(
+        dir.path(),
+        "openai",
+        llm.url(),
+        &["-p", "run the slow one", "--config", &config, "--json"],
+    )
+    .await;
+    run.assert_success();
+    assert!(
+        run.stderr.contains("task task-1 working: step 1 of 2"),
+        "{run:#?}"
+    );
+    let events = run.stdout_json()["events"].to_string();
+    assert!(events.contains(r#""status":"completed""#), "{events}");
+    let result = llm.requests()[1].body.to_string();
+    assert!(result.contains("done after 2 steps"), "{result:.800}");
+    assert!(result.contains("call_slow"), "{result:.800}");
+    assert_eq!(fixture.gets("task-1").len(), 3);
+    llm.stop().await;
+}
+
+/// Issue 17: a task's question (`input_required`, a form) is asked on the
+/// terminal like any server's form; the answer goes back with
+/// `tasks/update` and the task's result reaches the model.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_17_a_tasks_form_is_asked_on_the_terminal() {
+    let dir = TempDir::new("chattaskform");
+    let fixture = nexo_testkit::Tasks::default();
+    let config = tasks_server(dir.path(), &fixture).await;
+    let llm = ScriptedLlm::start(Script::new(vec![
+        Turn::tool_calls(vec![Call::new("call_confirm", "tasks__confirm", json!({}))]),
+        Turn::text("Confirmed."),
+    ]))
+    .await
+    .unwrap();
+    let command = chat_command(dir.path(), "openai", llm.url(), &["--config", &config]);
+    let shown = tokio::task::spawn_blocking(move || {
+        crate::support::on_terminal(
+            command,
+            &[
+                ("tools offered", "confirm it\r"),
+                ("Go ahead", "y\r"),
+                ("send these answers?", "y\r"),
+                ("Confirmed.", "/quit\r"),
+            ],
+        )
+    })
+    .await
+    .unwrap();
+    assert!(shown.contains("Go ahead with the task?"), "{shown}");
+    assert_eq!(fixture.updates().len(), 1, "{shown}");
+    let result = llm.requests()[1].body.to_string();
+    assert!(result.contains("accept"), "{result:.800}");
+    llm.stop().await;
+}
+
+/// Issue 17: Ctrl-C during a turn whose tool runs as a task cancels the
+/// task on its server (`tasks/cancel`), and the conversation goes on.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_17_ctrl_c_cancels_a_running_task() {
+    let dir = TempDir::new("chattaskcancel");
+    let fixture = nexo_testkit::Tasks::default();
+    let config = tasks_server(dir.path(), &fixture).await;
+    let llm = ScriptedLlm::start(Script::new(vec![Turn::tool_calls(vec![Call::new(
+        "call_forever",
+        "tasks__forever",
+        json!({}),
+    )])]))
+    .await
+    .unwrap();
+    let command = chat_command(dir.path(), "openai", llm.url(), &["--config", &config]);
+    let shown = tokio::task::spawn_blocking(move || {
+        crate::support::on_terminal(
+            command,
+            &[
+                ("tools offered", "work forever\r"),
+                ("task task-1 working", "\x03"),
+                ("cancelled", "\x04"),
+            ],
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(fixture.cancels(), ["task-1"], "{shown}");
+    llm.stop().await;
+}
+
+/// Issue 17: a chat that ends while a task runs (here: killed) keeps the
+/// task's id with the conversation; `--resume` takes it up, shows how it
+/// ended, and the model reads its result as the result of the call it
+/// stands for, with the person's next message.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_17_resume_takes_up_a_task_left_running() {
+    let dir = TempDir::new("chattaskresume");
+    let fixture = nexo_testkit::Tasks::default();
+    let config = tasks_server(dir.path(), &fixture).await;
+    let llm = ScriptedLlm::start(Script::new(vec![
+        Turn::tool_calls(vec![Call::new(
+            "call_sleep",
+            "tasks__sleep",
+            json!({"ms": 2500}),
+        )]),
+        Turn::text("It slept."),
+    ]))
+    .await
+    .unwrap();
+    let mut first = chat_command(
+        dir.path(),
+        "openai",
+        llm.url(),
+        &["-p", "sleep a while", "--config", &config],
+    );
+    let mut first = first
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let conversations = dir.path().join("state/nexo/conversations");
+    let kept = || {
+        std::fs::read_dir(&conversations)
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .filter_map(|entry| std::fs::read_to_string(entry.path()).ok())
+            .any(|text| text.contains(r#""task": "task-1""#) || text.contains(r#""task":"task-1""#))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !kept() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(kept(), "the task's id was not saved");
+    first.kill().unwrap();
+    first.wait().unwrap();
+
+    let resumed = chat(
+        dir.path(),
+        "openai",
+        llm.url(),
+        &["--resume", "-p", "what came of it?", "--config", &config],
+    )
+    .await;
+    resumed.assert_success();
+    assert!(
+        resumed.stderr.contains("taking up the tasks still running"),
+        "{resumed:#?}"
+    );
+    assert!(
+        resumed.stderr.contains("ended: slept 2500 ms"),
+        "{resumed:#?}"
+    );
+    let asked = llm.requests()[1].body.to_string();
+    assert!(asked.contains("slept 2500 ms"), "{asked:.1500}");
+    assert!(asked.contains("call_sleep"), "{asked:.1500}");
+    assert!(asked.contains("what came of it?"), "{asked:.1500}");
+    assert!(fixture.cancels().is_empty(), "{:?}", fixture.cancels());
+    llm.stop().await;
+}

@@ -1,7 +1,8 @@
 //! Streamable HTTP against a real rmcp server on 127.0.0.1, through one
 //! [`nexo_client::Session`]: a server that forgets its sessions mid-way (as
 //! after a restart) is given a new one transparently, and the trace shows
-//! the 404 and the new handshake.
+//! the 404 and the new handshake. Tool calls a server runs as tasks
+//! ([`tasks`]).
 
 #![expect(clippy::unwrap_used, reason = "tests fail loudly")]
 
@@ -14,9 +15,21 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+mod tasks;
+
 /// A served `Echo` on 127.0.0.1: its URL, its sessions, and the token
 /// that stops it.
 async fn serve() -> (String, Arc<LocalSessionManager>, CancellationToken) {
+    serve_handler(|| nexo_testkit::Echo).await
+}
+
+/// A server `make` builds, served on 127.0.0.1: its URL, its sessions,
+/// and the token that stops it.
+async fn serve_handler<S, F>(make: F) -> (String, Arc<LocalSessionManager>, CancellationToken)
+where
+    S: rmcp::ServerHandler + Send + 'static,
+    F: Fn() -> S + Send + Sync + 'static,
+{
     let sessions = Arc::new(LocalSessionManager::default());
     let stop = CancellationToken::new();
     let config = StreamableHttpServerConfig::default()
@@ -24,7 +37,7 @@ async fn serve() -> (String, Arc<LocalSessionManager>, CancellationToken) {
         .with_cancellation_token(stop.child_token())
         .disable_allowed_hosts()
         .disable_allowed_origins();
-    let service = StreamableHttpService::new(|| Ok(nexo_testkit::Echo), sessions.clone(), config);
+    let service = StreamableHttpService::new(move || Ok(make()), sessions.clone(), config);
     let app = axum::Router::new().nest_service("/mcp", service);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
