@@ -15,6 +15,7 @@
 //! the digest is of the arguments as received, so a copy held elsewhere
 //! can be matched without the log holding it.
 
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -357,85 +358,84 @@ pub fn verify(path: &Path, expected_head: Option<&str>) -> Result<AuditReport, A
         path: path.to_owned(),
         source,
     })?;
-    let mut problems = Vec::new();
+    let mut problems: Vec<Problem> = Vec::new();
     let mut pieces: Vec<&[u8]> = bytes.split(|byte| *byte == b'\n').collect();
     // The piece after the last new line: empty when the file ends well.
     let cut = pieces.pop().filter(|piece| !piece.is_empty());
-    // Every record's sequence number, for telling a move from a removal.
     let parsed: Vec<Option<Record>> = pieces
         .iter()
         .map(|line| serde_json::from_slice::<Record>(line).ok())
         .collect();
-    let seen = |seq: u64| -> Option<usize> {
-        parsed
-            .iter()
-            .position(|record| record.as_ref().is_some_and(|r| r.seq == seq))
-            .map(|index| index + 1)
-    };
-    let mut expected_seq: Option<u64> = Some(1);
-    let mut prev_hash = GENESIS.to_owned();
+    let hashes: Vec<String> = pieces
+        .iter()
+        .map(|line| hex(&Sha256::digest(line)))
+        .collect();
+    // Where each record number first appears (a line number, from 1).
+    let mut first_at: HashMap<u64, usize> = HashMap::new();
+    for (index, record) in parsed.iter().enumerate() {
+        if let Some(record) = record {
+            first_at.entry(record.seq).or_insert(index + 1);
+        }
+    }
     let mut highest: u64 = 0;
-    for (index, (line, record)) in pieces.iter().zip(&parsed).enumerate() {
+    let mut edited: Vec<usize> = Vec::new();
+    for (index, record) in parsed.iter().enumerate() {
         let number = index + 1;
-        let hash = hex(&Sha256::digest(line));
         let Some(record) = record else {
             problems.push(Problem {
                 line: number,
                 kind: ProblemKind::NotARecord,
                 detail: "not an audit record (not JSON, or fields are missing)".to_owned(),
             });
-            expected_seq = None;
-            prev_hash = hash;
             continue;
         };
-        let mut reported = false;
-        if let Some(expected) = expected_seq
-            && record.seq != expected
-        {
-            reported = true;
-            let (kind, detail) = if record.seq > expected {
-                match seen(expected) {
-                    Some(at) => (
-                        ProblemKind::Reordered,
-                        format!(
-                            "holds record {} where record {expected} belongs (record {expected} \
-                             is at line {at})",
-                            record.seq
-                        ),
-                    ),
-                    None if expected == 1 && number == 1 => (
-                        ProblemKind::Removed,
-                        format!(
-                            "the log starts at record {}: the records before it are missing",
-                            record.seq
-                        ),
-                    ),
-                    None => (
-                        ProblemKind::Removed,
-                        format!(
-                            "records {expected} to {} are missing before this line",
-                            record.seq - 1
-                        ),
-                    ),
-                }
-            } else if record.seq <= highest && seen(record.seq).is_some_and(|first| first < number)
-            {
-                (
-                    ProblemKind::Inserted,
-                    format!(
-                        "repeats record {} (first at line {}): a line was inserted or copied",
-                        record.seq,
-                        seen(record.seq).unwrap_or(number)
-                    ),
-                )
-            } else {
-                (
+        let expected = highest + 1;
+        let first = first_at.get(&record.seq).copied().unwrap_or(number);
+        if first < number {
+            problems.push(Problem {
+                line: number,
+                kind: ProblemKind::Inserted,
+                detail: format!(
+                    "repeats record {} (first at line {first}): a line was inserted or copied",
+                    record.seq
+                ),
+            });
+            continue;
+        }
+        if record.seq < expected {
+            problems.push(Problem {
+                line: number,
+                kind: ProblemKind::Reordered,
+                detail: format!(
+                    "holds record {} after record {highest}: lines were moved",
+                    record.seq
+                ),
+            });
+        } else if record.seq > expected {
+            let later =
+                (expected..record.seq).find_map(|seq| first_at.get(&seq).map(|at| (seq, *at)));
+            let (kind, detail) = match later {
+                Some((seq, at)) => (
                     ProblemKind::Reordered,
                     format!(
-                        "holds record {} where record {expected} belongs: lines were moved",
+                        "holds record {} before record {seq} (at line {at}): lines were moved",
                         record.seq
                     ),
-                )
+                ),
+                None if number == 1 => (
+                    ProblemKind::Removed,
+                    format!(
+                        "the log starts at record {}: the records before it are missing",
+                        record.seq
+                    ),
+                ),
+                None => (
+                    ProblemKind::Removed,
+                    format!(
+                        "records {expected} to {} are missing before this line",
+                        record.seq - 1
+                    ),
+                ),
             };
             problems.push(Problem {
                 line: number,
@@ -443,36 +443,35 @@ pub fn verify(path: &Path, expected_head: Option<&str>) -> Result<AuditReport, A
                 detail,
             });
         }
-        if !reported && expected_seq.is_some() && record.prev != prev_hash {
-            let (line, detail) = if number == 1 {
-                (
-                    1,
-                    "the first record does not start the chain: records before it were removed"
+        highest = highest.max(record.seq);
+        // The chain: `prev` is the hash of the record before, wherever it
+        // now stands.
+        if record.seq == 1 {
+            if record.prev != GENESIS {
+                problems.push(Problem {
+                    line: number,
+                    kind: ProblemKind::Edited,
+                    detail: "the first record does not start the chain (its `prev` was changed)"
                         .to_owned(),
-                )
-            } else {
-                (
-                    number - 1,
-                    format!(
-                        "changed after it was written: line {number} recorded a different hash \
-                         of it"
-                    ),
-                )
-            };
+                });
+            }
+        } else if let Some(&before) = first_at.get(&(record.seq - 1))
+            && hashes[before - 1] != record.prev
+            && !edited.contains(&before)
+        {
+            edited.push(before);
             problems.push(Problem {
-                line,
-                kind: if number == 1 {
-                    ProblemKind::Removed
-                } else {
-                    ProblemKind::Edited
-                },
-                detail,
+                line: before,
+                kind: ProblemKind::Edited,
+                detail: format!(
+                    "changed after it was written: record {} (line {number}) holds a different \
+                     hash of it",
+                    record.seq
+                ),
             });
         }
-        highest = highest.max(record.seq);
-        expected_seq = Some(record.seq + 1);
-        prev_hash = hash;
     }
+    problems.sort_by_key(|problem| problem.line);
     let lines = pieces.len();
     if let Some(cut) = cut {
         problems.push(Problem {
@@ -485,7 +484,7 @@ pub fn verify(path: &Path, expected_head: Option<&str>) -> Result<AuditReport, A
             ),
         });
     }
-    let head = (lines > 0).then(|| prev_hash.clone());
+    let head = hashes.last().cloned();
     if let Some(expected) = expected_head
         && head.as_deref() != Some(expected.trim())
     {

@@ -19,7 +19,7 @@ pub mod policy;
 mod walk;
 
 pub use audit::{AuditLog, AuditReport, Entry, Outcome};
-pub use check::{PolicyReport, check_policy, parse_request};
+pub use check::{CheckError, PolicyReport, check_policy, parse_request};
 pub use detect::{Action, Detectors, Finding, Inspection, Place};
 pub use error::{AuditError, PolicyError, RequestError};
 pub use policy::{
