@@ -4,13 +4,15 @@
 //! tool descriptions, each place with its own action: flag (record only),
 //! redact (replace the match) or block.
 //!
-//! The patterns are compiled once into one `RegexSet` that says in a single
-//! pass over a string which detectors fire; only those then run alone to
-//! find what to redact. Hidden Unicode is looked for by a scan of the
+//! The patterns are compiled once: an Aho-Corasick automaton of the words
+//! every match must hold passes over each string first (most strings hold
+//! none and cost no more); a `RegexSet` then says in one pass which
+//! detectors fire, and only those run alone to find what to redact. Hidden Unicode is looked for by a scan of the
 //! characters of strings that are not plain ASCII. Values are walked
 //! without recursion ([`crate::walk`]). A finding never carries the secret
 //! itself, only its kind and where it was.
 
+use aho_corasick::AhoCorasick;
 use regex::{Regex, RegexSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -120,105 +122,135 @@ struct Pattern {
     regex: Regex,
 }
 
-/// The patterns: family, kind, expression. Where a group named `s` is
-/// present, only it is redacted (the password of a URL, not its host).
-const PATTERNS: &[(Family, &str, &str)] = &[
+/// The patterns: family, kind, expression and anchors, words one of
+/// which every match holds (compared without regard to ASCII case): a
+/// string holding none is not scanned further. Where a group named `s` is
+/// present, only it is redacted (the password of a URL, not its host). Word
+/// boundaries are ASCII ones, so that the regex crate's DFA scans text in
+/// any script.
+const PATTERNS: &[(Family, &str, &str, &[&str])] = &[
     (
         Family::Secret,
         "private_key",
         r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:[A-Za-z0-9+/=\s:,-]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)?",
+        &["-----BEGIN"],
     ),
     (
         Family::Secret,
         "aws_access_key",
-        r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b",
+        r"(?-u:\b)(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}(?-u:\b)",
+        &["AKIA", "ASIA", "ABIA", "ACCA"],
     ),
     (
         Family::Secret,
         "aws_secret_key",
-        r#"(?i:aws_?secret_?access_?key)["']?\s*[:=]\s*["']?(?P<s>[A-Za-z0-9/+]{40})\b"#,
+        r#"(?i:aws_?secret_?access_?key)["']?\s*[:=]\s*["']?(?P<s>[A-Za-z0-9/+]{40})(?-u:\b)"#,
+        &["secret"],
     ),
-    (Family::Secret, "gcp_api_key", r"\bAIza[0-9A-Za-z_-]{35}\b"),
+    (
+        Family::Secret,
+        "gcp_api_key",
+        r"(?-u:\b)AIza[0-9A-Za-z_-]{35}(?-u:\b)",
+        &["AIza"],
+    ),
     (
         Family::Secret,
         "azure_storage_key",
         r"(?:AccountKey|SharedAccessKey)=(?P<s>[A-Za-z0-9+/]{40,}={0,2})",
+        &["AccountKey=", "SharedAccessKey="],
     ),
     (
         Family::Secret,
         "github_token",
-        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{60,})\b",
+        r"(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{60,})(?-u:\b)",
+        &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
     ),
     (
         Family::Secret,
         "gitlab_token",
-        r"\bgl(?:pat|ptt|dt|rt|cbt|oas|imt|ft|soat)-[A-Za-z0-9_-]{20,}\b",
+        r"(?-u:\b)gl(?:pat|ptt|dt|rt|cbt|oas|imt|ft|soat)-[A-Za-z0-9_-]{20,}(?-u:\b)",
+        &[
+            "glpat-", "glptt-", "gldt-", "glrt-", "glcbt-", "gloas-", "glimt-", "glft-", "glsoat-",
+        ],
     ),
     (
         Family::Secret,
         "slack_token",
-        r"\bxox[abposre]-[A-Za-z0-9-]{10,}\b",
+        r"(?-u:\b)xox[abposre]-[A-Za-z0-9-]{10,}(?-u:\b)",
+        &["xox"],
     ),
     (
         Family::Secret,
         "slack_webhook",
         r"https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/(?P<s>[A-Za-z0-9]{16,})",
+        &["hooks.slack.com"],
     ),
     (
         Family::Secret,
         "stripe_key",
-        r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}\b",
+        r"(?-u:\b)(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}(?-u:\b)",
+        &["k_live_", "k_test_"],
     ),
     (
         Family::Secret,
         "anthropic_key",
-        r"\bsk-ant-(?:api|admin|oat)\d{2}-[A-Za-z0-9_-]{32,}",
+        r"(?-u:\b)sk-ant-(?:api|admin|oat)[0-9]{2}-[A-Za-z0-9_-]{32,}",
+        &["sk-ant-"],
     ),
     (
         Family::Secret,
         "openai_key",
-        r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}T3BlbkFJ[A-Za-z0-9_-]{16,}",
+        r"(?-u:\b)sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}T3BlbkFJ[A-Za-z0-9_-]{16,}",
+        &["T3BlbkFJ"],
     ),
     (
         Family::Secret,
         "jwt",
-        r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
+        r"(?-u:\b)eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
+        &["eyJ"],
     ),
     (
         Family::Secret,
         "url_password",
-        r"\b[A-Za-z][A-Za-z0-9+.-]{1,15}://[^\s/:@]{1,256}:(?P<s>[^\s/@]{1,256})@",
+        r"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]{1,15}://[^\s/:@]{1,256}:(?P<s>[^\s/@]{1,256})@",
+        &["://"],
     ),
     (
         Family::Injection,
         "instruction_override",
-        r"(?i)\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+)?(?:previous|prior|above|earlier|preceding|your|system)\s+(?:instructions|prompts?|directions|rules|guidelines)",
+        r"(?i)(?-u:\b)(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+)?(?:previous|prior|above|earlier|preceding|your|system)\s+(?:instructions|prompts?|directions|rules|guidelines)",
+        &["ignore", "disregard", "forget", "override"],
     ),
     (
         Family::Injection,
         "important_block",
         r"(?i)<\s*/?\s*(?:important|system|instructions?|admin)\s*>",
+        &["important", "system", "instruction", "admin"],
     ),
     (
         Family::Injection,
         "secrecy_request",
-        r"(?i)\b(?:do\s+not|don't|never)\s+(?:tell|inform|mention|reveal|show)\s+(?:this\s+|it\s+)?(?:to\s+)?the\s+user",
+        r"(?i)(?-u:\b)(?:do\s+not|don't|never)\s+(?:tell|inform|mention|reveal|show)\s+(?:this\s+|it\s+)?(?:to\s+)?the\s+user",
+        &["user"],
     ),
     (
         Family::Injection,
         "role_takeover",
-        r"(?i)\b(?:you\s+are\s+now\s+(?:in\s+)?(?:developer|dan|admin|god)\s+mode|new\s+system\s+prompt\s*:)",
+        r"(?i)(?-u:\b)(?:you\s+are\s+now\s+(?:in\s+)?(?:developer|dan|admin|god)\s+mode|new\s+system\s+prompt\s*:)",
+        &["mode", "system"],
     ),
     (
         Family::Injection,
         "credential_request",
-        r"(?i)\b(?:read|cat|send|upload|include|pass)\s+(?:the\s+)?(?:contents?\s+of\s+)?~/\.(?:ssh|aws|config/gcloud|kube|netrc|npmrc|env)\b",
+        r"(?i)(?-u:\b)(?:read|cat|send|upload|include|pass)\s+(?:the\s+)?(?:contents?\s+of\s+)?~/\.(?:ssh|aws|config/gcloud|kube|netrc|npmrc|env)(?-u:\b)",
+        &["~/."],
     ),
 ];
 
 /// The detectors, compiled once, with the actions a policy gave them.
 pub struct Detectors {
     set: RegexSet,
+    anchors: AhoCorasick,
     patterns: Vec<Pattern>,
     secrets: Actions,
     injection: Actions,
@@ -238,9 +270,17 @@ impl Detectors {
     /// Compiles the patterns. Fails only if a built-in pattern does not
     /// compile, which the tests rule out.
     pub fn new(secrets: Actions, injection: Actions) -> Result<Self, regex::Error> {
-        let set = RegexSet::new(PATTERNS.iter().map(|(_, _, expression)| *expression))?;
+        let set = RegexSet::new(PATTERNS.iter().map(|(_, _, expression, _)| *expression))?;
+        let anchors = AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(
+                PATTERNS
+                    .iter()
+                    .flat_map(|(_, _, _, anchors)| anchors.iter()),
+            )
+            .map_err(|error| regex::Error::Syntax(error.to_string()))?;
         let mut patterns = Vec::with_capacity(PATTERNS.len());
-        for (family, kind, expression) in PATTERNS {
+        for (family, kind, expression, _) in PATTERNS {
             patterns.push(Pattern {
                 family: *family,
                 kind,
@@ -249,6 +289,7 @@ impl Detectors {
         }
         Ok(Self {
             set,
+            anchors,
             patterns,
             secrets,
             injection,
@@ -306,6 +347,9 @@ impl Detectors {
             if action == Action::Redact {
                 text.retain(|c| !hidden(c));
             }
+        }
+        if !self.anchors.is_match(text.as_str()) {
+            return;
         }
         let fired = self.set.matches(text);
         if !fired.matched_any() {
@@ -375,9 +419,9 @@ mod tests {
 
     #[test]
     fn redaction_keeps_what_is_not_secret() {
-        let (_, _, expression) = PATTERNS
+        let (_, _, expression, _) = PATTERNS
             .iter()
-            .find(|(_, kind, _)| *kind == "url_password")
+            .find(|(_, kind, _, _)| *kind == "url_password")
             .unwrap();
         let regex = Regex::new(expression).unwrap();
         assert_eq!(
