@@ -80,11 +80,15 @@ impl SystemResolver {
 #[async_trait::async_trait]
 impl Resolver for SystemResolver {
     async fn resolve(&self, host: &str) -> Result<Vec<IpAddr>, String> {
-        let answer = self
-            .resolver
-            .lookup_ip(host)
-            .await
-            .map_err(|error| format!("`{host}` does not resolve: {error}"))?;
+        let answer = self.resolver.lookup_ip(host).await.map_err(|error| {
+            if error.is_nx_domain() {
+                format!("`{host}` does not exist")
+            } else if error.is_no_records_found() {
+                format!("`{host}` has no address")
+            } else {
+                format!("`{host}` does not resolve: the name servers gave no answer")
+            }
+        })?;
         let addresses: Vec<IpAddr> = answer.iter().collect();
         if addresses.is_empty() {
             return Err(format!("`{host}` has no address"));
