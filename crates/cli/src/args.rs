@@ -56,6 +56,10 @@ pub enum Command {
     /// as a sequence diagram.
     #[command(subcommand)]
     Trace(TraceCommand),
+    /// The security gateway's offline checks: validate a policy and explain
+    /// its decision for a sample request, verify an audit log's hash chain.
+    #[command(subcommand)]
+    Gateway(GatewayCommand),
     /// Connect to every configured server at once and show each one's state.
     #[command(after_help = SERVERS_EXAMPLES)]
     Servers(ServersArgs),
@@ -613,6 +617,68 @@ Examples:
 
 Exit status: 0 success, 1 the file cannot be read or is no trace; the last
 line on stderr is then one JSON object.";
+
+/// `nexo gateway check-policy` and `nexo gateway verify-audit`.
+#[derive(Debug, Subcommand)]
+pub enum GatewayCommand {
+    /// Validate a policy file; with `--request`, explain how it decides that
+    /// request: each rule in order, matched or skipped and why, and the
+    /// decision.
+    #[command(after_help = GATEWAY_CHECK_EXAMPLES)]
+    CheckPolicy(CheckPolicyArgs),
+    /// Verify an audit log's hash chain: every edited, removed, inserted or
+    /// moved line is reported with its line number.
+    #[command(after_help = GATEWAY_VERIFY_EXAMPLES)]
+    VerifyAudit(VerifyAuditArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckPolicyArgs {
+    /// The policy file (TOML).
+    pub file: PathBuf,
+    /// A sample request as JSON: `{"identity": {...}, "server", "method",
+    /// "tool", "arguments"}`, or a JSON-RPC `tools/call` message whose tool
+    /// is named `server__tool`.
+    #[arg(long, value_name = "JSON")]
+    pub request: Option<String>,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyAuditArgs {
+    /// The audit log (JSON lines, as the gateway writes them).
+    pub file: PathBuf,
+    /// The hash of the last line recorded earlier (the `head` a previous
+    /// run printed): proves that the end of the log was not changed or cut.
+    #[arg(long, value_name = "SHA256")]
+    pub head: Option<String>,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+const GATEWAY_CHECK_EXAMPLES: &str = "\
+Examples:
+  nexo gateway check-policy examples/gateway/policy.toml
+  nexo gateway check-policy examples/gateway/policy.toml \\
+    --request '{\"server\": \"files\", \"tool\": \"read_file\", \"arguments\": {\"path\": \"/etc/passwd\"}}'
+  nexo gateway check-policy policy.toml --json --request \"$(cat request.json)\" | jq .explanation
+
+Exit status: 0 the policy is valid (whatever it decides for the request),
+1 the file cannot be read, the policy is not valid or the request cannot be
+read; the last line on stderr is then one JSON object.";
+
+const GATEWAY_VERIFY_EXAMPLES: &str = "\
+Examples:
+  nexo gateway verify-audit audit.jsonl
+  nexo gateway verify-audit audit.jsonl --head 3f1c...e9  (the head printed last time)
+  nexo gateway verify-audit audit.jsonl --json | jq '.problems'
+
+Exit status: 0 the chain is intact, 1 the log cannot be read or the chain is
+broken (the report still goes to stdout; the last line on stderr is then one
+JSON object with the code `audit_broken`).";
 
 #[cfg(test)]
 mod tests {

@@ -281,6 +281,48 @@ impl Hinted for nexo_trace::ReadError {
     }
 }
 
+impl Hinted for nexo_gateway::PolicyError {
+    fn code(&self) -> &'static str {
+        nexo_gateway::PolicyError::code(self)
+    }
+
+    fn exit(&self) -> Exit {
+        Exit::Usage
+    }
+
+    fn hint(&self) -> Option<String> {
+        Some(nexo_gateway::PolicyError::hint(self))
+    }
+}
+
+impl Hinted for nexo_gateway::RequestError {
+    fn code(&self) -> &'static str {
+        nexo_gateway::RequestError::code(self)
+    }
+
+    fn exit(&self) -> Exit {
+        Exit::Usage
+    }
+
+    fn hint(&self) -> Option<String> {
+        Some(nexo_gateway::RequestError::hint(self))
+    }
+}
+
+impl Hinted for nexo_gateway::AuditError {
+    fn code(&self) -> &'static str {
+        nexo_gateway::AuditError::code(self)
+    }
+
+    fn exit(&self) -> Exit {
+        Exit::Usage
+    }
+
+    fn hint(&self) -> Option<String> {
+        Some(nexo_gateway::AuditError::hint(self))
+    }
+}
+
 /// A failed command, ready to be reported.
 #[derive(Debug)]
 pub struct Failure {

@@ -1,7 +1,7 @@
 //! The `nexo` binary: argument parsing and wiring, nothing else. Serving
 //! lives in `nexo-serve`, reaching servers in `nexo-client`, the servers
 //! themselves behind `nexo-bundled`, traces and their analysis in
-//! `nexo-trace`.
+//! `nexo-trace`, the gateway's policy and audit checks in `nexo-gateway`.
 
 mod args;
 mod builtin;
@@ -9,6 +9,7 @@ mod chat;
 mod conformance;
 mod env;
 mod failure;
+mod gateway;
 mod host;
 mod inspect;
 mod output;
@@ -63,6 +64,7 @@ fn main() -> ExitCode {
             Some(Command::Prompt(args)) => inspect::prompt(args).await,
             Some(Command::Discover(args)) => inspect::discover(args).await,
             Some(Command::Trace(command)) => trace::run(command),
+            Some(Command::Gateway(command)) => gateway::run(command).await,
             Some(Command::Servers(args)) => host::servers(args).await,
             Some(Command::Chat(args)) => chat::run(args).await,
             Some(Command::ConformanceClient(args)) => conformance::run(args).await,

@@ -1,0 +1,141 @@
+//! Errors of the gateway library: a policy file that cannot be loaded, a
+//! sample request that cannot be read, an audit log that cannot be written
+//! or read. Each says what failed; `hint` says what to do.
+
+use std::path::PathBuf;
+
+/// Why a policy file could not be loaded. The policy in force, if any, is
+/// kept (see [`crate::policy::PolicyHandle`]).
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error("cannot read the policy `{}`", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not TOML, or a field is unknown, missing or of the wrong
+    /// kind; or a value is well-formed TOML that means nothing as policy (a
+    /// regular expression that does not compile, a relative directory).
+    #[error("`{}` line {line}, column {column}: {message}", path.display())]
+    Invalid {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+        /// What to write instead.
+        hint: String,
+    },
+}
+
+impl PolicyError {
+    /// A stable code for scripts.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Read { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                "not_found"
+            }
+            Self::Read { .. } => "io_error",
+            Self::Invalid { .. } => "bad_policy",
+        }
+    }
+
+    /// What the person writing the policy can do about it.
+    pub fn hint(&self) -> String {
+        match self {
+            Self::Read { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                "check the path; examples/gateway/policy.toml is a policy to start from".to_owned()
+            }
+            Self::Read { .. } => "check that the file is readable".to_owned(),
+            Self::Invalid { hint, .. } => hint.clone(),
+        }
+    }
+}
+
+/// Why `check-policy`'s sample request could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    #[error("the sample request is not JSON: {0}")]
+    NotJson(String),
+    #[error("the sample request does not say {0}")]
+    Missing(&'static str),
+    #[error("the sample request's {field} is not valid: {reason}")]
+    Invalid { field: &'static str, reason: String },
+}
+
+impl RequestError {
+    pub fn code(&self) -> &'static str {
+        "bad_request"
+    }
+
+    pub fn hint(&self) -> String {
+        "write the request as `{\"identity\": {\"subject\": \"alice\", \"scopes\": [\"files:read\"], \
+         \"client\": \"10.0.0.7\"}, \"server\": \"files\", \"method\": \"tools/call\", \"tool\": \
+         \"read_file\", \"arguments\": {\"path\": \"/srv/work/a.txt\"}}`, or as a JSON-RPC \
+         `tools/call` message whose tool is named `server__tool`"
+            .to_owned()
+    }
+}
+
+/// Why the audit log could not be opened, written or read.
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    #[error("cannot open the audit log `{}`", path.display())]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("another process is writing the audit log `{}`", path.display())]
+    Locked { path: PathBuf },
+    #[error("the last line of the audit log `{}` is cut ({bytes} bytes without an end of line)", path.display())]
+    CutLastLine { path: PathBuf, bytes: usize },
+    #[error("the last line of the audit log `{}` is not an audit record: {reason}", path.display())]
+    NotAnAudit { path: PathBuf, reason: String },
+    #[error("cannot write to the audit log `{}`", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot read the audit log `{}`", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl AuditError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Open { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                "not_found"
+            }
+            Self::Open { .. } | Self::Write { .. } | Self::Read { .. } => "io_error",
+            Self::Locked { .. } => "audit_locked",
+            Self::CutLastLine { .. } | Self::NotAnAudit { .. } => "audit_broken",
+        }
+    }
+
+    pub fn hint(&self) -> String {
+        match self {
+            Self::Open { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                "check the path; the gateway creates its audit log when it starts".to_owned()
+            }
+            Self::Open { .. } | Self::Write { .. } | Self::Read { .. } => {
+                "check that the file and its directory are writable and the disk is not full"
+                    .to_owned()
+            }
+            Self::Locked { .. } => {
+                "give each gateway instance an audit log of its own: one hash chain has one writer"
+                    .to_owned()
+            }
+            Self::CutLastLine { path, .. } | Self::NotAnAudit { path, .. } => format!(
+                "check the file with `nexo gateway verify-audit {}`, keep it as evidence, and \
+                 start a new audit log (move this one aside)",
+                path.display()
+            ),
+        }
+    }
+}

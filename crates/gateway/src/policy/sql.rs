@@ -1,0 +1,304 @@
+//! The SQL matcher: the class of what a SQL text does, decided by parsing
+//! it (sqlparser), never by searching for words, so that comments,
+//! quoting, case and spacing change nothing: `/* hi */ SeLeCt 1; -- x
+//! \n DrOp /* y */ TABLE t` is a `DROP TABLE`.
+//!
+//! Classes, least to most dangerous: `read` (queries, `SHOW`, `EXPLAIN`,
+//! transaction control), `write` (`INSERT`, `UPDATE`, `DELETE`, `MERGE`,
+//! `SELECT ... INTO`), `ddl` (`CREATE`/`ALTER`/`DROP` of tables, views,
+//! indexes, schemas, types, `TRUNCATE`, `GRANT`, `REVOKE`, `COMMENT`,
+//! renames) and `admin`: everything else, which can reach the server's
+//! files, programs or roles (`COPY`, `ATTACH`, `PRAGMA`, `SET`, `CALL`,
+//! functions, triggers, extensions, roles), and calls of functions that
+//! read files or run commands (`pg_read_file`, `lo_import`, `load_extension`,
+//! `xp_cmdshell`...). A text's class is that of its most dangerous
+//! statement, nested ones included (a `DELETE` inside a `WITH`, the
+//! statement an `EXPLAIN` names). A text that does not parse gets the class
+//! the policy says, `admin` by default.
+
+use std::ops::ControlFlow;
+
+use serde::{Deserialize, Serialize};
+use sqlparser::ast::{Expr, Select, SetExpr, Statement, Visit, Visitor};
+use sqlparser::dialect::Dialect;
+use sqlparser::parser::Parser;
+
+/// What a SQL text does, ordered from least to most dangerous.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SqlClass {
+    Read,
+    Write,
+    Ddl,
+    Admin,
+}
+
+impl SqlClass {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Write => "write",
+            Self::Ddl => "ddl",
+            Self::Admin => "admin",
+        }
+    }
+}
+
+/// The class of a SQL text and the statement that gave it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Classified {
+    pub class: SqlClass,
+    pub detail: String,
+}
+
+/// Functions that read or write the server's files, run programs or stop
+/// other sessions, whatever statement calls them.
+const ADMIN_FUNCTIONS: &[&str] = &[
+    "pg_read_file",
+    "pg_read_binary_file",
+    "pg_ls_dir",
+    "pg_stat_file",
+    "pg_terminate_backend",
+    "pg_cancel_backend",
+    "pg_reload_conf",
+    "lo_import",
+    "lo_export",
+    "dblink",
+    "dblink_exec",
+    "load_file",
+    "load_extension",
+    "sys_exec",
+    "sys_eval",
+    "xp_cmdshell",
+    "readfile",
+    "writefile",
+    "edit",
+    "fts3_tokenizer",
+];
+
+/// Classifies `text` as parsed in `dialect`.
+pub fn classify(dialect: &dyn Dialect, text: &str, unparseable: SqlClass) -> Classified {
+    let statements = match Parser::parse_sql(dialect, text) {
+        Ok(statements) => statements,
+        Err(error) => {
+            return Classified {
+                class: unparseable,
+                detail: format!(
+                    "the SQL does not parse ({error}), so it counts as `{}`",
+                    unparseable.name()
+                ),
+            };
+        }
+    };
+    let mut worst = Worst {
+        class: SqlClass::Read,
+        what: None,
+    };
+    for statement in &statements {
+        let _ = statement.visit(&mut worst);
+    }
+    let count = statements.len();
+    let what = worst.what.unwrap_or_else(|| "queries only".to_owned());
+    let statements = if count == 1 {
+        "1 statement".to_owned()
+    } else {
+        format!("{count} statements")
+    };
+    Classified {
+        class: worst.class,
+        detail: format!("the SQL ({statements}) is `{}`: {what}", worst.class.name()),
+    }
+}
+
+/// Keeps the most dangerous class seen while visiting.
+struct Worst {
+    class: SqlClass,
+    what: Option<String>,
+}
+
+impl Worst {
+    fn saw(&mut self, class: SqlClass, what: impl FnOnce() -> String) {
+        if class > self.class
+            || (class == self.class && self.what.is_none() && class > SqlClass::Read)
+        {
+            self.class = class;
+            self.what = Some(what());
+        }
+    }
+}
+
+impl Visitor for Worst {
+    type Break = ();
+
+    fn pre_visit_statement(&mut self, statement: &Statement) -> ControlFlow<()> {
+        let class = statement_class(statement);
+        self.saw(class, || leading_words(statement));
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_select(&mut self, select: &Select) -> ControlFlow<()> {
+        if select.into.is_some() {
+            self.saw(SqlClass::Write, || "SELECT ... INTO".to_owned());
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_query(&mut self, query: &sqlparser::ast::Query) -> ControlFlow<()> {
+        if let SetExpr::Insert(_) | SetExpr::Update(_) | SetExpr::Delete(_) | SetExpr::Merge(_) =
+            query.body.as_ref()
+        {
+            self.saw(SqlClass::Write, || "a data-modifying subquery".to_owned());
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<()> {
+        if let Expr::Function(function) = expr {
+            let name = function
+                .name
+                .0
+                .last()
+                .map(|part| part.to_string().trim_matches('"').to_ascii_lowercase())
+                .unwrap_or_default();
+            if ADMIN_FUNCTIONS.contains(&name.as_str()) {
+                self.saw(SqlClass::Admin, || format!("a call of `{name}`"));
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// The first words of a statement as sqlparser prints it back (comments
+/// gone, keywords upper-case): `DROP TABLE`, `INSERT INTO`.
+fn leading_words(statement: &Statement) -> String {
+    let text = statement.to_string();
+    let words: Vec<&str> = text
+        .split_whitespace()
+        .take_while(|word| word.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
+        .take(3)
+        .collect();
+    if words.is_empty() {
+        "a statement".to_owned()
+    } else {
+        format!("`{}`", words.join(" "))
+    }
+}
+
+fn statement_class(statement: &Statement) -> SqlClass {
+    use Statement as S;
+    match statement {
+        S::Query(_)
+        | S::Explain { .. }
+        | S::ExplainTable { .. }
+        | S::StartTransaction { .. }
+        | S::Commit { .. }
+        | S::Rollback { .. }
+        | S::Savepoint { .. }
+        | S::ReleaseSavepoint { .. }
+        | S::Use(_)
+        | S::ShowFunctions { .. }
+        | S::ShowVariable { .. }
+        | S::ShowStatus { .. }
+        | S::ShowVariables { .. }
+        | S::ShowCreate { .. }
+        | S::ShowColumns { .. }
+        | S::ShowCatalogs { .. }
+        | S::ShowDatabases { .. }
+        | S::ShowSchemas { .. }
+        | S::ShowCharset(_)
+        | S::ShowObjects(_)
+        | S::ShowTables { .. }
+        | S::ShowViews { .. }
+        | S::ShowCollation { .. } => SqlClass::Read,
+        S::Insert(_) | S::Update(_) | S::Delete(_) | S::Merge(_) => SqlClass::Write,
+        S::CreateView(_)
+        | S::CreateTable(_)
+        | S::CreateVirtualTable { .. }
+        | S::CreateIndex(_)
+        | S::CreateSchema { .. }
+        | S::CreateDatabase { .. }
+        | S::CreateSequence { .. }
+        | S::CreateType { .. }
+        | S::CreateDomain(_)
+        | S::AlterTable(_)
+        | S::AlterIndex { .. }
+        | S::AlterView { .. }
+        | S::AlterSchema(_)
+        | S::AlterType(_)
+        | S::Drop { .. }
+        | S::DropDomain(_)
+        | S::Truncate(_)
+        | S::RenameTable(_)
+        | S::Comment { .. }
+        | S::Grant(_)
+        | S::Revoke(_)
+        | S::Deny(_) => SqlClass::Ddl,
+        _ => SqlClass::Admin,
+    }
+}
+
+/// A sqlparser dialect by the name a policy gives it (`generic`,
+/// `postgresql`, `mysql`, `sqlite`, `mssql`, `snowflake`, `bigquery`...).
+pub fn dialect(name: &str) -> Option<Box<dyn Dialect>> {
+    sqlparser::dialect::dialect_from_str(name)
+}
+
+#[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "tests fail loudly on a missing value")]
+mod tests {
+    use super::*;
+
+    fn class(text: &str) -> SqlClass {
+        classify(dialect("generic").unwrap().as_ref(), text, SqlClass::Admin).class
+    }
+
+    #[test]
+    fn statements_are_classified_by_parsing() {
+        let table = [
+            ("SELECT * FROM users WHERE id = 1", SqlClass::Read),
+            ("select 'DROP TABLE users' as x", SqlClass::Read),
+            ("-- DROP TABLE users\nSELECT 1", SqlClass::Read),
+            ("BEGIN; SELECT 1; COMMIT", SqlClass::Read),
+            ("EXPLAIN SELECT 1", SqlClass::Read),
+            ("INSERT INTO t VALUES (1)", SqlClass::Write),
+            ("UPDATE t SET a = 1", SqlClass::Write),
+            ("SELECT * INTO copy FROM t", SqlClass::Write),
+            (
+                "WITH gone AS (DELETE FROM t RETURNING *) SELECT * FROM gone",
+                SqlClass::Write,
+            ),
+            (
+                "/* report */ SeLeCt 1; -- harmless\n DrOp /* sneaky */ TaBlE users",
+                SqlClass::Ddl,
+            ),
+            ("TRUNCATE TABLE t", SqlClass::Ddl),
+            ("GRANT ALL ON t TO bob", SqlClass::Ddl),
+            ("SELECT pg_read_file('/etc/passwd')", SqlClass::Admin),
+            ("COPY t FROM '/etc/passwd'", SqlClass::Admin),
+            ("SET search_path = evil", SqlClass::Admin),
+            ("DROP TABLE users; SELEC oops", SqlClass::Admin),
+        ];
+        for (text, expected) in table {
+            assert_eq!(class(text), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn the_detail_names_the_dangerous_statement() {
+        let classified = classify(
+            dialect("generic").unwrap().as_ref(),
+            "SELECT 1; /* x */ drop table users",
+            SqlClass::Admin,
+        );
+        assert!(
+            classified.detail.contains("`DROP TABLE"),
+            "{}",
+            classified.detail
+        );
+        assert!(
+            classified.detail.contains("2 statements"),
+            "{}",
+            classified.detail
+        );
+    }
+}

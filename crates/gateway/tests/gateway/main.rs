@@ -1,0 +1,12 @@
+//! The gateway library's tests: the policy matrix (each matcher allowing
+//! and denying), policy files with mistakes, reloads, detectors on planted
+//! secrets and injection, the audit chain under tampering, and
+//! `check-policy`'s explanations.
+
+#![expect(clippy::unwrap_used, reason = "tests fail loudly on a missing value")]
+
+mod audit;
+mod check;
+mod detect;
+mod policy;
+mod support;
