@@ -9,6 +9,7 @@ mod chat;
 mod conformance;
 mod env;
 mod failure;
+mod gateway_serve;
 mod host;
 mod inspect;
 mod output;
@@ -64,6 +65,7 @@ fn main() -> ExitCode {
             Some(Command::Discover(args)) => inspect::discover(args).await,
             Some(Command::Trace(command)) => trace::run(command),
             Some(Command::Servers(args)) => host::servers(args).await,
+            Some(Command::Gateway(args)) => gateway_serve::run(args).await,
             Some(Command::Chat(args)) => chat::run(args).await,
             Some(Command::ConformanceClient(args)) => conformance::run(args).await,
         }
