@@ -8,7 +8,8 @@
 //! servers written in the test. [`shutdown`] covers signals, [`snapshots`] the exact CLI output,
 //! [`utils`] the utilities server, [`files`] the files server's attack
 //! corpus, [`music`] the music server on real SQLite files, [`trace`] the
-//! traces `nexo serve --trace` writes and `nexo trace` reads.
+//! traces `nexo serve --trace` writes and `nexo trace` reads, [`gateway`]
+//! `nexo gateway` in front of real upstreams.
 //! Every process a test starts is owned by a [`support::Proc`], which kills
 //! and reaps it when the test ends, however it ends.
 
@@ -23,6 +24,7 @@ mod client;
 mod dns;
 mod exit_codes;
 mod files;
+mod gateway;
 mod host;
 mod http_policy;
 mod http_wire;
