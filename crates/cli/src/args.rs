@@ -56,13 +56,19 @@ pub enum Command {
     /// as a sequence diagram.
     #[command(subcommand)]
     Trace(TraceCommand),
-    /// The security gateway's offline checks: validate a policy and explain
-    /// its decision for a sample request, verify an audit log's hash chain.
-    #[command(subcommand)]
-    Gateway(GatewayCommand),
     /// Connect to every configured server at once and show each one's state.
     #[command(after_help = SERVERS_EXAMPLES)]
     Servers(ServersArgs),
+    /// The security gateway: every server of a configuration behind one HTTP
+    /// endpoint, each request decided by a policy, inspected for secrets and
+    /// prompt injection, and written to a hash-chained audit log; and its
+    /// offline checks (check-policy, verify-audit).
+    #[command(
+        after_help = GATEWAY_EXAMPLES,
+        args_conflicts_with_subcommands = true,
+        subcommand_negates_reqs = true
+    )]
+    Gateway(GatewayArgs),
     /// Chat with an LLM that uses the tools of every configured server (also `nexo` alone).
     #[command(after_help = CHAT_EXAMPLES)]
     Chat(ChatArgs),
@@ -447,6 +453,63 @@ Examples:
 With no configuration file, the bundled dns, morse, utils, files (the
 working directory) and music servers run in-process. Servers of a project's
 .mcp.json start only once allowed with --allow.";
+
+/// `nexo gateway --config FILE`: serving the gateway; or one of its
+/// offline checks.
+#[derive(Debug, Args)]
+pub struct GatewayArgs {
+    #[command(subcommand)]
+    pub command: Option<GatewayCommand>,
+    /// The configuration: its `mcpServers` (or `servers`) are the upstreams,
+    /// its `gateway` object the policy, the audit log and virtual servers.
+    /// Given explicitly, its servers start without a consent prompt.
+    #[arg(long, value_name = "FILE", required = true)]
+    pub config: Option<PathBuf>,
+    /// Where to listen: HOST:PORT, HOST, or PORT; without a port, $PORT or
+    /// 8000; without a host, 127.0.0.1.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
+    /// Seconds each upstream has to connect, and each call to answer (a
+    /// server's own `timeout` in the configuration wins).
+    #[arg(long, value_name = "SECONDS", default_value = "15", value_parser = positive_seconds)]
+    pub timeout: Duration,
+    /// Append one JSON line per tool call to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// Append one JSON line per message between clients and the gateway to
+    /// FILE (read it with `nexo trace summary FILE`).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Leave the messages themselves out of the trace.
+    #[arg(long, requires = "trace")]
+    pub trace_redact: bool,
+    /// Largest request body accepted, in bytes.
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value_t = nexo_serve::DEFAULT_MAX_BODY,
+        value_parser = positive_bytes
+    )]
+    pub max_body: usize,
+    /// A browser origin allowed to call the gateway (repeatable; `*` for
+    /// any). Default: loopback origins only.
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    pub allow_origins: Vec<String>,
+    /// A Host name the gateway answers (repeatable). Default: loopback names
+    /// when listening on loopback, any name otherwise.
+    #[arg(long = "allow-host", value_name = "HOST")]
+    pub allow_hosts: Vec<String>,
+}
+
+const GATEWAY_EXAMPLES: &str = "\
+Examples:
+  nexo gateway --config examples/gateway/config.json
+  nexo gateway --config gateway.json --http 0.0.0.0:8443 --allow-host gw.example.com
+  nexo call --url http://127.0.0.1:8000/mcp morse__echo texto=hola
+
+Every server of the file is an upstream; its tools and prompts go by
+`server__name`, its resources by `nexo://server/URI`. Virtual servers are
+served at /mcp/NAME. The policy file is read again when it changes.";
 
 #[derive(Debug, Args)]
 pub struct ListArgs {

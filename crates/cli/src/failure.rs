@@ -94,6 +94,20 @@ impl Hinted for nexo_serve::ServeError {
     }
 }
 
+impl Hinted for nexo_gateway::StartError {
+    fn code(&self) -> &'static str {
+        nexo_gateway::StartError::code(self)
+    }
+
+    fn exit(&self) -> Exit {
+        Exit::Usage
+    }
+
+    fn hint(&self) -> Option<String> {
+        nexo_gateway::StartError::hint(self)
+    }
+}
+
 impl Hinted for nexo_host::provider::ProviderError {
     fn code(&self) -> &'static str {
         match self.exit() {

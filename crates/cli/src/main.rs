@@ -10,6 +10,7 @@ mod conformance;
 mod env;
 mod failure;
 mod gateway;
+mod gateway_serve;
 mod host;
 mod inspect;
 mod output;
@@ -64,8 +65,11 @@ fn main() -> ExitCode {
             Some(Command::Prompt(args)) => inspect::prompt(args).await,
             Some(Command::Discover(args)) => inspect::discover(args).await,
             Some(Command::Trace(command)) => trace::run(command),
-            Some(Command::Gateway(command)) => gateway::run(command).await,
             Some(Command::Servers(args)) => host::servers(args).await,
+            Some(Command::Gateway(args)) => match args.command {
+                Some(command) => gateway::run(command).await,
+                None => gateway_serve::run(args).await,
+            },
             Some(Command::Chat(args)) => chat::run(args).await,
             Some(Command::ConformanceClient(args)) => conformance::run(args).await,
         }

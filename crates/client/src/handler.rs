@@ -1,10 +1,11 @@
 //! nexo's side of server-to-client messages: the notifications that tell
 //! about a request in progress (log messages, progress), handed to the
-//! caller's [`NoticeSink`]; tool list changes, counted; roots and sampling
-//! (2025-era features) answered by what the caller gives; and elicitation, answered
-//! by a policy the caller picks (rmcp declines by default): decline, fill in
-//! the schema's defaults, or hand each form to the caller's own
-//! [`ElicitationResponder`] (a person at a prompt, a test's script). The same
+//! caller's [`NoticeSink`]; tool, prompt and resource list changes,
+//! counted; roots and sampling (2025-era features) answered by what the
+//! caller gives; and elicitation, answered by a policy the caller picks
+//! (rmcp declines by default): decline, fill in the schema's defaults, or
+//! hand each form to the caller's own [`ElicitationResponder`] (a person at
+//! a prompt, a test's script). The same
 //! answers serve both eras: an `elicitation/create` request over a 2025-era
 //! session, and the input requests (elicitation, sampling, roots) that a
 //! 2026-07-28 `input_required` result or a task's `tasks/get` carries,
@@ -136,6 +137,10 @@ pub struct Handler {
     answering: Arc<watch::Sender<bool>>,
     /// Counts the server's `notifications/tools/list_changed`.
     tools_changed: Arc<watch::Sender<u64>>,
+    /// Counts its `notifications/prompts/list_changed`.
+    prompts_changed: Arc<watch::Sender<u64>>,
+    /// Counts its `notifications/resources/list_changed`.
+    resources_changed: Arc<watch::Sender<u64>>,
     /// The roots offered (`file://` URIs).
     roots: Vec<String>,
     /// Who answers sampling requests; none declared without one.
@@ -177,6 +182,8 @@ impl Handler {
             progress: Arc::new(watch::channel(0).0),
             answering: Arc::new(watch::channel(false).0),
             tools_changed: Arc::new(watch::channel(0).0),
+            prompts_changed: Arc::new(watch::channel(0).0),
+            resources_changed: Arc::new(watch::channel(0).0),
             roots: Vec::new(),
             sampling: None,
         }
@@ -230,6 +237,16 @@ impl Handler {
     /// Changes each time the server says its tools changed.
     pub fn tools_changed(&self) -> watch::Receiver<u64> {
         self.tools_changed.subscribe()
+    }
+
+    /// Changes each time the server says its prompts changed.
+    pub fn prompts_changed(&self) -> watch::Receiver<u64> {
+        self.prompts_changed.subscribe()
+    }
+
+    /// Changes each time the server says its resources changed.
+    pub fn resources_changed(&self) -> watch::Receiver<u64> {
+        self.resources_changed.subscribe()
     }
 
     /// Says whether a person is answering one of the server's forms.
@@ -389,6 +406,16 @@ impl ClientHandler for Handler {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.tools_changed
+            .send_modify(|count| *count = count.wrapping_add(1));
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.prompts_changed
+            .send_modify(|count| *count = count.wrapping_add(1));
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.resources_changed
             .send_modify(|count| *count = count.wrapping_add(1));
     }
 

@@ -13,7 +13,8 @@
 //! (SEP-2640) has its skills listed with its tools, on each connection;
 //! they are gathered as the server describes them, checking them is the
 //! host's. A stdio child's stderr goes to the server's log file, never to
-//! the terminal.
+//! the terminal. Whoever serves the servers' lists onwards (the gateway)
+//! hears of each connection and each list change through [`Hub::changes`].
 //!
 //! A tool call the server runs as a task is followed to its end (see
 //! [`crate::tasks`]); [`Hub::follow_task`] takes up one whose id was kept.
@@ -30,7 +31,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{CallToolResult, JsonObject, Skill, Tool};
-use tokio::sync::{Notify, watch};
+use tokio::sync::{Notify, broadcast, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
@@ -180,12 +181,36 @@ struct Managed {
     plan: ServerPlan,
     snapshot: watch::Sender<Snapshot>,
     reconnect: Notify,
+    changes: broadcast::Sender<Changed>,
 }
+
+/// What changed about one server (see [`Hub::changes`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Changed {
+    pub server: String,
+    pub change: Change,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// It was connected (again): any of its lists may differ.
+    Connected,
+    /// Its tools changed and were listed again ([`Hub::tools`] has them).
+    Tools,
+    /// It said its prompts changed.
+    Prompts,
+    /// It said its resources changed.
+    Resources,
+}
+
+/// How many changes a slow listener may fall behind by.
+const CHANGE_BACKLOG: usize = 64;
 
 /// Servers connected together and kept connected.
 pub struct Hub {
     servers: Vec<Arc<Managed>>,
     supervisors: Vec<JoinHandle<()>>,
+    changes: broadcast::Sender<Changed>,
 }
 
 impl Hub {
@@ -199,6 +224,7 @@ impl Hub {
         policy: RestartPolicy,
     ) -> Self {
         let started = Instant::now();
+        let changes = broadcast::channel(CHANGE_BACKLOG).0;
         let mut servers = Vec::new();
         let mut supervisors = Vec::new();
         for plan in plans {
@@ -216,6 +242,7 @@ impl Hub {
                 })
                 .0,
                 reconnect: Notify::new(),
+                changes: changes.clone(),
             });
             supervisors.push(tokio::spawn(supervise(
                 managed.clone(),
@@ -232,7 +259,14 @@ impl Hub {
         Self {
             servers,
             supervisors,
+            changes,
         }
+    }
+
+    /// Hears of each server connected (again) and each change of a
+    /// connected server's lists, from now on.
+    pub fn changes(&self) -> broadcast::Receiver<Changed> {
+        self.changes.subscribe()
     }
 
     fn managed(&self, server: &str) -> Result<&Arc<Managed>, ClientError> {
@@ -598,8 +632,18 @@ async fn supervise(
                     now.restarts = restarts;
                     now.ready.get_or_insert_with(|| hub_started.elapsed());
                 });
+                let tell = |change| {
+                    // No receiver means nobody serves the lists onwards.
+                    let _ = managed.changes.send(Changed {
+                        server: plan.name.clone(),
+                        change,
+                    });
+                };
+                tell(Change::Connected);
                 // A server that says its tools changed is listed again.
                 let mut tools_changed = session.tools_changed();
+                let mut prompts_changed = session.prompts_changed();
+                let mut resources_changed = session.resources_changed();
                 let asked = loop {
                     tokio::select! {
                         () = session.ended() => break false,
@@ -608,11 +652,14 @@ async fn supervise(
                             Ok(tools) => {
                                 note("its tools changed; listed them again");
                                 managed.snapshot.send_modify(|now| now.tools = Arc::new(tools));
+                                tell(Change::Tools);
                             }
                             Err(error) => {
                                 tracing::debug!(server = %plan.name, %error, "listing the changed tools");
                             }
                         },
+                        Ok(()) = prompts_changed.changed() => tell(Change::Prompts),
+                        Ok(()) = resources_changed.changed() => tell(Change::Resources),
                     }
                 };
                 session.end().await;

@@ -908,6 +908,16 @@ impl Session {
         self.service.service().tools_changed()
     }
 
+    /// Changes each time the server says its prompts changed.
+    pub fn prompts_changed(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.service.service().prompts_changed()
+    }
+
+    /// Changes each time the server says its resources changed.
+    pub fn resources_changed(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.service.service().resources_changed()
+    }
+
     /// Whether the connection has ended (the child exited, the stream closed).
     pub fn is_ended(&self) -> bool {
         *self.ended.borrow()

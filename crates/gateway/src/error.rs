@@ -139,3 +139,54 @@ impl AuditError {
         }
     }
 }
+
+/// Why the `gateway` settings of a configuration cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("{location}: {message}")]
+pub struct SettingsError {
+    /// Where the `gateway` object is (`file:line:column`).
+    pub location: String,
+    pub message: String,
+    pub hint: String,
+}
+
+/// Why `nexo gateway` could not start or stopped serving.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("the configuration has no `gateway` settings")]
+    NoSettings { config: PathBuf },
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    #[error(transparent)]
+    Audit(#[from] AuditError),
+    #[error(transparent)]
+    Serve(#[from] nexo_serve::ServeError),
+}
+
+impl StartError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::NoSettings { .. } | Self::Settings(_) => "bad_config",
+            Self::Policy(error) => error.code(),
+            Self::Audit(error) => error.code(),
+            Self::Serve(nexo_serve::ServeError::BadAddress { .. }) => "usage",
+            Self::Serve(_) => "error",
+        }
+    }
+
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Self::NoSettings { config } => Some(format!(
+                "add a `\"gateway\": {{\"policy\": \"policy.toml\"}}` object to `{}`; \
+                 examples/gateway/config.json is a configuration to start from",
+                config.display()
+            )),
+            Self::Settings(error) => Some(error.hint.clone()),
+            Self::Policy(error) => Some(error.hint()),
+            Self::Audit(error) => Some(error.hint()),
+            Self::Serve(error) => error.hint(),
+        }
+    }
+}

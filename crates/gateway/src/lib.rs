@@ -1,27 +1,43 @@
-//! nexo-gateway: the parts of the security gateway that decide and prove.
-//! [`policy`] decides each request from rules over identity, server, tool
-//! and arguments (path, URL, SQL, shell and regular-expression matchers);
-//! [`detect`] finds secrets and prompt injection in arguments, results and
-//! tool descriptions; [`audit`] writes one hash-chained JSON line per
-//! decision and verifies a log; [`check`] explains a policy's decision for
-//! `nexo gateway check-policy`.
+//! nexo-gateway: the security gateway, one endpoint in front of many MCP
+//! servers that reads every call, enforces policy on its arguments and
+//! proves what it did.
 //!
-//! A library without I/O of its own beyond the policy and audit files: the
-//! serving side (inbound transports, federation of upstreams, auth, rate
-//! limits, metrics) builds on it and hands it requests. It knows no
-//! particular server and prints nothing.
+//! The parts that decide and prove: [`policy`] decides each request from
+//! rules over identity, server, tool and arguments (path, URL, SQL, shell
+//! and regular-expression matchers); [`detect`] finds secrets and prompt
+//! injection in arguments, results and tool descriptions; [`audit`] writes
+//! one hash-chained JSON line per decision and verifies a log; [`check`]
+//! explains a policy's decision for `nexo gateway check-policy`.
+//!
+//! The serving side (`nexo gateway --config FILE`): [`settings`] reads the
+//! configuration's `gateway` object; [`federation`] puts the upstreams of a
+//! nexo-client hub behind one set of names; [`view`] says what each
+//! endpoint (`/mcp`, a virtual server's `/mcp/NAME`) offers; [`server`] is
+//! the MCP server that guards every request with the policy, the detectors
+//! and the audit log; [`app`] serves it all with nexo-serve. Refusals are
+//! worded and coded in [`refusal`]. It knows no particular server and
+//! prints nothing.
 
+pub mod app;
 pub mod audit;
 pub mod check;
 pub mod detect;
 pub mod error;
+pub mod federation;
 pub mod policy;
+pub mod refusal;
+pub mod server;
+pub mod settings;
+pub mod view;
 mod walk;
+
+pub use app::{Gateway, GatewayApp, Prepared};
+pub use settings::Settings;
 
 pub use audit::{AuditLog, AuditReport, Entry, Outcome};
 pub use check::{CheckError, PolicyReport, check_policy, parse_request};
 pub use detect::{Action, Detectors, Finding, Inspection, Place};
-pub use error::{AuditError, PolicyError, RequestError};
+pub use error::{AuditError, PolicyError, RequestError, SettingsError, StartError};
 pub use policy::{
     Decision, Explanation, Identity, Policy, PolicyHandle, Request, Resolver, StaticResolver,
     SystemResolver, Verdict,

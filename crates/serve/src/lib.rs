@@ -3,6 +3,8 @@
 //! transport of 2024-11-05 at `/sse`, and a health document at `GET /`,
 //! behind `Origin`/`Host` checks, CORS, a body limit, an optional
 //! tool-call log and an optional trace of every message ([`TraceTap`]).
+//! Several applications can be served behind one listener
+//! ([`serve_service`]); each request carries the client's address.
 //!
 //! This crate knows no particular server: it takes any rmcp
 //! [`ServerHandler`]. The protocol itself is rmcp's; what is here is the
@@ -71,7 +73,8 @@ pub struct ServeOptions {
 }
 
 impl ServeOptions {
-    fn logger(&self) -> Result<Option<CallLogger>, ServeError> {
+    /// The tool-call log `log` names, opened.
+    pub fn logger(&self) -> Result<Option<CallLogger>, ServeError> {
         let Some(path) = &self.log else {
             return Ok(None);
         };
@@ -82,7 +85,8 @@ impl ServeOptions {
         Ok(Some(CallLogger::new(log, &self.server_name)))
     }
 
-    fn tracer(&self) -> Result<Option<TraceTap>, ServeError> {
+    /// The trace `trace` names, opened.
+    pub fn tracer(&self) -> Result<Option<TraceTap>, ServeError> {
         let Some(path) = &self.trace else {
             return Ok(None);
         };
@@ -171,22 +175,60 @@ pub async fn serve_http<S>(
 where
     S: ServerHandler + Clone + Send + Sync + 'static,
 {
+    let logger = options.logger()?;
+    let trace = options.tracer()?;
+    let result = serve_service(
+        addr,
+        |bound, shutdown| {
+            let http_options = HttpOptions {
+                origins: OriginPolicy::new(&options.allow_origins),
+                hosts: HostPolicy::new(&options.allow_hosts, bound.ip()),
+                max_body: options.max_body,
+                tools: options.tools.clone(),
+                logger,
+                trace: trace.clone(),
+            };
+            app(server, http_options, shutdown)
+        },
+        on_listening,
+    )
+    .await;
+    if let Some(trace) = trace {
+        trace.flush();
+    }
+    result
+}
+
+/// Serves the HTTP application `make` builds for the bound address (its
+/// `Host` check needs it) on `addr`, as [`serve_http`] does: until SIGINT
+/// or SIGTERM, in-flight requests given [`SHUTDOWN_GRACE`]; cancelling the
+/// token `make` is given ends every session and stream. Each request
+/// carries the client's address as axum's `ConnectInfo<SocketAddr>`
+/// extension. For applications made of several [`app`]s (the gateway's
+/// endpoints).
+pub async fn serve_service<T>(
+    addr: SocketAddr,
+    make: impl FnOnce(SocketAddr, CancellationToken) -> T,
+    on_listening: impl FnOnce(SocketAddr),
+) -> Result<(), ServeError>
+where
+    T: tower::Service<
+            axum::extract::Request,
+            Response = axum::response::Response,
+            Error = std::convert::Infallible,
+        > + Clone
+        + Send
+        + Sync
+        + 'static,
+    T::Future: Send + 'static,
+{
     let signal = shutdown_signal();
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|source| ServeError::Bind { addr, source })?;
     let bound = listener.local_addr().map_err(ServeError::Server)?;
-    let http_options = HttpOptions {
-        origins: OriginPolicy::new(&options.allow_origins),
-        hosts: HostPolicy::new(&options.allow_hosts, bound.ip()),
-        max_body: options.max_body,
-        tools: options.tools.clone(),
-        logger: options.logger()?,
-        trace: options.tracer()?,
-    };
-    let trace = http_options.trace.clone();
     let shutdown = CancellationToken::new();
-    let service = app(server, http_options, shutdown.clone());
+    let service = make(bound, shutdown.clone());
     // Without TCP_NODELAY every SSE response, written in several pieces,
     // waits about 40 ms for the client's delayed ACK.
     let listener = listener.tap_io(|tcp| {
@@ -196,7 +238,10 @@ where
     });
     on_listening(bound);
     let stopping = shutdown.clone();
-    let make_service = axum::ServiceExt::<axum::extract::Request>::into_make_service(service);
+    let make_service =
+        axum::ServiceExt::<axum::extract::Request>::into_make_service_with_connect_info::<SocketAddr>(
+            service,
+        );
     let server = axum::serve(listener, make_service).with_graceful_shutdown(async move {
         signal.await;
         tracing::info!("shutting down: finishing in-flight requests");
@@ -204,7 +249,7 @@ where
     });
     let server = server.into_future();
     tokio::pin!(server);
-    let result = tokio::select! {
+    tokio::select! {
         result = &mut server => result.map_err(ServeError::Server),
         () = async {
             shutdown.cancelled().await;
@@ -213,11 +258,7 @@ where
             tracing::warn!("in-flight requests did not finish within {SHUTDOWN_GRACE:?}; stopping");
             Ok(())
         }
-    };
-    if let Some(trace) = trace {
-        trace.flush();
     }
-    result
 }
 
 /// Resolves `--http [ADDR]`: `HOST:PORT`, `HOST` (port from `port_env`, the

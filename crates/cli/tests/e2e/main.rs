@@ -9,7 +9,7 @@
 //! [`utils`] the utilities server, [`files`] the files server's attack
 //! corpus, [`music`] the music server on real SQLite files, [`trace`] the
 //! traces `nexo serve --trace` writes and `nexo trace` reads, [`gateway`]
-//! the gateway's policy and audit checks.
+//! `nexo gateway` in front of real upstreams, and its policy and audit checks.
 //! Every process a test starts is owned by a [`support::Proc`], which kills
 //! and reaps it when the test ends, however it ends.
 
@@ -25,6 +25,7 @@ mod dns;
 mod exit_codes;
 mod files;
 mod gateway;
+mod gateway_serve;
 mod host;
 mod http_policy;
 mod http_wire;

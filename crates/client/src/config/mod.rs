@@ -4,8 +4,9 @@
 //! `mcpServers` object) and VS Code's `.vscode/mcp.json` (a `servers`
 //! object, JSONC) are read as they are, plus nexo's own fields: `{"builtin":
 //! "dns", ...options}` entries run in-process, per-server and per-tool
-//! timeouts, `disabled`, the top-level `trace` and `traceRedact`, and the
-//! chat's settings (`chat`).
+//! timeouts, `disabled`, the top-level `trace` and `traceRedact`, the
+//! chat's settings (`chat`) and the gateway's (`gateway`, kept as JSON for
+//! nexo-gateway to read).
 //!
 //! This module owns the search order ([`load`]: `--config`, `./.mcp.json`,
 //! the user's `config.json`, else the embedded [`Config::default_for`]),
@@ -154,6 +155,7 @@ impl Config {
             trace: None,
             trace_redact: false,
             chat: ChatSettings::default(),
+            gateway: None,
             ignored: Vec::new(),
         }
     }
@@ -208,6 +210,9 @@ pub struct Config {
     pub trace_redact: bool,
     /// Top-level `"chat"`: the chat's model and approval rules.
     pub chat: ChatSettings,
+    /// Top-level `"gateway"`: `nexo gateway`'s settings, read by
+    /// nexo-gateway (this crate does not know their fields).
+    pub gateway: Option<GatewaySection>,
     /// Fields of other hosts that were read and set aside, for the CLI to
     /// mention (nothing here changes what nexo does).
     pub ignored: Vec<Ignored>,
@@ -453,6 +458,17 @@ pub enum ApprovalAction {
     Allow,
     Ask,
     Deny,
+}
+
+/// The top-level `gateway` object as written, its strings' variables
+/// expanded; nexo-gateway reads its fields.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GatewaySection {
+    pub value: serde_json::Value,
+    /// Where the object starts, for errors about it.
+    pub location: Location,
+    /// The directory its relative paths are taken from: the file's.
+    pub base_dir: PathBuf,
 }
 
 /// A field of another host, read and set aside.

@@ -22,8 +22,8 @@ use super::expand::{self, Vars};
 use crate::secret::Secret;
 
 use super::{
-    ChatSettings, Config, ConfigError, Fingerprint, Ignored, LoadRequest, Location, ServerConfig,
-    ServerSpec, Source, Timeouts, ToolTimeouts, Written,
+    ChatSettings, Config, ConfigError, Fingerprint, GatewaySection, Ignored, LoadRequest, Location,
+    ServerConfig, ServerSpec, Source, Timeouts, ToolTimeouts, Written,
 };
 
 /// The fields of a server entry.
@@ -55,6 +55,7 @@ const TOP_FIELDS: &[&str] = &[
     "trace",
     "traceRedact",
     "chat",
+    "gateway",
     "$schema",
 ];
 /// The fields of a `toolTimeouts` entry.
@@ -211,6 +212,7 @@ pub(super) fn parse(
     let mut trace = None;
     let mut trace_redact = false;
     let mut chat = ChatSettings::default();
+    let mut gateway = None;
     for &(name, prop) in &fields {
         match name {
             "mcpServers" | "servers" => {
@@ -226,6 +228,13 @@ pub(super) fn parse(
             }
             "inputs" | "$schema" => {}
             "chat" => chat = reader.chat(prop)?,
+            "gateway" => {
+                gateway = Some(GatewaySection {
+                    value: reader.json(&prop.value, None, false)?,
+                    location: reader.location(prop.value.start()),
+                    base_dir: reader.place.project_dir.clone(),
+                });
+            }
             "trace" => {
                 let lit =
                     reader.string(&prop.value, "trace", None, "\"trace\": \"trace.jsonl\"")?;
@@ -273,6 +282,7 @@ pub(super) fn parse(
         trace,
         trace_redact,
         chat,
+        gateway,
         ignored: reader.ignored,
     })
 }

@@ -89,8 +89,9 @@ impl Reader<'_> {
         })
     }
 
-    /// A JSON value of a builtin's option, its strings expanded.
-    fn json(
+    /// A JSON value (a builtin's option, the gateway's settings), its
+    /// strings expanded.
+    pub(in crate::config) fn json(
         &self,
         value: &Value<'_>,
         server: Option<&str>,

@@ -1,0 +1,129 @@
+//! `nexo gateway --config FILE`: wires the configuration's servers (a
+//! nexo-client hub, bundled servers in-process) to nexo-gateway and serves
+//! it with the listening flags of `nexo serve`.
+//!
+//! The file is named explicitly, so it is the operator's: its servers start
+//! without the consent prompt a project's `.mcp.json` gets (nexo-client's
+//! `Source::Explicit`), and no other file is looked for.
+
+use std::sync::Arc;
+
+use nexo_client::auth::{DeferredAgent, OAuthOptions};
+use nexo_client::hub::{Hub, RestartPolicy, ServerPlan};
+use nexo_client::{ConnectOptions, Target};
+use nexo_gateway::policy::{Resolver, StaticResolver, SystemResolver};
+use nexo_gateway::{Prepared, Settings, StartError};
+use nexo_serve::ServeOptions;
+
+use crate::args::GatewayArgs;
+use crate::failure::Failure;
+use crate::{env, host, output};
+
+pub async fn run(args: GatewayArgs) -> Result<(), Failure> {
+    // Required by the parser unless a subcommand is given.
+    let Some(path) = args.config.clone() else {
+        return Err(Failure::usage(
+            "give the gateway its configuration",
+            Some("nexo gateway --config FILE (see examples/gateway/config.json)".into()),
+        ));
+    };
+    let config = host::load(Some(&path))?;
+    let section = config
+        .gateway
+        .as_ref()
+        .ok_or_else(|| Failure::from_error(&StartError::NoSettings { config: path }))?;
+    let servers: Vec<_> = config
+        .servers
+        .iter()
+        .filter(|server| !server.disabled)
+        .collect();
+    let names: Vec<&str> = servers.iter().map(|server| server.name.as_str()).collect();
+    let settings = Settings::read(section, &names)
+        .map_err(|error| Failure::from_error(&StartError::from(error)))?;
+    let addr = nexo_serve::listen_address(args.http.as_deref(), env::var(env::PORT).as_deref())
+        .map_err(|error| Failure::from_error(&error))?;
+    let policy = settings.policy.clone();
+    let audit = settings.audit.clone();
+    // The policies and the audit log are checked before any upstream starts.
+    let prepared = Prepared::load(settings).map_err(|error| Failure::from_error(&error))?;
+    let resolver: Arc<dyn Resolver> = match SystemResolver::from_system() {
+        Ok(resolver) => Arc::new(resolver),
+        Err(reason) => {
+            output::status(&format!(
+                "warning: {reason}; host names in URL arguments will not resolve, so URL rules \
+                 refuse them"
+            ));
+            Arc::new(StaticResolver::new())
+        }
+    };
+    // Tokens a person's command stored are used for upstreams that ask.
+    let oauth = OAuthOptions::new(env::token_store(), Arc::new(DeferredAgent));
+    let mut plans = Vec::new();
+    for server in &servers {
+        let target = host::target_of(server)?;
+        plans.push(ServerPlan {
+            name: server.name.clone(),
+            log: matches!(target, Target::Stdio { .. })
+                .then(|| env::server_log(&server.name))
+                .flatten(),
+            oauth: oauth.clone().for_target(&target),
+            target,
+            limits: host::limits(server, args.timeout),
+        });
+    }
+    let options = ConnectOptions {
+        timeout: args.timeout,
+        ..ConnectOptions::default()
+    };
+    let hub = Hub::start(plans, options, RestartPolicy::default()).await;
+    for status in hub.status() {
+        if let Some(error) = &status.last_error
+            && status.state != nexo_client::hub::State::Connected
+        {
+            output::status(&format!(
+                "warning: upstream `{}` is {}: {error}",
+                status.name,
+                status.state.name()
+            ));
+        }
+    }
+    let names = servers.iter().map(|server| server.name.clone()).collect();
+    let gateway = prepared.start(hub, names, resolver);
+    let endpoints: Vec<String> = gateway
+        .virtual_servers()
+        .map(|name| format!("{}/{name}", nexo_serve::MCP_PATH))
+        .collect();
+    let serve_options = ServeOptions {
+        server_name: "gateway".to_owned(),
+        tools: Vec::new(),
+        max_body: args.max_body,
+        log: args.log,
+        trace: args.trace,
+        trace_redact: args.trace_redact,
+        allow_origins: args.allow_origins,
+        allow_hosts: args.allow_hosts,
+    };
+    let upstreams = servers.len();
+    gateway
+        .serve(addr, &serve_options, |bound| {
+            tracing::info!(
+                "gateway serving MCP at http://{bound}{}",
+                nexo_serve::MCP_PATH
+            );
+            let virtual_servers = if endpoints.is_empty() {
+                String::new()
+            } else {
+                format!(", virtual servers at {}", endpoints.join(", "))
+            };
+            output::status(&format!(
+                "nexo: gateway for {upstreams} upstream{} at http://{bound}{} (legacy SSE at \
+                 /sse{virtual_servers}); policy `{}`, audit `{}`",
+                if upstreams == 1 { "" } else { "s" },
+                nexo_serve::MCP_PATH,
+                policy.display(),
+                audit.display()
+            ));
+        })
+        .await
+        .map_err(|error| Failure::from_error(&error))
+}

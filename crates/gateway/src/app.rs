@@ -1,0 +1,224 @@
+//! The serving gateway put together: the policies (reloaded when their
+//! files change), the audit log, the federated upstreams, and one
+//! nexo-serve HTTP application per endpoint behind one listener: `/mcp`
+//! (and the legacy SSE transport at `/sse`) for everything, `/mcp/NAME`
+//! for each virtual server (Streamable HTTP, both eras). Each application
+//! keeps nexo-serve's `Origin` and `Host` checks (loopback origins only
+//! unless `--allow-origin` says otherwise), CORS and body limit.
+//!
+//! [`Prepared::load`] reads what can be wrong in files before any upstream
+//! starts; [`Prepared::start`] takes the running hub.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use axum::extract::Request;
+use axum::response::Response;
+use futures::future::BoxFuture;
+use nexo_client::hub::Hub;
+use nexo_serve::{HostPolicy, HttpApp, HttpOptions, MCP_PATH, OriginPolicy, ServeOptions};
+use tokio_util::sync::CancellationToken;
+
+use crate::audit::AuditLog;
+use crate::error::StartError;
+use crate::federation::Federation;
+use crate::policy::{PolicyHandle, Resolver};
+use crate::server::{GatewayServer, Shared};
+use crate::settings::Settings;
+use crate::view::{Offer, View};
+
+/// The gateway's files, read and checked; no upstream started yet.
+#[derive(Debug)]
+pub struct Prepared {
+    settings: Settings,
+    policy: Arc<PolicyHandle>,
+    /// Each virtual server's own policy, by the server's name.
+    policies: HashMap<String, Arc<PolicyHandle>>,
+    audit: AuditLog,
+}
+
+impl Prepared {
+    /// Loads every policy the settings name and opens the audit log.
+    pub fn load(settings: Settings) -> Result<Self, StartError> {
+        let policy = Arc::new(PolicyHandle::load(&settings.policy)?);
+        let mut policies = HashMap::new();
+        for server in settings.virtual_servers.values() {
+            if let Some(path) = &server.policy {
+                policies.insert(server.name.clone(), Arc::new(PolicyHandle::load(path)?));
+            }
+        }
+        let audit = AuditLog::open(&settings.audit)?;
+        Ok(Self {
+            settings,
+            policy,
+            policies,
+            audit,
+        })
+    }
+
+    /// The gateway over `hub`'s servers, named `servers` in the
+    /// configuration's order; the policies are checked for changes from now
+    /// on (on the tokio runtime).
+    pub fn start(self, hub: Hub, servers: Vec<String>, resolver: Arc<dyn Resolver>) -> Gateway {
+        let every = self.settings.policy_check;
+        let mut watchers = vec![self.policy.watch(every)];
+        watchers.extend(self.policies.values().map(|policy| policy.watch(every)));
+        let shared = Shared::new(Federation::new(hub, servers), self.audit, resolver);
+        watchers.push(shared.forward_changes());
+        let main = Arc::new(View {
+            offer: Offer::All,
+            policy: self.policy.clone(),
+        });
+        let virtual_servers = self
+            .settings
+            .virtual_servers
+            .into_values()
+            .map(|server| {
+                let policy = self
+                    .policies
+                    .get(&server.name)
+                    .cloned()
+                    .unwrap_or_else(|| self.policy.clone());
+                (
+                    server.name.clone(),
+                    Arc::new(View {
+                        offer: Offer::Virtual(server),
+                        policy,
+                    }),
+                )
+            })
+            .collect();
+        Gateway {
+            shared,
+            main,
+            virtual_servers,
+            watchers,
+        }
+    }
+}
+
+/// The running gateway.
+#[derive(Debug)]
+pub struct Gateway {
+    shared: Arc<Shared>,
+    main: Arc<View>,
+    virtual_servers: Vec<(String, Arc<View>)>,
+    watchers: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Gateway {
+    /// The virtual servers' names, each served at `/mcp/NAME`.
+    pub fn virtual_servers(&self) -> impl Iterator<Item = &str> {
+        self.virtual_servers.iter().map(|(name, _)| name.as_str())
+    }
+
+    /// The HTTP application; cancelling `shutdown` ends every session.
+    pub fn app(&self, http: &HttpOptions, shutdown: &CancellationToken) -> GatewayApp {
+        let app = |view: &Arc<View>| {
+            nexo_serve::app(
+                GatewayServer::new(self.shared.clone(), view.clone()),
+                http.clone(),
+                shutdown.child_token(),
+            )
+        };
+        GatewayApp {
+            main: app(&self.main),
+            virtual_servers: Arc::new(
+                self.virtual_servers
+                    .iter()
+                    .map(|(name, view)| (name.clone(), app(view)))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Serves on `addr` until SIGINT or SIGTERM (nexo-serve's
+    /// [`nexo_serve::serve_service`]), then ends every upstream.
+    pub async fn serve(
+        self,
+        addr: SocketAddr,
+        options: &ServeOptions,
+        on_listening: impl FnOnce(SocketAddr),
+    ) -> Result<(), StartError> {
+        let logger = options.logger()?;
+        let trace = options.tracer()?;
+        let served = nexo_serve::serve_service(
+            addr,
+            |bound, shutdown| {
+                let http = HttpOptions {
+                    origins: OriginPolicy::new(&options.allow_origins),
+                    hosts: HostPolicy::new(&options.allow_hosts, bound.ip()),
+                    max_body: options.max_body,
+                    tools: Vec::new(),
+                    logger,
+                    trace: trace.clone(),
+                };
+                self.app(&http, &shutdown)
+            },
+            on_listening,
+        )
+        .await;
+        if let Some(trace) = trace {
+            trace.flush();
+        }
+        self.close().await;
+        served.map_err(StartError::from)
+    }
+
+    /// Stops watching the policies and ends every upstream.
+    pub async fn close(self) {
+        for watcher in &self.watchers {
+            watcher.abort();
+        }
+        let Self { shared, .. } = self;
+        match Arc::try_unwrap(shared) {
+            Ok(shared) => shared.federation.close().await,
+            Err(_) => {
+                tracing::debug!("sessions still hold the upstreams; they end with the process")
+            }
+        }
+    }
+}
+
+/// Every endpoint behind one service: `/mcp/NAME` goes to the virtual
+/// server NAME (its path made `/mcp` for nexo-serve), the rest to `/mcp`'s
+/// application.
+#[derive(Clone)]
+pub struct GatewayApp {
+    main: HttpApp<GatewayServer>,
+    virtual_servers: Arc<HashMap<String, HttpApp<GatewayServer>>>,
+}
+
+impl tower::Service<Request> for GatewayApp {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Response, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, mut request: Request) -> Self::Future {
+        let name = request
+            .uri()
+            .path()
+            .strip_prefix(MCP_PATH)
+            .and_then(|rest| rest.strip_prefix('/'))
+            .map(str::to_owned);
+        if let Some(app) = name.and_then(|name| self.virtual_servers.get(&name).cloned()) {
+            let mut app = app;
+            let path_and_query = match request.uri().query() {
+                Some(query) => format!("{MCP_PATH}?{query}"),
+                None => MCP_PATH.to_owned(),
+            };
+            if let Ok(uri) = path_and_query.parse() {
+                *request.uri_mut() = uri;
+            }
+            return app.call(request);
+        }
+        self.main.call(request)
+    }
+}

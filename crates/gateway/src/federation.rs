@@ -1,0 +1,261 @@
+//! Federation: the upstream servers of a [`Hub`] behind one set of names.
+//! Tools and prompts go by `server__name`, nexo-client's
+//! [`Namespace`] (the host's scheme: the same names `nexo chat` gives the
+//! model); resources by `nexo://<server>/<uri>` ([`UriNamespace`]: the
+//! upstream's URI kept whole after the server's label, so that the mapping
+//! is undone by cutting the prefix, and two servers can never meet on one
+//! address). Lists are merged in the configuration's order of servers.
+//!
+//! The hub keeps the upstreams connected (a child that exits is started
+//! again, with a growing delay); while one restarts, its last tools stay
+//! listed and a call to one waits for the new connection within the tool's
+//! time limit. A call cut short by its upstream's death is repeated only
+//! when the tool is annotated read-only or idempotent (the hub's rule);
+//! every failure names the upstream ([`Upstream`]).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::future::join_all;
+use nexo_client::hub::{Changed, Hub};
+use nexo_client::namespace::{Namespace, UriNamespace};
+use nexo_client::{ClientError, Session};
+use rmcp::model::{
+    CallToolResult, GetPromptResult, JsonObject, Prompt, ReadResourceResult, Resource, Tool,
+};
+
+/// How long a list waits for an upstream that is not connected: not at
+/// all; its prompts and resources are left out until it is back.
+const LIST_WAIT: Duration = Duration::ZERO;
+/// How long reading a resource or getting a prompt waits for an upstream
+/// that is restarting.
+const RESTART_WAIT: Duration = Duration::from_secs(10);
+
+/// An upstream's failure, and which upstream.
+#[derive(Debug, Clone)]
+pub struct Upstream {
+    pub server: String,
+    pub error: ClientError,
+}
+
+/// The upstreams, named together.
+pub struct Federation {
+    hub: Hub,
+    /// The servers in the configuration's order.
+    servers: Vec<String>,
+    uris: UriNamespace,
+    /// The tools each server listed last, kept while it restarts.
+    known: Mutex<HashMap<String, Arc<Vec<Tool>>>>,
+}
+
+impl std::fmt::Debug for Federation {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Federation")
+            .field("servers", &self.servers)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Federation {
+    /// Federates the servers of `hub`, which are named `servers` in the
+    /// configuration's order.
+    pub fn new(hub: Hub, servers: Vec<String>) -> Self {
+        let uris = UriNamespace::build(&servers);
+        Self {
+            hub,
+            servers,
+            uris,
+            known: Mutex::default(),
+        }
+    }
+
+    pub fn hub(&self) -> &Hub {
+        &self.hub
+    }
+
+    pub fn servers(&self) -> &[String] {
+        &self.servers
+    }
+
+    /// Hears of each upstream connected again and each list it changed.
+    pub fn changes(&self) -> tokio::sync::broadcast::Receiver<Changed> {
+        self.hub.changes()
+    }
+
+    /// Every upstream's tools as `(server, tool)`: those of a server that
+    /// is restarting as it listed them last.
+    pub fn tools(&self) -> Vec<(String, Tool)> {
+        let mut connected: HashMap<String, Vec<Tool>> = HashMap::new();
+        for (server, tool) in self.hub.tools() {
+            connected.entry(server).or_default().push(tool);
+        }
+        let Ok(mut known) = self.known.lock() else {
+            return Vec::new();
+        };
+        for (server, tools) in connected {
+            known.insert(server, Arc::new(tools));
+        }
+        self.servers
+            .iter()
+            .flat_map(|server| {
+                known
+                    .get(server)
+                    .map(|tools| tools.iter().map(|tool| (server.clone(), tool.clone())))
+                    .into_iter()
+                    .flatten()
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// The federated names of `tools` (as [`Federation::tools`] gives them).
+    pub fn names(tools: &[(String, Tool)]) -> Namespace {
+        Namespace::build(
+            tools
+                .iter()
+                .map(|(server, tool)| (server.as_str(), tool.name.as_ref())),
+        )
+    }
+
+    /// Calls `tool` on `server` (see the module comment for restarts).
+    pub async fn call_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: JsonObject,
+    ) -> Result<CallToolResult, Upstream> {
+        self.hub
+            .call_tool(server, tool, arguments)
+            .await
+            .map_err(|error| upstream(server, error))
+    }
+
+    /// The connected upstreams that offer `capability`, with their sessions.
+    async fn offering(&self, capability: Capability) -> Vec<(String, Arc<Session>)> {
+        let sessions = join_all(
+            self.servers
+                .iter()
+                .map(|server| async move { (server, self.hub.session(server, LIST_WAIT).await) }),
+        )
+        .await;
+        sessions
+            .into_iter()
+            .filter_map(|(server, session)| {
+                let session = session.ok()?;
+                let info = session.server_info()?;
+                let offers = match capability {
+                    Capability::Prompts => info.capabilities.prompts.is_some(),
+                    Capability::Resources => info.capabilities.resources.is_some(),
+                };
+                offers.then(|| (server.clone(), session))
+            })
+            .collect()
+    }
+
+    /// Every connected upstream's prompts as `(server, prompt)`; one that
+    /// fails to list them is left out (and logged).
+    pub async fn prompts(&self) -> Vec<(String, Prompt)> {
+        let offering = self.offering(Capability::Prompts).await;
+        let lists = join_all(
+            offering
+                .iter()
+                .map(|(server, session)| async move { (server, session.list_prompts().await) }),
+        )
+        .await;
+        merged(lists, "prompts")
+    }
+
+    /// Gets `prompt` from `server`.
+    pub async fn get_prompt(
+        &self,
+        server: &str,
+        prompt: &str,
+        arguments: JsonObject,
+    ) -> Result<GetPromptResult, Upstream> {
+        let session = self
+            .hub
+            .session(server, RESTART_WAIT)
+            .await
+            .map_err(|error| upstream(server, error))?;
+        session
+            .get_prompt(prompt, arguments)
+            .await
+            .map_err(|error| upstream(server, error))
+    }
+
+    /// Every connected upstream's resources as `(server, resource)`, each
+    /// URI as the upstream gives it.
+    pub async fn resources(&self) -> Vec<(String, Resource)> {
+        let offering = self.offering(Capability::Resources).await;
+        let lists = join_all(
+            offering
+                .iter()
+                .map(|(server, session)| async move { (server, session.list_resources().await) }),
+        )
+        .await;
+        merged(lists, "resources")
+    }
+
+    /// The federated address of `uri` on `server`.
+    pub fn qualify_uri(&self, server: &str, uri: &str) -> Option<String> {
+        self.uris.qualify(server, uri)
+    }
+
+    /// The server and upstream URI a federated address stands for.
+    pub fn resolve_uri<'u>(&self, address: &'u str) -> Option<(String, &'u str)> {
+        self.uris
+            .resolve(address)
+            .map(|(server, uri)| (server.to_owned(), uri))
+    }
+
+    /// Reads `uri` (the upstream's own) from `server`.
+    pub async fn read_resource(
+        &self,
+        server: &str,
+        uri: &str,
+    ) -> Result<ReadResourceResult, Upstream> {
+        let session = self
+            .hub
+            .session(server, RESTART_WAIT)
+            .await
+            .map_err(|error| upstream(server, error))?;
+        session
+            .read_resource(uri)
+            .await
+            .map_err(|error| upstream(server, error))
+    }
+
+    /// Ends every upstream session (and child process).
+    pub async fn close(self) {
+        self.hub.close().await;
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Capability {
+    Prompts,
+    Resources,
+}
+
+fn upstream(server: &str, error: ClientError) -> Upstream {
+    Upstream {
+        server: server.to_owned(),
+        error,
+    }
+}
+
+/// The items of each list that came, in order; failures logged.
+fn merged<T>(lists: Vec<(&String, Result<Vec<T>, ClientError>)>, what: &str) -> Vec<(String, T)> {
+    let mut all = Vec::new();
+    for (server, list) in lists {
+        match list {
+            Ok(items) => all.extend(items.into_iter().map(|item| (server.clone(), item))),
+            Err(error) => {
+                tracing::warn!(server = %server, %error, "cannot list the upstream's {what}");
+            }
+        }
+    }
+    all
+}

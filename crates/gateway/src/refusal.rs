@@ -1,0 +1,243 @@
+//! What the gateway answers instead of an upstream's result, and how: each
+//! case's JSON-RPC error code decided in one exhaustive match
+//! ([`Refusal::code`]). A refused tool call is answered as a tool error
+//! (`isError`), because hosts show a model the text of a tool error and
+//! often hide a protocol error's; prompts and resources have no such
+//! result, so theirs are JSON-RPC errors. Either way the message names the
+//! rule, the detector or the upstream, and `data` (or the result's `_meta`
+//! under [`META_KEY`]) carries it for programs.
+
+use rmcp::ErrorData;
+use rmcp::model::{CallToolResult, ContentBlock, ErrorCode, MetaObject};
+use serde_json::{Value, json};
+
+use crate::detect::Finding;
+use crate::federation::Upstream;
+use crate::policy::Decision;
+
+/// The key of the gateway's part of a refused tool call's `_meta`.
+pub const META_KEY: &str = "dev.nexo/gateway";
+
+/// The policy denied the request.
+pub const DENIED: ErrorCode = ErrorCode(-32001);
+/// A detector blocked the arguments, the result or a description.
+pub const BLOCKED: ErrorCode = ErrorCode(-32003);
+/// The upstream could not be reached, or went away.
+pub const UNAVAILABLE: ErrorCode = ErrorCode(-32004);
+
+/// Why a request got no upstream answer.
+#[derive(Debug, Clone)]
+pub enum Refusal {
+    /// No tool, prompt or resource goes by that name at this endpoint.
+    Unknown {
+        what: &'static str,
+        name: String,
+        endpoint: String,
+    },
+    Denied(Box<Decision>),
+    Blocked {
+        /// `arguments` or `result`.
+        place: &'static str,
+        findings: Vec<Finding>,
+    },
+    /// The upstream answered a JSON-RPC error: relayed with its code.
+    UpstreamError {
+        server: String,
+        code: i32,
+        message: String,
+        data: Option<Value>,
+    },
+    Unavailable(Box<Upstream>),
+}
+
+impl Refusal {
+    pub fn upstream(failure: Upstream) -> Self {
+        match failure.error {
+            nexo_client::ClientError::Rpc {
+                code,
+                message,
+                data,
+                ..
+            } => Refusal::UpstreamError {
+                server: failure.server,
+                code,
+                message,
+                data,
+            },
+            _ => Refusal::Unavailable(Box::new(failure)),
+        }
+    }
+
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Refusal::Unknown {
+                what: "resource", ..
+            } => ErrorCode::RESOURCE_NOT_FOUND,
+            Refusal::Unknown { .. } => ErrorCode::INVALID_PARAMS,
+            Refusal::Denied(_) => DENIED,
+            Refusal::Blocked { .. } => BLOCKED,
+            Refusal::UpstreamError { code, .. } => ErrorCode(*code),
+            Refusal::Unavailable(_) => UNAVAILABLE,
+        }
+    }
+
+    pub fn message(&self) -> String {
+        match self {
+            Refusal::Unknown {
+                what,
+                name,
+                endpoint,
+            } => format!(
+                "the gateway offers no {what} `{name}` at {endpoint}; list them with `{what}s/list`"
+            ),
+            Refusal::Denied(decision) => match &decision.rule {
+                Some(rule) => format!(
+                    "denied by the gateway's policy, rule `{rule}`: {}",
+                    decision.reason
+                ),
+                None => format!("denied by the gateway's policy: {}", decision.reason),
+            },
+            Refusal::Blocked { place, findings } => {
+                let kinds: Vec<&str> = findings
+                    .iter()
+                    .filter(|finding| finding.action == crate::detect::Action::Block)
+                    .map(|finding| finding.kind)
+                    .collect();
+                let shown: Vec<String> = kinds.iter().map(|kind| format!("`{kind}`")).collect();
+                format!(
+                    "blocked by the gateway: the {place} hold what the detector{} {} block{}",
+                    if kinds.len() == 1 { "" } else { "s" },
+                    shown.join(", "),
+                    if kinds.len() == 1 { "s" } else { "" },
+                )
+            }
+            Refusal::UpstreamError {
+                server, message, ..
+            } => format!("upstream `{server}`: {message}"),
+            Refusal::Unavailable(failure) => {
+                let hint = failure.error.hint().unwrap_or_default();
+                if hint.is_empty() {
+                    format!("upstream `{}` failed: {}", failure.server, failure.error)
+                } else {
+                    format!(
+                        "upstream `{}` failed: {}; {hint}",
+                        failure.server, failure.error
+                    )
+                }
+            }
+        }
+    }
+
+    /// What programs read: the decision, rule and findings, or the
+    /// upstream.
+    pub fn data(&self) -> Option<Value> {
+        match self {
+            Refusal::Unknown { .. } => None,
+            Refusal::Denied(decision) => Some(json!({
+                "decision": "deny",
+                "rule": decision.rule,
+                "reason": decision.reason,
+            })),
+            Refusal::Blocked { place, findings } => Some(json!({
+                "decision": "block",
+                "place": place,
+                "findings": findings,
+            })),
+            Refusal::UpstreamError { server, data, .. } => Some(json!({
+                "upstream": server,
+                "data": data,
+            })),
+            Refusal::Unavailable(failure) => Some(json!({
+                "upstream": failure.server,
+                "code": failure.error.code(),
+            })),
+        }
+    }
+
+    pub fn to_error(&self) -> ErrorData {
+        ErrorData::new(self.code(), self.message(), self.data())
+    }
+
+    /// A tool call's answer: a tool error for what the gateway refused or
+    /// could not reach, the JSON-RPC error for an unknown tool and for an
+    /// upstream's own JSON-RPC error.
+    pub fn to_tool_answer(&self) -> Result<CallToolResult, ErrorData> {
+        match self {
+            Refusal::Unknown { .. } | Refusal::UpstreamError { .. } => Err(self.to_error()),
+            Refusal::Denied(_) | Refusal::Blocked { .. } | Refusal::Unavailable(_) => {
+                let mut result = CallToolResult::error(vec![ContentBlock::text(self.message())]);
+                let mut meta = MetaObject::new();
+                meta.0.insert(
+                    META_KEY.to_owned(),
+                    json!({"code": self.code().0, "data": self.data()}),
+                );
+                result.meta = Some(meta);
+                Ok(result)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::Verdict;
+
+    #[test]
+    fn each_refusal_has_its_code() {
+        let decision = Decision {
+            verdict: Verdict::Deny,
+            rule: Some("no-etc".to_owned()),
+            reason: "no".to_owned(),
+            evidence: Vec::new(),
+            redactions: Vec::new(),
+            arguments: None,
+        };
+        let unavailable = Upstream {
+            server: "morse".to_owned(),
+            error: nexo_client::ClientError::Timeout {
+                target: "morse".to_owned(),
+                seconds: 1.0,
+            },
+        };
+        let table = [
+            (
+                Refusal::Unknown {
+                    what: "tool",
+                    name: "x".to_owned(),
+                    endpoint: "/mcp".to_owned(),
+                },
+                -32602,
+            ),
+            (
+                Refusal::Unknown {
+                    what: "resource",
+                    name: "x".to_owned(),
+                    endpoint: "/mcp".to_owned(),
+                },
+                -32002,
+            ),
+            (Refusal::Denied(Box::new(decision)), -32001),
+            (
+                Refusal::Blocked {
+                    place: "arguments",
+                    findings: Vec::new(),
+                },
+                -32003,
+            ),
+            (
+                Refusal::UpstreamError {
+                    server: "morse".to_owned(),
+                    code: -32602,
+                    message: "bad".to_owned(),
+                    data: None,
+                },
+                -32602,
+            ),
+            (Refusal::Unavailable(Box::new(unavailable)), -32004),
+        ];
+        for (refusal, code) in table {
+            assert_eq!(refusal.code().0, code, "{refusal:?}");
+        }
+    }
+}

@@ -1,0 +1,619 @@
+//! The gateway as an MCP server: an rmcp [`ServerHandler`] that nexo-serve
+//! hosts at each endpoint, answering from the upstreams through
+//! [`crate::federation`] and guarding every request on the way.
+//!
+//! Each `tools/call`, `prompts/get` and `resources/read` becomes a policy
+//! [`Request`] (the identity is the client's address for now), decided by
+//! the endpoint's policy in force; a denial is answered naming the rule, a
+//! redaction rewrites the arguments before they leave. The detectors then
+//! read the arguments (block, redact or flag) and, on the way back, the
+//! result. `tools/list` leaves out the tools the identity could never call
+//! and those whose description a detector blocks. One audit line is
+//! written per decision, with its latency and outcome ([`Guard`]).
+//!
+//! A list change an upstream announces reaches every client: 2025-era
+//! sessions by a notification on their session, 2026-07-28 clients on
+//! their `subscriptions/listen` streams.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use nexo_client::hub::{Change, Changed};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, Implementation, JsonObject, ListPromptsResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig, SubscriptionFilter,
+    Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::Value;
+use tokio::sync::broadcast;
+
+use crate::audit::{AuditLog, Entry, Outcome};
+use crate::detect::{Finding, Place};
+use crate::federation::Federation;
+use crate::policy::{Decision, Identity, Policy, Request, Resolver, Verdict};
+use crate::refusal::Refusal;
+use crate::view::View;
+
+/// How many list changes a slow client may fall behind by.
+const CHANGE_BACKLOG: usize = 64;
+/// How often a 2025-era session's forwarder checks that its client is
+/// still there, when no change comes.
+const SESSION_CHECK: Duration = Duration::from_secs(15);
+
+/// A list a client may be told changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum List {
+    Tools,
+    Prompts,
+    Resources,
+}
+
+/// What every endpoint shares.
+pub struct Shared {
+    pub federation: Federation,
+    pub audit: AuditLog,
+    pub resolver: Arc<dyn Resolver>,
+    changes: broadcast::Sender<List>,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Shared")
+            .field("federation", &self.federation)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Shared {
+    pub fn new(federation: Federation, audit: AuditLog, resolver: Arc<dyn Resolver>) -> Arc<Self> {
+        Arc::new(Self {
+            federation,
+            audit,
+            resolver,
+            changes: broadcast::channel(CHANGE_BACKLOG).0,
+        })
+    }
+
+    /// Passes the upstreams' list changes on to the clients, for as long
+    /// as `self` lives elsewhere. A reconnected upstream counts as a tools
+    /// change only when its tools differ from those it had.
+    pub fn forward_changes(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
+        let shared = Arc::downgrade(self);
+        let mut upstream = self.federation.changes();
+        let mut last = self.federation.tools();
+        tokio::spawn(async move {
+            loop {
+                let changed = match upstream.recv().await {
+                    Ok(changed) => changed,
+                    Err(broadcast::error::RecvError::Lagged(_)) => Changed {
+                        server: String::new(),
+                        change: Change::Tools,
+                    },
+                    Err(broadcast::error::RecvError::Closed) => return,
+                };
+                let Some(shared) = shared.upgrade() else {
+                    return;
+                };
+                let list = match changed.change {
+                    Change::Prompts => Some(List::Prompts),
+                    Change::Resources => Some(List::Resources),
+                    Change::Tools | Change::Connected => {
+                        let now = shared.federation.tools();
+                        let differs = now != last;
+                        last = now;
+                        differs.then_some(List::Tools)
+                    }
+                };
+                if let Some(list) = list {
+                    tracing::debug!(server = %changed.server, ?list, "an upstream's list changed");
+                    // No receiver means no client to tell.
+                    let _ = shared.changes.send(list);
+                }
+            }
+        })
+    }
+}
+
+/// One endpoint: the shared upstreams seen through one [`View`].
+#[derive(Debug, Clone)]
+pub struct GatewayServer {
+    shared: Arc<Shared>,
+    view: Arc<View>,
+}
+
+impl GatewayServer {
+    pub fn new(shared: Arc<Shared>, view: Arc<View>) -> Self {
+        Self { shared, view }
+    }
+
+    fn federation(&self) -> &Federation {
+        &self.shared.federation
+    }
+
+    /// Decides `request` by the endpoint's policy in force.
+    async fn guard(&self, request: Request, started: Instant) -> Guard<'_> {
+        let policy = self.view.policy.current();
+        let decision = policy
+            .evaluate(&request, self.shared.resolver.as_ref())
+            .await;
+        Guard {
+            audit: &self.shared.audit,
+            policy,
+            request,
+            decision,
+            forwarded: None,
+            findings: Vec::new(),
+            started,
+        }
+    }
+
+    fn unknown(&self, what: &'static str, name: &str) -> Refusal {
+        Refusal::Unknown {
+            what,
+            name: name.to_owned(),
+            endpoint: self.view.path(),
+        }
+    }
+
+    async fn call(
+        &self,
+        params: CallToolRequestParams,
+        identity: Identity,
+    ) -> Result<CallToolResult, Refusal> {
+        let started = Instant::now();
+        let Some((server, tool)) = self.view.resolve_tool(self.federation(), &params.name) else {
+            return Err(self.unknown("tool", &params.name));
+        };
+        let request = Request {
+            identity,
+            server: server.clone(),
+            method: "tools/call".to_owned(),
+            tool: Some(tool.clone()),
+            arguments: Value::Object(params.arguments.unwrap_or_default()),
+        };
+        let mut guard = self.guard(request, started).await;
+        let arguments = guard.admit()?;
+        let result = match self.federation().call_tool(&server, &tool, arguments).await {
+            Ok(result) => result,
+            Err(failure) => return Err(guard.failed(Refusal::upstream(failure))),
+        };
+        let result: CallToolResult = guard.inspect_result(&result)?;
+        let outcome = if result.is_error == Some(true) {
+            Outcome::Error
+        } else {
+            Outcome::Ok
+        };
+        guard.finish(outcome);
+        Ok(result)
+    }
+
+    async fn prompt(
+        &self,
+        params: GetPromptRequestParams,
+        identity: Identity,
+    ) -> Result<GetPromptResult, Refusal> {
+        let started = Instant::now();
+        let Some((server, prompt)) = self
+            .view
+            .resolve_prompt(self.federation(), &params.name)
+            .await
+        else {
+            return Err(self.unknown("prompt", &params.name));
+        };
+        let request = Request {
+            identity,
+            server: server.clone(),
+            method: "prompts/get".to_owned(),
+            tool: Some(prompt.clone()),
+            arguments: Value::Object(params.arguments.unwrap_or_default()),
+        };
+        let mut guard = self.guard(request, started).await;
+        let arguments = guard.admit()?;
+        let result = match self
+            .federation()
+            .get_prompt(&server, &prompt, arguments)
+            .await
+        {
+            Ok(result) => result,
+            Err(failure) => return Err(guard.failed(Refusal::upstream(failure))),
+        };
+        let result = guard.inspect_result(&result)?;
+        guard.finish(Outcome::Ok);
+        Ok(result)
+    }
+
+    async fn read(
+        &self,
+        params: ReadResourceRequestParams,
+        identity: Identity,
+    ) -> Result<ReadResourceResult, Refusal> {
+        let started = Instant::now();
+        let Some((server, uri)) = self.view.resolve_uri(self.federation(), &params.uri) else {
+            return Err(self.unknown("resource", &params.uri));
+        };
+        let request = Request {
+            identity,
+            server: server.clone(),
+            method: "resources/read".to_owned(),
+            tool: None,
+            arguments: serde_json::json!({ "uri": uri }),
+        };
+        let mut guard = self.guard(request, started).await;
+        let arguments = guard.admit()?;
+        // A redact rule may have rewritten the URI itself.
+        let uri = arguments
+            .get("uri")
+            .and_then(Value::as_str)
+            .unwrap_or(&uri)
+            .to_owned();
+        let mut result = match self.federation().read_resource(&server, &uri).await {
+            Ok(result) => result,
+            Err(failure) => return Err(guard.failed(Refusal::upstream(failure))),
+        };
+        for contents in &mut result.contents {
+            let uri = match contents {
+                rmcp::model::ResourceContents::TextResourceContents { uri, .. }
+                | rmcp::model::ResourceContents::BlobResourceContents { uri, .. } => uri,
+                _ => continue,
+            };
+            if let Some(address) = self.federation().qualify_uri(&server, uri) {
+                *uri = address;
+            }
+        }
+        let result = guard.inspect_result(&result)?;
+        guard.finish(Outcome::Ok);
+        Ok(result)
+    }
+
+    /// The tools `identity` may see, their descriptions inspected.
+    fn visible_tools(&self, identity: &Identity) -> Vec<Tool> {
+        let policy = self.view.policy.current();
+        let mut tools = Vec::new();
+        for offered in self.view.tools(self.federation()) {
+            if !policy.tool_visible(identity, &offered.server, &offered.upstream) {
+                continue;
+            }
+            let Ok(mut value) = serde_json::to_value(&offered.item) else {
+                continue;
+            };
+            let inspection = policy.detectors().inspect(Place::Descriptions, &mut value);
+            if !inspection.findings.is_empty() {
+                let blocked = inspection.blocked();
+                write(
+                    &self.shared.audit,
+                    Entry {
+                        identity: identity.clone(),
+                        server: offered.server.clone(),
+                        method: "tools/list".to_owned(),
+                        tool: Some(offered.upstream.clone()),
+                        arguments: Value::Object(JsonObject::new()),
+                        redacted: None,
+                        verdict: Verdict::Allow,
+                        rule: None,
+                        reason: if blocked {
+                            "the tool's description holds what a detector blocks; the tool is \
+                             left out of the list"
+                                .to_owned()
+                        } else {
+                            "the tool's description holds what a detector flags".to_owned()
+                        },
+                        findings: inspection.findings.clone(),
+                        latency: Duration::ZERO,
+                        outcome: if blocked {
+                            Outcome::Blocked
+                        } else {
+                            Outcome::Ok
+                        },
+                    },
+                );
+                if blocked {
+                    continue;
+                }
+            }
+            match serde_json::from_value::<Tool>(value) {
+                Ok(tool) => tools.push(tool),
+                Err(error) => {
+                    tracing::warn!(tool = %offered.item.name, %error, "a redacted tool no longer reads as a tool");
+                }
+            }
+        }
+        tools
+    }
+}
+
+/// The client's identity, as far as it is known: its address.
+fn identity_of(extensions: &rmcp::model::Extensions) -> Identity {
+    let client = extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| {
+            parts
+                .extensions
+                .get::<axum::extract::ConnectInfo<SocketAddr>>()
+        })
+        .map(|info| info.0.ip());
+    Identity {
+        subject: None,
+        scopes: Vec::new(),
+        client,
+    }
+}
+
+/// One decided request on its way: what the policy said, what was
+/// forwarded, what the detectors found; written to the audit log once,
+/// when the request ends.
+struct Guard<'a> {
+    audit: &'a AuditLog,
+    policy: Arc<Policy>,
+    request: Request,
+    decision: Decision,
+    /// The arguments as forwarded, when they differ from those received.
+    forwarded: Option<Value>,
+    findings: Vec<Finding>,
+    started: Instant,
+}
+
+impl Guard<'_> {
+    /// The arguments to forward, or the refusal (audited).
+    fn admit(&mut self) -> Result<JsonObject, Refusal> {
+        if self.decision.verdict == Verdict::Deny {
+            let refusal = Refusal::Denied(Box::new(self.decision.clone()));
+            self.finish(Outcome::Denied);
+            return Err(refusal);
+        }
+        let mut arguments = self
+            .decision
+            .arguments
+            .clone()
+            .unwrap_or_else(|| self.request.arguments.clone());
+        let inspection = self
+            .policy
+            .detectors()
+            .inspect(Place::Arguments, &mut arguments);
+        self.findings.extend(inspection.findings.iter().cloned());
+        if inspection.blocked() {
+            let refusal = Refusal::Blocked {
+                place: "arguments",
+                findings: inspection.findings,
+            };
+            self.finish(Outcome::Blocked);
+            return Err(refusal);
+        }
+        if arguments != self.request.arguments {
+            self.forwarded = Some(arguments.clone());
+        }
+        match arguments {
+            Value::Object(object) => Ok(object),
+            _ => Ok(JsonObject::new()),
+        }
+    }
+
+    /// `result` after the detectors read it (redacted where they redact),
+    /// or the refusal (audited).
+    fn inspect_result<T>(&mut self, result: &T) -> Result<T, Refusal>
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned,
+    {
+        let mut value = serde_json::to_value(result).unwrap_or(Value::Null);
+        let inspection = self.policy.detectors().inspect(Place::Results, &mut value);
+        self.findings.extend(inspection.findings.iter().cloned());
+        if inspection.blocked() {
+            let refusal = Refusal::Blocked {
+                place: "result",
+                findings: inspection.findings,
+            };
+            self.finish(Outcome::Blocked);
+            return Err(refusal);
+        }
+        serde_json::from_value(value).map_err(|error| {
+            let refusal = Refusal::Blocked {
+                place: "result",
+                findings: inspection.findings,
+            };
+            tracing::warn!(%error, "a redacted result no longer reads as one");
+            self.finish(Outcome::Blocked);
+            refusal
+        })
+    }
+
+    /// The upstream failed: audited, and the refusal handed back.
+    fn failed(&mut self, refusal: Refusal) -> Refusal {
+        let outcome = match refusal {
+            Refusal::UpstreamError { .. } => Outcome::Error,
+            _ => Outcome::Failed,
+        };
+        self.finish(outcome);
+        refusal
+    }
+
+    fn finish(&mut self, outcome: Outcome) {
+        write(
+            self.audit,
+            Entry {
+                identity: self.request.identity.clone(),
+                server: self.request.server.clone(),
+                method: self.request.method.clone(),
+                tool: self.request.tool.clone(),
+                arguments: std::mem::take(&mut self.request.arguments),
+                redacted: self.forwarded.take(),
+                verdict: self.decision.verdict,
+                rule: self.decision.rule.clone(),
+                reason: self.decision.reason.clone(),
+                findings: std::mem::take(&mut self.findings),
+                latency: self.started.elapsed(),
+                outcome,
+            },
+        );
+    }
+}
+
+/// Appends `entry`; a log that cannot be written is reported, and the
+/// request's answer stands.
+fn write(audit: &AuditLog, entry: Entry) {
+    if let Err(error) = audit.append(&entry) {
+        tracing::error!(
+            "cannot write the audit log: {error}; hint: {}",
+            error.hint()
+        );
+    }
+}
+
+impl ServerHandler for GatewayServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_prompts()
+            .enable_prompts_list_changed()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .build();
+        ServerConfig::new(capabilities).with_server_info(Implementation::new(
+            "nexo-gateway",
+            env!("CARGO_PKG_VERSION"),
+        ))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let identity = identity_of(&context.extensions);
+        Ok(ListToolsResult::with_all_items(
+            self.visible_tools(&identity),
+        ))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let identity = identity_of(&context.extensions);
+        match self.call(request, identity).await {
+            Ok(result) => Ok(result.into()),
+            Err(refusal) => refusal.to_tool_answer().map(Into::into),
+        }
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let prompts = self.view.prompts(self.federation()).await;
+        Ok(ListPromptsResult::with_all_items(
+            prompts.into_iter().map(|offered| offered.item).collect(),
+        ))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let identity = identity_of(&context.extensions);
+        self.prompt(request, identity)
+            .await
+            .map(Into::into)
+            .map_err(|refusal| refusal.to_error())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let resources = self.view.resources(self.federation()).await;
+        Ok(ListResourcesResult::with_all_items(
+            resources.into_iter().map(|offered| offered.item).collect(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let identity = identity_of(&context.extensions);
+        self.read(request, identity)
+            .await
+            .map(Into::into)
+            .map_err(|refusal| refusal.to_error())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // A 2025-era session: its client hears of list changes on it.
+        let mut changes = self.shared.changes.subscribe();
+        let peer = context.peer;
+        tokio::spawn(async move {
+            let mut check = tokio::time::interval(SESSION_CHECK);
+            loop {
+                let list = tokio::select! {
+                    list = changes.recv() => match list {
+                        Ok(list) => list,
+                        Err(broadcast::error::RecvError::Lagged(_)) => List::Tools,
+                        Err(broadcast::error::RecvError::Closed) => return,
+                    },
+                    _ = check.tick() => {
+                        if peer.is_transport_closed() {
+                            return;
+                        }
+                        continue;
+                    }
+                };
+                let sent = match list {
+                    List::Tools => peer.notify_tool_list_changed().await,
+                    List::Prompts => peer.notify_prompt_list_changed().await,
+                    List::Resources => peer.notify_resource_list_changed().await,
+                };
+                if sent.is_err() {
+                    return;
+                }
+            }
+        });
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = requested.clone();
+        // Single resources are not followed through the gateway.
+        accepted.resource_subscriptions = None;
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changes = self.shared.changes.subscribe();
+        loop {
+            let list = tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                list = changes.recv() => list,
+            };
+            let accepted = context.accepted();
+            let sent = match list {
+                Ok(List::Tools) if accepted.tools_list_changed == Some(true) => {
+                    context.sink().notify_tool_list_changed().await
+                }
+                Ok(List::Prompts) if accepted.prompts_list_changed == Some(true) => {
+                    context.sink().notify_prompt_list_changed().await
+                }
+                Ok(List::Resources) if accepted.resources_list_changed == Some(true) => {
+                    context.sink().notify_resource_list_changed().await
+                }
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => return Ok(()),
+            };
+            if sent.is_err() {
+                return Ok(());
+            }
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! What one endpoint offers: `/mcp` every upstream's tools, prompts and
+//! resources under their federated names ([`crate::federation`]);
+//! `/mcp/NAME` a virtual server's choice of them, renamed, re-described
+//! and decided by its own policy ([`crate::settings::VirtualServer`]).
+
+use std::sync::Arc;
+
+use rmcp::model::{Prompt, Resource, Tool};
+
+use crate::federation::Federation;
+use crate::policy::PolicyHandle;
+use crate::settings::VirtualServer;
+
+/// One endpoint's offer and the policy deciding its requests.
+#[derive(Debug)]
+pub struct View {
+    pub offer: Offer,
+    pub policy: Arc<PolicyHandle>,
+}
+
+#[derive(Debug)]
+pub enum Offer {
+    /// Everything, under the federated names.
+    All,
+    Virtual(VirtualServer),
+}
+
+/// An upstream's tool (or prompt, or resource) as an endpoint offers it.
+#[derive(Debug, Clone)]
+pub struct Offered<T> {
+    pub server: String,
+    /// Its name (or URI) on the upstream.
+    pub upstream: String,
+    /// As offered: renamed, re-described, its URI mapped.
+    pub item: T,
+}
+
+impl View {
+    /// The endpoint's name in logs: `/mcp` or `/mcp/NAME`.
+    pub fn path(&self) -> String {
+        match &self.offer {
+            Offer::All => nexo_serve::MCP_PATH.to_owned(),
+            Offer::Virtual(server) => format!("{}/{}", nexo_serve::MCP_PATH, server.name),
+        }
+    }
+
+    /// The tools offered, before the policy and the detectors see them.
+    pub fn tools(&self, federation: &Federation) -> Vec<Offered<Tool>> {
+        let tools = federation.tools();
+        match &self.offer {
+            Offer::All => {
+                let names = Federation::names(&tools);
+                tools
+                    .into_iter()
+                    .filter_map(|(server, mut tool)| {
+                        let upstream = tool.name.to_string();
+                        tool.name = names.qualified(&server, &upstream)?.to_owned().into();
+                        Some(Offered {
+                            server,
+                            upstream,
+                            item: tool,
+                        })
+                    })
+                    .collect()
+            }
+            Offer::Virtual(chosen) => chosen
+                .tools
+                .iter()
+                .filter_map(|(offered, chosen)| {
+                    let (_, tool) = tools.iter().find(|(server, tool)| {
+                        *server == chosen.server && tool.name == chosen.name.as_str()
+                    })?;
+                    let mut tool = tool.clone();
+                    tool.name = offered.clone().into();
+                    if let Some(description) = &chosen.description {
+                        tool.description = Some(description.clone().into());
+                    }
+                    Some(Offered {
+                        server: chosen.server.clone(),
+                        upstream: chosen.name.clone(),
+                        item: tool,
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    /// The upstream and its own name for the tool offered as `name`.
+    pub fn resolve_tool(&self, federation: &Federation, name: &str) -> Option<(String, String)> {
+        match &self.offer {
+            Offer::All => {
+                let names = Federation::names(&federation.tools());
+                names
+                    .resolve(name)
+                    .map(|(server, tool)| (server.to_owned(), tool.to_owned()))
+            }
+            Offer::Virtual(chosen) => chosen
+                .tools
+                .get(name)
+                .map(|chosen| (chosen.server.clone(), chosen.name.clone())),
+        }
+    }
+
+    /// The prompts offered.
+    pub async fn prompts(&self, federation: &Federation) -> Vec<Offered<Prompt>> {
+        let prompts = federation.prompts().await;
+        match &self.offer {
+            Offer::All => {
+                let names = nexo_client::namespace::Namespace::build(
+                    prompts
+                        .iter()
+                        .map(|(server, prompt)| (server.as_str(), prompt.name.as_str())),
+                );
+                prompts
+                    .into_iter()
+                    .filter_map(|(server, mut prompt)| {
+                        let upstream = prompt.name.clone();
+                        prompt.name = names.qualified(&server, &upstream)?.to_owned();
+                        Some(Offered {
+                            server,
+                            upstream,
+                            item: prompt,
+                        })
+                    })
+                    .collect()
+            }
+            Offer::Virtual(chosen) => chosen
+                .prompts
+                .iter()
+                .filter_map(|(offered, chosen)| {
+                    let (_, prompt) = prompts.iter().find(|(server, prompt)| {
+                        *server == chosen.server && prompt.name == chosen.name
+                    })?;
+                    let mut prompt = prompt.clone();
+                    prompt.name = offered.clone();
+                    if let Some(description) = &chosen.description {
+                        prompt.description = Some(description.clone());
+                    }
+                    Some(Offered {
+                        server: chosen.server.clone(),
+                        upstream: chosen.name.clone(),
+                        item: prompt,
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    /// The upstream and its own name for the prompt offered as `name`.
+    pub async fn resolve_prompt(
+        &self,
+        federation: &Federation,
+        name: &str,
+    ) -> Option<(String, String)> {
+        match &self.offer {
+            Offer::All => self
+                .prompts(federation)
+                .await
+                .into_iter()
+                .find(|offered| offered.item.name == name)
+                .map(|offered| (offered.server, offered.upstream)),
+            Offer::Virtual(chosen) => chosen
+                .prompts
+                .get(name)
+                .map(|chosen| (chosen.server.clone(), chosen.name.clone())),
+        }
+    }
+
+    /// The resources offered, each URI mapped to its federated address.
+    pub async fn resources(&self, federation: &Federation) -> Vec<Offered<Resource>> {
+        federation
+            .resources()
+            .await
+            .into_iter()
+            .filter(|(server, _)| self.offers_resources_of(server))
+            .filter_map(|(server, mut resource)| {
+                let upstream = resource.uri.clone();
+                resource.uri = federation.qualify_uri(&server, &upstream)?;
+                Some(Offered {
+                    server,
+                    upstream,
+                    item: resource,
+                })
+            })
+            .collect()
+    }
+
+    /// The upstream and its own URI for a federated address.
+    pub fn resolve_uri(&self, federation: &Federation, address: &str) -> Option<(String, String)> {
+        let (server, uri) = federation.resolve_uri(address)?;
+        self.offers_resources_of(&server)
+            .then(|| (server, uri.to_owned()))
+    }
+
+    fn offers_resources_of(&self, server: &str) -> bool {
+        match &self.offer {
+            Offer::All => true,
+            Offer::Virtual(chosen) => chosen.resources.contains(server),
+        }
+    }
+}
