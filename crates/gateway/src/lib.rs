@@ -13,8 +13,8 @@
 //! configuration's `gateway` object; [`federation`] puts the upstreams of a
 //! nexo-client hub behind one set of names; [`view`] says what each
 //! endpoint (`/mcp`, a virtual server's `/mcp/NAME`) offers; [`server`] is
-//! the MCP server that guards every request with the policy, the detectors
-//! and the audit log; [`app`] serves it all with nexo-serve. Refusals are
+//! the MCP server that guards every request with the policy, the detectors,
+//! the rate limits ([`limits`]) and the audit log, counted in [`metrics`]; [`app`] serves it all with nexo-serve. Refusals are
 //! worded and coded in [`refusal`]. It knows no particular server and
 //! prints nothing.
 
@@ -24,6 +24,8 @@ pub mod check;
 pub mod detect;
 pub mod error;
 pub mod federation;
+pub mod limits;
+pub mod metrics;
 pub mod policy;
 pub mod refusal;
 pub mod server;

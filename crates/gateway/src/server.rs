@@ -35,6 +35,8 @@ use tokio::sync::broadcast;
 use crate::audit::{AuditLog, Entry, Outcome};
 use crate::detect::{Finding, Place};
 use crate::federation::Federation;
+use crate::limits::{Exceeded, Limits};
+use crate::metrics::{Counted, Metrics};
 use crate::policy::{Decision, Identity, Policy, Request, Resolver, Verdict};
 use crate::refusal::Refusal;
 use crate::view::View;
@@ -58,6 +60,8 @@ pub struct Shared {
     pub federation: Federation,
     pub audit: AuditLog,
     pub resolver: Arc<dyn Resolver>,
+    pub limits: Limits,
+    pub metrics: Metrics,
     changes: broadcast::Sender<List>,
 }
 
@@ -71,11 +75,18 @@ impl std::fmt::Debug for Shared {
 }
 
 impl Shared {
-    pub fn new(federation: Federation, audit: AuditLog, resolver: Arc<dyn Resolver>) -> Arc<Self> {
+    pub fn new(
+        federation: Federation,
+        audit: AuditLog,
+        resolver: Arc<dyn Resolver>,
+        limits: Limits,
+    ) -> Arc<Self> {
         Arc::new(Self {
             federation,
             audit,
             resolver,
+            limits,
+            metrics: Metrics::new(),
             changes: broadcast::channel(CHANGE_BACKLOG).0,
         })
     }
@@ -144,13 +155,45 @@ impl GatewayServer {
             .await;
         Guard {
             audit: &self.shared.audit,
+            metrics: &self.shared.metrics,
             policy,
             request,
             decision,
             forwarded: None,
             findings: Vec::new(),
             started,
+            upstream: None,
         }
+    }
+
+    /// Takes `request` from its rate limits (the tool's, for a tool call,
+    /// by its federated name); past one, the refusal, audited and counted.
+    fn limit(&self, request: &Request, started: Instant) -> Result<(), Refusal> {
+        let tool = match (&request.method[..], &request.tool) {
+            ("tools/call", Some(tool)) => Some(format!(
+                "{}{}{tool}",
+                request.server,
+                nexo_client::namespace::SEPARATOR
+            )),
+            _ => None,
+        };
+        let Err(exceeded) = self.shared.limits.check(&request.identity, tool.as_deref()) else {
+            return Ok(());
+        };
+        self.shared.metrics.limited(exceeded.scope);
+        let mut guard = Guard {
+            audit: &self.shared.audit,
+            metrics: &self.shared.metrics,
+            policy: self.view.policy.current(),
+            request: request.clone(),
+            decision: limited_decision(&exceeded),
+            forwarded: None,
+            findings: Vec::new(),
+            started,
+            upstream: None,
+        };
+        guard.finish(Outcome::Limited);
+        Err(Refusal::Limited(Box::new(exceeded)))
     }
 
     fn unknown(&self, what: &'static str, name: &str) -> Refusal {
@@ -177,9 +220,13 @@ impl GatewayServer {
             tool: Some(tool.clone()),
             arguments: Value::Object(params.arguments.unwrap_or_default()),
         };
+        self.limit(&request, started)?;
         let mut guard = self.guard(request, started).await;
         let arguments = guard.admit()?;
-        let result = match self.federation().call_tool(&server, &tool, arguments).await {
+        let asked = Instant::now();
+        let answer = self.federation().call_tool(&server, &tool, arguments).await;
+        guard.upstream = Some(asked.elapsed());
+        let result = match answer {
             Ok(result) => result,
             Err(failure) => return Err(guard.failed(Refusal::upstream(failure))),
         };
@@ -213,13 +260,16 @@ impl GatewayServer {
             tool: Some(prompt.clone()),
             arguments: Value::Object(params.arguments.unwrap_or_default()),
         };
+        self.limit(&request, started)?;
         let mut guard = self.guard(request, started).await;
         let arguments = guard.admit()?;
-        let result = match self
+        let asked = Instant::now();
+        let answer = self
             .federation()
             .get_prompt(&server, &prompt, arguments)
-            .await
-        {
+            .await;
+        guard.upstream = Some(asked.elapsed());
+        let result = match answer {
             Ok(result) => result,
             Err(failure) => return Err(guard.failed(Refusal::upstream(failure))),
         };
@@ -244,6 +294,7 @@ impl GatewayServer {
             tool: None,
             arguments: serde_json::json!({ "uri": uri }),
         };
+        self.limit(&request, started)?;
         let mut guard = self.guard(request, started).await;
         let arguments = guard.admit()?;
         // A redact rule may have rewritten the URI itself.
@@ -252,7 +303,10 @@ impl GatewayServer {
             .and_then(Value::as_str)
             .unwrap_or(&uri)
             .to_owned();
-        let mut result = match self.federation().read_resource(&server, &uri).await {
+        let asked = Instant::now();
+        let answer = self.federation().read_resource(&server, &uri).await;
+        guard.upstream = Some(asked.elapsed());
+        let mut result = match answer {
             Ok(result) => result,
             Err(failure) => return Err(guard.failed(Refusal::upstream(failure))),
         };
@@ -349,6 +403,7 @@ fn identity_of(extensions: &rmcp::model::Extensions) -> Identity {
 /// when the request ends.
 struct Guard<'a> {
     audit: &'a AuditLog,
+    metrics: &'a Metrics,
     policy: Arc<Policy>,
     request: Request,
     decision: Decision,
@@ -356,6 +411,8 @@ struct Guard<'a> {
     forwarded: Option<Value>,
     findings: Vec<Finding>,
     started: Instant,
+    /// What the upstream took, once asked.
+    upstream: Option<Duration>,
 }
 
 impl Guard<'_> {
@@ -432,6 +489,16 @@ impl Guard<'_> {
     }
 
     fn finish(&mut self, outcome: Outcome) {
+        let latency = self.started.elapsed();
+        self.metrics.count(&Counted {
+            method: &self.request.method,
+            server: &self.request.server,
+            tool: self.request.tool.as_deref(),
+            verdict: self.decision.verdict,
+            outcome,
+            total: latency,
+            upstream: self.upstream,
+        });
         write(
             self.audit,
             Entry {
@@ -445,10 +512,23 @@ impl Guard<'_> {
                 rule: self.decision.rule.clone(),
                 reason: self.decision.reason.clone(),
                 findings: std::mem::take(&mut self.findings),
-                latency: self.started.elapsed(),
+                latency,
                 outcome,
             },
         );
+    }
+}
+
+/// How a rate-limited request is audited: denied by the limit, named as
+/// its rule.
+fn limited_decision(exceeded: &Exceeded) -> Decision {
+    Decision {
+        verdict: Verdict::Deny,
+        rule: Some(exceeded.scope.name().to_owned()),
+        reason: exceeded.message(),
+        evidence: Vec::new(),
+        redactions: Vec::new(),
+        arguments: None,
     }
 }
 
