@@ -1026,8 +1026,25 @@ impl Session {
         limits: CallLimits,
         observer: Option<TaskObserver>,
     ) -> Result<CallToolResult, ClientError> {
+        self.call_tool_with_meta(name, arguments, limits, observer, None)
+            .await
+    }
+
+    /// [`Session::call_tool_observed`], the request's `_meta` carrying the
+    /// entries of `meta` as well (a gateway's `traceparent`, say).
+    pub async fn call_tool_with_meta(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+        limits: CallLimits,
+        observer: Option<TaskObserver>,
+        meta: Option<&rmcp::model::MetaObject>,
+    ) -> Result<CallToolResult, ClientError> {
         let started = tokio::time::Instant::now();
         let mut params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
+        if let Some(meta) = meta.filter(|meta| !meta.0.is_empty()) {
+            params.meta = Some(rmcp::model::RequestMetaObject(meta.clone()));
+        }
         if self.notices {
             let mut meta =
                 rmcp::model::RequestMetaObject::with_progress_token(rmcp::model::ProgressToken(
@@ -1038,6 +1055,9 @@ impl Session {
                 reason = "SEP-2577 deprecates logging, but servers before it log only when asked"
             )]
             meta.set_log_level(rmcp::model::LoggingLevel::Info);
+            if let Some(given) = params.meta.take() {
+                meta.0.0.extend(given.0.0);
+            }
             params.meta = Some(meta);
         }
         let seed = match self

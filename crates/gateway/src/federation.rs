@@ -120,14 +120,16 @@ impl Federation {
     }
 
     /// Calls `tool` on `server` (see the module comment for restarts).
+    /// `meta` goes in the request's `_meta` (the trace context).
     pub async fn call_tool(
         &self,
         server: &str,
         tool: &str,
         arguments: JsonObject,
+        meta: Option<rmcp::model::MetaObject>,
     ) -> Result<CallToolResult, Upstream> {
         self.hub
-            .call_tool(server, tool, arguments)
+            .call_tool_with_meta(server, tool, arguments, None, meta)
             .await
             .map_err(|error| upstream(server, error))
     }

@@ -23,9 +23,9 @@ use nexo_client::hub::{Change, Changed};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, Implementation, JsonObject, ListPromptsResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig, SubscriptionFilter,
-    Tool,
+    ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
+    ServerConfig, SubscriptionFilter, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -39,6 +39,7 @@ use crate::limits::{Exceeded, Limits};
 use crate::metrics::{Counted, Metrics};
 use crate::policy::{Decision, Identity, Policy, Request, Resolver, Verdict};
 use crate::refusal::Refusal;
+use crate::tracecontext;
 use crate::view::View;
 
 /// How many list changes a slow client may fall behind by.
@@ -208,6 +209,7 @@ impl GatewayServer {
         &self,
         params: CallToolRequestParams,
         identity: Identity,
+        trace: MetaObject,
     ) -> Result<CallToolResult, Refusal> {
         let started = Instant::now();
         let Some((server, tool)) = self.view.resolve_tool(self.federation(), &params.name) else {
@@ -224,7 +226,10 @@ impl GatewayServer {
         let mut guard = self.guard(request, started).await;
         let arguments = guard.admit()?;
         let asked = Instant::now();
-        let answer = self.federation().call_tool(&server, &tool, arguments).await;
+        let answer = self
+            .federation()
+            .call_tool(&server, &tool, arguments, Some(trace))
+            .await;
         guard.upstream = Some(asked.elapsed());
         let result = match answer {
             Ok(result) => result,
@@ -379,6 +384,24 @@ impl GatewayServer {
         }
         tools
     }
+}
+
+/// The trace context to send upstream (crate::tracecontext): from the
+/// request's `_meta` (rmcp hands it in the parameters or the context),
+/// else its HTTP `traceparent` header, else a new trace.
+fn trace_of(
+    params: Option<&rmcp::model::RequestMetaObject>,
+    context: &RequestContext<RoleServer>,
+) -> MetaObject {
+    let meta = match params {
+        Some(meta) if meta.0.0.contains_key(tracecontext::TRACEPARENT) => &meta.0,
+        _ => &context.meta.0,
+    };
+    let headers = context
+        .extensions
+        .get::<http::request::Parts>()
+        .map(|parts| &parts.headers);
+    tracecontext::upstream_meta(meta, headers)
 }
 
 /// The client's identity, as far as it is known: its address.
@@ -576,7 +599,8 @@ impl ServerHandler for GatewayServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let identity = identity_of(&context.extensions);
-        match self.call(request, identity).await {
+        let trace = trace_of(request.meta.as_ref(), &context);
+        match self.call(request, identity, trace).await {
             Ok(result) => Ok(result.into()),
             Err(refusal) => refusal.to_tool_answer().map(Into::into),
         }
