@@ -368,6 +368,34 @@ mod tests {
     }
 
     #[test]
+    fn rate_limits_are_read_and_a_bad_rate_says_what_to_write() {
+        let settings = Settings::read(
+            &section(serde_json::json!({
+                "policy": "p.toml",
+                "rateLimits": {"perIdentity": "60/min", "perTool": {"utils__*": "10/s"}}
+            })),
+            &["utils"],
+        )
+        .unwrap();
+        assert_eq!(settings.rate_limits.per_identity.unwrap().written, "60/min");
+        assert_eq!(settings.rate_limits.per_tool[0].0, "utils__*");
+        let error = Settings::read(
+            &section(serde_json::json!({
+                "policy": "p.toml",
+                "rateLimits": {"perIdentity": "60 a minute"}
+            })),
+            &[],
+        )
+        .unwrap_err();
+        assert!(
+            error.message.contains("`60 a minute` is not a rate"),
+            "{}",
+            error.message
+        );
+        assert!(error.hint.contains("perIdentity"), "{}", error.hint);
+    }
+
+    #[test]
     fn unknown_servers_and_fields_are_refused() {
         let unknown = Settings::read(
             &section(serde_json::json!({
