@@ -1134,12 +1134,19 @@ impl Session {
     }
 
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
-        self.bounded(
-            Method::ReadResource,
-            self.service
-                .read_resource(ReadResourceRequestParams::new(uri)),
-        )
-        .await
+        self.read_resource_with_meta(uri, None).await
+    }
+
+    /// [`Session::read_resource`], the request's `_meta` being `meta`.
+    pub async fn read_resource_with_meta(
+        &self,
+        uri: &str,
+        meta: Option<&rmcp::model::MetaObject>,
+    ) -> Result<ReadResourceResult, ClientError> {
+        let mut params = ReadResourceRequestParams::new(uri);
+        params.meta = meta.map(|meta| rmcp::model::RequestMetaObject(meta.clone()));
+        self.bounded(Method::ReadResource, self.service.read_resource(params))
+            .await
     }
 
     /// Whether the server declares the skills extension (SEP-2640).
@@ -1176,8 +1183,19 @@ impl Session {
         name: &str,
         arguments: JsonObject,
     ) -> Result<GetPromptResult, ClientError> {
+        self.get_prompt_with_meta(name, arguments, None).await
+    }
+
+    /// [`Session::get_prompt`], the request's `_meta` being `meta`.
+    pub async fn get_prompt_with_meta(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+        meta: Option<&rmcp::model::MetaObject>,
+    ) -> Result<GetPromptResult, ClientError> {
         let mut params = GetPromptRequestParams::new(name);
         params.arguments = Some(arguments);
+        params.meta = meta.map(|meta| rmcp::model::RequestMetaObject(meta.clone()));
         self.bounded(Method::GetPrompt, self.service.get_prompt(params))
             .await
     }

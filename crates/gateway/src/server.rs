@@ -249,6 +249,7 @@ impl GatewayServer {
         &self,
         params: GetPromptRequestParams,
         identity: Identity,
+        trace: MetaObject,
     ) -> Result<GetPromptResult, Refusal> {
         let started = Instant::now();
         let Some((server, prompt)) = self
@@ -271,7 +272,7 @@ impl GatewayServer {
         let asked = Instant::now();
         let answer = self
             .federation()
-            .get_prompt(&server, &prompt, arguments)
+            .get_prompt(&server, &prompt, arguments, Some(&trace))
             .await;
         guard.upstream = Some(asked.elapsed());
         let result = match answer {
@@ -287,6 +288,7 @@ impl GatewayServer {
         &self,
         params: ReadResourceRequestParams,
         identity: Identity,
+        trace: MetaObject,
     ) -> Result<ReadResourceResult, Refusal> {
         let started = Instant::now();
         let Some((server, uri)) = self.view.resolve_uri(self.federation(), &params.uri) else {
@@ -309,7 +311,10 @@ impl GatewayServer {
             .unwrap_or(&uri)
             .to_owned();
         let asked = Instant::now();
-        let answer = self.federation().read_resource(&server, &uri).await;
+        let answer = self
+            .federation()
+            .read_resource(&server, &uri, Some(&trace))
+            .await;
         guard.upstream = Some(asked.elapsed());
         let mut result = match answer {
             Ok(result) => result,
@@ -623,7 +628,8 @@ impl ServerHandler for GatewayServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let identity = identity_of(&context.extensions);
-        self.prompt(request, identity)
+        let trace = trace_of(request.meta.as_ref(), &context);
+        self.prompt(request, identity, trace)
             .await
             .map(Into::into)
             .map_err(|refusal| refusal.to_error())
@@ -646,7 +652,8 @@ impl ServerHandler for GatewayServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let identity = identity_of(&context.extensions);
-        self.read(request, identity)
+        let trace = trace_of(request.meta.as_ref(), &context);
+        self.read(request, identity, trace)
             .await
             .map(Into::into)
             .map_err(|refusal| refusal.to_error())

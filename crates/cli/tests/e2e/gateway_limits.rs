@@ -20,8 +20,8 @@ const POLICY: &str = r#"
 default = "allow"
 "#;
 
-/// A stdio MCP server in plain Python: its one tool `meta` answers with
-/// the `_meta` of the call, as JSON text.
+/// A stdio MCP server in plain Python: its tool `meta` and its prompt
+/// `meta` answer with the `_meta` of the request, as JSON text.
 const META_SERVER: &str = r#"
 import json, sys
 for line in sys.stdin:
@@ -31,11 +31,17 @@ for line in sys.stdin:
         continue
     if method == "initialize":
         result = {"protocolVersion": message["params"]["protocolVersion"],
-                  "capabilities": {"tools": {}},
+                  "capabilities": {"tools": {}, "prompts": {}},
                   "serverInfo": {"name": "meta-echo", "version": "1"}}
     elif method == "tools/list":
         result = {"tools": [{"name": "meta", "description": "Answers with the call's _meta.",
                              "inputSchema": {"type": "object"}}]}
+    elif method == "prompts/list":
+        result = {"prompts": [{"name": "meta", "description": "The request's _meta."}]}
+    elif method == "prompts/get":
+        meta = message["params"].get("_meta", {})
+        result = {"messages": [{"role": "user",
+                                "content": {"type": "text", "text": json.dumps(meta)}}]}
     elif method == "tools/call":
         meta = message["params"].get("_meta", {})
         result = {"content": [{"type": "text", "text": json.dumps(meta)}]}
@@ -461,6 +467,44 @@ async fn gateway_carries_the_trace_context_to_the_upstream() {
     assert_eq!(parts[2].len(), 16);
     assert_eq!(parts[3], "01");
     assert_eq!(seen["tracestate"], "vendor=1");
+
+    // A prompt's too, from the HTTP header when `_meta` has none.
+    let reply = session
+        .client
+        .post(&session.url)
+        .header("Content-Type", "application/json")
+        .header("Accept", SEED_ACCEPT)
+        .header("MCP-Protocol-Version", "2025-06-18")
+        .header("Mcp-Session-Id", session.id.clone().unwrap())
+        .header("traceparent", given)
+        .body(
+            json!({"jsonrpc": "2.0", "id": 99, "method": "prompts/get",
+                   "params": {"name": "echo__meta"}})
+            .to_string(),
+        )
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let message = sse_data(&reply)
+        .iter()
+        .map(|data| jsonrpc_message(data))
+        .rfind(|message| message.get("id") == Some(&json!(99)))
+        .unwrap_or_else(|| panic!("no answer to prompts/get: {reply}"));
+    let seen: Value = serde_json::from_str(
+        message["result"]["messages"][0]["content"]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{message}")),
+    )
+    .unwrap();
+    let sent = seen["traceparent"].as_str().unwrap();
+    assert!(
+        sent.starts_with("00-4bf92f3577b34da6a3ce929d0e0e4736-")
+            && !sent.contains("00f067aa0ba902b7"),
+        "{sent}"
+    );
 
     // None given: a new trace starts at the gateway.
     let answer = session.call("echo__meta", json!({}), None).await;
