@@ -4,7 +4,8 @@
 //! (and the legacy SSE transport at `/sse`) for everything, `/mcp/NAME`
 //! for each virtual server (Streamable HTTP, both eras). Each application
 //! keeps nexo-serve's `Origin` and `Host` checks (loopback origins only
-//! unless `--allow-origin` says otherwise), CORS and body limit.
+//! unless `--allow-origin` says otherwise), CORS and body limit. `GET
+//! /metrics` serves the Prometheus metrics behind the same checks.
 //!
 //! [`Prepared::load`] reads what can be wrong in files before any upstream
 //! starts; [`Prepared::start`] takes the running hub.

@@ -9,7 +9,11 @@
 //! read the arguments (block, redact or flag) and, on the way back, the
 //! result. `tools/list` leaves out the tools the identity could never call
 //! and those whose description a detector blocks. One audit line is
-//! written per decision, with its latency and outcome ([`Guard`]).
+//! written per decision, with its latency and outcome ([`Guard`]), and
+//! counted in the metrics (crate::metrics). Before the policy, a request is
+//! taken from its rate limits (crate::limits): past one, it is refused and
+//! audited as `limited`. A forwarded request carries the W3C trace context
+//! in its `_meta` (crate::tracecontext).
 //!
 //! A list change an upstream announces reaches every client: 2025-era
 //! sessions by a notification on their session, 2026-07-28 clients on
