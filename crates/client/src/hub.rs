@@ -392,11 +392,31 @@ impl Hub {
         arguments: JsonObject,
         observer: Option<TaskObserver>,
     ) -> Result<CallToolResult, ClientError> {
+        self.call_tool_with_meta(server, tool, arguments, observer, None)
+            .await
+    }
+
+    /// [`Hub::call_tool_observed`], the request's `_meta` carrying the
+    /// entries of `meta` as well (a gateway's `traceparent`, say).
+    pub async fn call_tool_with_meta(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: JsonObject,
+        observer: Option<TaskObserver>,
+        meta: Option<rmcp::model::MetaObject>,
+    ) -> Result<CallToolResult, ClientError> {
         let managed = self.managed(server)?;
         let limits = managed.plan.limits.for_tool(tool);
         let (session, generation) = connected(managed, 0, limits.idle).await?;
         let first = session
-            .call_tool_observed(tool, arguments.clone(), limits, observer.clone())
+            .call_tool_with_meta(
+                tool,
+                arguments.clone(),
+                limits,
+                observer.clone(),
+                meta.as_ref(),
+            )
             .await;
         let error = match first {
             Err(error) if session.is_ended() && error.kind() == ErrorKind::Unreachable => error,
@@ -422,7 +442,7 @@ impl Hub {
         );
         let (session, _) = connected(managed, generation + 1, limits.idle).await?;
         session
-            .call_tool_observed(tool, arguments, limits, observer)
+            .call_tool_with_meta(tool, arguments, limits, observer, meta.as_ref())
             .await
     }
 

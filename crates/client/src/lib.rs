@@ -1026,8 +1026,25 @@ impl Session {
         limits: CallLimits,
         observer: Option<TaskObserver>,
     ) -> Result<CallToolResult, ClientError> {
+        self.call_tool_with_meta(name, arguments, limits, observer, None)
+            .await
+    }
+
+    /// [`Session::call_tool_observed`], the request's `_meta` carrying the
+    /// entries of `meta` as well (a gateway's `traceparent`, say).
+    pub async fn call_tool_with_meta(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+        limits: CallLimits,
+        observer: Option<TaskObserver>,
+        meta: Option<&rmcp::model::MetaObject>,
+    ) -> Result<CallToolResult, ClientError> {
         let started = tokio::time::Instant::now();
         let mut params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
+        if let Some(meta) = meta.filter(|meta| !meta.0.is_empty()) {
+            params.meta = Some(rmcp::model::RequestMetaObject(meta.clone()));
+        }
         if self.notices {
             let mut meta =
                 rmcp::model::RequestMetaObject::with_progress_token(rmcp::model::ProgressToken(
@@ -1038,6 +1055,9 @@ impl Session {
                 reason = "SEP-2577 deprecates logging, but servers before it log only when asked"
             )]
             meta.set_log_level(rmcp::model::LoggingLevel::Info);
+            if let Some(given) = params.meta.take() {
+                meta.0.0.extend(given.0.0);
+            }
             params.meta = Some(meta);
         }
         let seed = match self
@@ -1114,12 +1134,19 @@ impl Session {
     }
 
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
-        self.bounded(
-            Method::ReadResource,
-            self.service
-                .read_resource(ReadResourceRequestParams::new(uri)),
-        )
-        .await
+        self.read_resource_with_meta(uri, None).await
+    }
+
+    /// [`Session::read_resource`], the request's `_meta` being `meta`.
+    pub async fn read_resource_with_meta(
+        &self,
+        uri: &str,
+        meta: Option<&rmcp::model::MetaObject>,
+    ) -> Result<ReadResourceResult, ClientError> {
+        let mut params = ReadResourceRequestParams::new(uri);
+        params.meta = meta.map(|meta| rmcp::model::RequestMetaObject(meta.clone()));
+        self.bounded(Method::ReadResource, self.service.read_resource(params))
+            .await
     }
 
     /// Whether the server declares the skills extension (SEP-2640).
@@ -1156,8 +1183,19 @@ impl Session {
         name: &str,
         arguments: JsonObject,
     ) -> Result<GetPromptResult, ClientError> {
+        self.get_prompt_with_meta(name, arguments, None).await
+    }
+
+    /// [`Session::get_prompt`], the request's `_meta` being `meta`.
+    pub async fn get_prompt_with_meta(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+        meta: Option<&rmcp::model::MetaObject>,
+    ) -> Result<GetPromptResult, ClientError> {
         let mut params = GetPromptRequestParams::new(name);
         params.arguments = Some(arguments);
+        params.meta = meta.map(|meta| rmcp::model::RequestMetaObject(meta.clone()));
         self.bounded(Method::GetPrompt, self.service.get_prompt(params))
             .await
     }

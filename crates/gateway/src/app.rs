@@ -4,7 +4,8 @@
 //! (and the legacy SSE transport at `/sse`) for everything, `/mcp/NAME`
 //! for each virtual server (Streamable HTTP, both eras). Each application
 //! keeps nexo-serve's `Origin` and `Host` checks (loopback origins only
-//! unless `--allow-origin` says otherwise), CORS and body limit.
+//! unless `--allow-origin` says otherwise), CORS and body limit. `GET
+//! /metrics` serves the Prometheus metrics behind the same checks.
 //!
 //! [`Prepared::load`] reads what can be wrong in files before any upstream
 //! starts; [`Prepared::start`] takes the running hub.
@@ -25,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 use crate::audit::AuditLog;
 use crate::error::StartError;
 use crate::federation::Federation;
+use crate::limits::{Limits, SWEEP_EVERY};
 use crate::policy::{PolicyHandle, Resolver};
 use crate::server::{GatewayServer, Shared};
 use crate::settings::Settings;
@@ -66,8 +68,12 @@ impl Prepared {
         let every = self.settings.policy_check;
         let mut watchers = vec![self.policy.watch(every)];
         watchers.extend(self.policies.values().map(|policy| policy.watch(every)));
-        let shared = Shared::new(Federation::new(hub, servers), self.audit, resolver);
+        let limits = Limits::new(&self.settings.rate_limits);
+        let shared = Shared::new(Federation::new(hub, servers), self.audit, resolver, limits);
         watchers.push(shared.forward_changes());
+        if !shared.limits.is_empty() {
+            watchers.push(sweep(&shared));
+        }
         let main = Arc::new(View {
             offer: Offer::All,
             policy: self.policy.clone(),
@@ -100,6 +106,22 @@ impl Prepared {
     }
 }
 
+/// Drops the rate limits' keys whose bucket is full again, every
+/// [`SWEEP_EVERY`], for as long as `shared` lives elsewhere.
+fn sweep(shared: &Arc<Shared>) -> tokio::task::JoinHandle<()> {
+    let shared = Arc::downgrade(shared);
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(SWEEP_EVERY);
+        loop {
+            every.tick().await;
+            let Some(shared) = shared.upgrade() else {
+                return;
+            };
+            shared.limits.sweep();
+        }
+    })
+}
+
 /// The running gateway.
 #[derive(Debug)]
 pub struct Gateway {
@@ -125,6 +147,11 @@ impl Gateway {
             )
         };
         GatewayApp {
+            metrics: Arc::new(MetricsEndpoint {
+                shared: self.shared.clone(),
+                origins: http.origins.clone(),
+                hosts: http.hosts.clone(),
+            }),
             main: app(&self.main),
             virtual_servers: Arc::new(
                 self.virtual_servers
@@ -183,11 +210,80 @@ impl Gateway {
     }
 }
 
+/// Where the Prometheus metrics are served.
+pub const METRICS_PATH: &str = "/metrics";
+
+/// `GET /metrics`, behind the same `Origin` and `Host` checks as `/mcp`
+/// (it names every tool called): no `Origin` (Prometheus, curl) or an
+/// allowed one, and an allowed `Host`.
+struct MetricsEndpoint {
+    shared: Arc<Shared>,
+    origins: OriginPolicy,
+    hosts: HostPolicy,
+}
+
+impl MetricsEndpoint {
+    fn answer(&self, request: &Request) -> Response {
+        let headers = request.headers();
+        let origin_refused = headers
+            .get(http::header::ORIGIN)
+            .is_some_and(|origin| !origin.to_str().is_ok_and(|o| self.origins.allows(o)));
+        if origin_refused {
+            return plain(
+                http::StatusCode::FORBIDDEN,
+                "forbidden: origin not allowed; start the gateway with `--allow-origin ORIGIN`\n",
+            );
+        }
+        let host = headers
+            .get(http::header::HOST)
+            .and_then(|host| host.to_str().ok())
+            .or_else(|| request.uri().authority().map(|a| a.as_str()));
+        if host.is_some_and(|host| !self.hosts.allows(host)) {
+            return plain(
+                http::StatusCode::FORBIDDEN,
+                "forbidden: host not allowed; start the gateway with `--allow-host HOST`\n",
+            );
+        }
+        if request.method() != http::Method::GET && request.method() != http::Method::HEAD {
+            let mut response = plain(
+                http::StatusCode::METHOD_NOT_ALLOWED,
+                "the metrics are read with GET\n",
+            );
+            response.headers_mut().insert(
+                http::header::ALLOW,
+                http::HeaderValue::from_static("GET, HEAD"),
+            );
+            return response;
+        }
+        let text = self
+            .shared
+            .metrics
+            .render(&self.shared.federation.hub().status());
+        let mut response = Response::new(axum::body::Body::from(text));
+        response.headers_mut().insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static(crate::metrics::CONTENT_TYPE),
+        );
+        response
+    }
+}
+
+fn plain(status: http::StatusCode, text: &'static str) -> Response {
+    let mut response = Response::new(axum::body::Body::from(text));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
 /// Every endpoint behind one service: `/mcp/NAME` goes to the virtual
 /// server NAME (its path made `/mcp` for nexo-serve), the rest to `/mcp`'s
 /// application.
 #[derive(Clone)]
 pub struct GatewayApp {
+    metrics: Arc<MetricsEndpoint>,
     main: HttpApp<GatewayServer>,
     virtual_servers: Arc<HashMap<String, HttpApp<GatewayServer>>>,
 }
@@ -202,6 +298,10 @@ impl tower::Service<Request> for GatewayApp {
     }
 
     fn call(&mut self, mut request: Request) -> Self::Future {
+        if request.uri().path() == METRICS_PATH {
+            let response = self.metrics.answer(&request);
+            return Box::pin(async move { Ok(response) });
+        }
         let name = request
             .uri()
             .path()

@@ -50,6 +50,8 @@ pub enum Outcome {
     Blocked,
     /// The upstream could not be reached or failed.
     Failed,
+    /// A rate limit refused the request (crate::limits).
+    Limited,
 }
 
 /// What the gateway knows of one decided request.

@@ -120,14 +120,16 @@ impl Federation {
     }
 
     /// Calls `tool` on `server` (see the module comment for restarts).
+    /// `meta` goes in the request's `_meta` (the trace context).
     pub async fn call_tool(
         &self,
         server: &str,
         tool: &str,
         arguments: JsonObject,
+        meta: Option<rmcp::model::MetaObject>,
     ) -> Result<CallToolResult, Upstream> {
         self.hub
-            .call_tool(server, tool, arguments)
+            .call_tool_with_meta(server, tool, arguments, None, meta)
             .await
             .map_err(|error| upstream(server, error))
     }
@@ -167,12 +169,13 @@ impl Federation {
         merged(lists, "prompts")
     }
 
-    /// Gets `prompt` from `server`.
+    /// Gets `prompt` from `server`, `meta` in the request's `_meta`.
     pub async fn get_prompt(
         &self,
         server: &str,
         prompt: &str,
         arguments: JsonObject,
+        meta: Option<&rmcp::model::MetaObject>,
     ) -> Result<GetPromptResult, Upstream> {
         let session = self
             .hub
@@ -180,7 +183,7 @@ impl Federation {
             .await
             .map_err(|error| upstream(server, error))?;
         session
-            .get_prompt(prompt, arguments)
+            .get_prompt_with_meta(prompt, arguments, meta)
             .await
             .map_err(|error| upstream(server, error))
     }
@@ -210,11 +213,13 @@ impl Federation {
             .map(|(server, uri)| (server.to_owned(), uri))
     }
 
-    /// Reads `uri` (the upstream's own) from `server`.
+    /// Reads `uri` (the upstream's own) from `server`, `meta` in the
+    /// request's `_meta`.
     pub async fn read_resource(
         &self,
         server: &str,
         uri: &str,
+        meta: Option<&rmcp::model::MetaObject>,
     ) -> Result<ReadResourceResult, Upstream> {
         let session = self
             .hub
@@ -222,7 +227,7 @@ impl Federation {
             .await
             .map_err(|error| upstream(server, error))?;
         session
-            .read_resource(uri)
+            .read_resource_with_meta(uri, meta)
             .await
             .map_err(|error| upstream(server, error))
     }

@@ -13,8 +13,9 @@
 //! configuration's `gateway` object; [`federation`] puts the upstreams of a
 //! nexo-client hub behind one set of names; [`view`] says what each
 //! endpoint (`/mcp`, a virtual server's `/mcp/NAME`) offers; [`server`] is
-//! the MCP server that guards every request with the policy, the detectors
-//! and the audit log; [`app`] serves it all with nexo-serve. Refusals are
+//! the MCP server that guards every request with the policy, the detectors,
+//! the rate limits ([`limits`]) and the audit log, counted in [`metrics`],
+//! the W3C trace context carried upstream ([`tracecontext`]); [`app`] serves it all with nexo-serve. Refusals are
 //! worded and coded in [`refusal`]. It knows no particular server and
 //! prints nothing.
 
@@ -24,10 +25,13 @@ pub mod check;
 pub mod detect;
 pub mod error;
 pub mod federation;
+pub mod limits;
+pub mod metrics;
 pub mod policy;
 pub mod refusal;
 pub mod server;
 pub mod settings;
+pub mod tracecontext;
 pub mod view;
 mod walk;
 

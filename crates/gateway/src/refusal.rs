@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use crate::detect::Finding;
 use crate::federation::Upstream;
+use crate::limits::Exceeded;
 use crate::policy::Decision;
 
 /// The key of the gateway's part of a refused tool call's `_meta`.
@@ -24,6 +25,8 @@ pub const DENIED: ErrorCode = ErrorCode(-32001);
 pub const BLOCKED: ErrorCode = ErrorCode(-32003);
 /// The upstream could not be reached, or went away.
 pub const UNAVAILABLE: ErrorCode = ErrorCode(-32004);
+/// A rate limit refused the request (-32029, for HTTP's 429).
+pub const LIMITED: ErrorCode = ErrorCode(-32029);
 
 /// Why a request got no upstream answer.
 #[derive(Debug, Clone)]
@@ -48,6 +51,8 @@ pub enum Refusal {
         data: Option<Value>,
     },
     Unavailable(Box<Upstream>),
+    /// A rate limit refused the request.
+    Limited(Box<Exceeded>),
 }
 
 impl Refusal {
@@ -78,6 +83,7 @@ impl Refusal {
             Refusal::Blocked { .. } => BLOCKED,
             Refusal::UpstreamError { code, .. } => ErrorCode(*code),
             Refusal::Unavailable(_) => UNAVAILABLE,
+            Refusal::Limited(_) => LIMITED,
         }
     }
 
@@ -114,6 +120,7 @@ impl Refusal {
             Refusal::UpstreamError {
                 server, message, ..
             } => format!("upstream `{server}`: {message}"),
+            Refusal::Limited(exceeded) => exceeded.message(),
             Refusal::Unavailable(failure) => {
                 let hint = failure.error.hint().unwrap_or_default();
                 if hint.is_empty() {
@@ -151,6 +158,13 @@ impl Refusal {
                 "upstream": failure.server,
                 "code": failure.error.code(),
             })),
+            Refusal::Limited(exceeded) => Some(json!({
+                "decision": "limit",
+                "limit": exceeded.scope.name(),
+                "rate": exceeded.rate,
+                "key": exceeded.key,
+                "retryAfterSeconds": exceeded.retry_after.as_secs_f64(),
+            })),
         }
     }
 
@@ -164,7 +178,10 @@ impl Refusal {
     pub fn to_tool_answer(&self) -> Result<CallToolResult, ErrorData> {
         match self {
             Refusal::Unknown { .. } | Refusal::UpstreamError { .. } => Err(self.to_error()),
-            Refusal::Denied(_) | Refusal::Blocked { .. } | Refusal::Unavailable(_) => {
+            Refusal::Denied(_)
+            | Refusal::Blocked { .. }
+            | Refusal::Unavailable(_)
+            | Refusal::Limited(_) => {
                 let mut result = CallToolResult::error(vec![ContentBlock::text(self.message())]);
                 let mut meta = MetaObject::new();
                 meta.0.insert(
@@ -235,6 +252,15 @@ mod tests {
                 -32602,
             ),
             (Refusal::Unavailable(Box::new(unavailable)), -32004),
+            (
+                Refusal::Limited(Box::new(crate::limits::Exceeded {
+                    scope: crate::limits::Scope::Identity,
+                    rate: "1/s".to_owned(),
+                    key: "127.0.0.1".to_owned(),
+                    retry_after: std::time::Duration::from_secs(1),
+                })),
+                -32029,
+            ),
         ];
         for (refusal, code) in table {
             assert_eq!(refusal.code().0, code, "{refusal:?}");

@@ -9,7 +9,11 @@
 //! read the arguments (block, redact or flag) and, on the way back, the
 //! result. `tools/list` leaves out the tools the identity could never call
 //! and those whose description a detector blocks. One audit line is
-//! written per decision, with its latency and outcome ([`Guard`]).
+//! written per decision, with its latency and outcome ([`Guard`]), and
+//! counted in the metrics (crate::metrics). Before the policy, a request is
+//! taken from its rate limits (crate::limits): past one, it is refused and
+//! audited as `limited`. A forwarded request carries the W3C trace context
+//! in its `_meta` (crate::tracecontext).
 //!
 //! A list change an upstream announces reaches every client: 2025-era
 //! sessions by a notification on their session, 2026-07-28 clients on
@@ -23,9 +27,9 @@ use nexo_client::hub::{Change, Changed};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, Implementation, JsonObject, ListPromptsResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig, SubscriptionFilter,
-    Tool,
+    ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
+    ServerConfig, SubscriptionFilter, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -35,8 +39,11 @@ use tokio::sync::broadcast;
 use crate::audit::{AuditLog, Entry, Outcome};
 use crate::detect::{Finding, Place};
 use crate::federation::Federation;
+use crate::limits::{Exceeded, Limits};
+use crate::metrics::{Counted, Metrics};
 use crate::policy::{Decision, Identity, Policy, Request, Resolver, Verdict};
 use crate::refusal::Refusal;
+use crate::tracecontext;
 use crate::view::View;
 
 /// How many list changes a slow client may fall behind by.
@@ -58,6 +65,8 @@ pub struct Shared {
     pub federation: Federation,
     pub audit: AuditLog,
     pub resolver: Arc<dyn Resolver>,
+    pub limits: Limits,
+    pub metrics: Metrics,
     changes: broadcast::Sender<List>,
 }
 
@@ -71,11 +80,18 @@ impl std::fmt::Debug for Shared {
 }
 
 impl Shared {
-    pub fn new(federation: Federation, audit: AuditLog, resolver: Arc<dyn Resolver>) -> Arc<Self> {
+    pub fn new(
+        federation: Federation,
+        audit: AuditLog,
+        resolver: Arc<dyn Resolver>,
+        limits: Limits,
+    ) -> Arc<Self> {
         Arc::new(Self {
             federation,
             audit,
             resolver,
+            limits,
+            metrics: Metrics::new(),
             changes: broadcast::channel(CHANGE_BACKLOG).0,
         })
     }
@@ -144,13 +160,45 @@ impl GatewayServer {
             .await;
         Guard {
             audit: &self.shared.audit,
+            metrics: &self.shared.metrics,
             policy,
             request,
             decision,
             forwarded: None,
             findings: Vec::new(),
             started,
+            upstream: None,
         }
+    }
+
+    /// Takes `request` from its rate limits (the tool's, for a tool call,
+    /// by its federated name); past one, the refusal, audited and counted.
+    fn limit(&self, request: &Request, started: Instant) -> Result<(), Refusal> {
+        let tool = match (&request.method[..], &request.tool) {
+            ("tools/call", Some(tool)) => Some(format!(
+                "{}{}{tool}",
+                request.server,
+                nexo_client::namespace::SEPARATOR
+            )),
+            _ => None,
+        };
+        let Err(exceeded) = self.shared.limits.check(&request.identity, tool.as_deref()) else {
+            return Ok(());
+        };
+        self.shared.metrics.limited(exceeded.scope);
+        let mut guard = Guard {
+            audit: &self.shared.audit,
+            metrics: &self.shared.metrics,
+            policy: self.view.policy.current(),
+            request: request.clone(),
+            decision: limited_decision(&exceeded),
+            forwarded: None,
+            findings: Vec::new(),
+            started,
+            upstream: None,
+        };
+        guard.finish(Outcome::Limited);
+        Err(Refusal::Limited(Box::new(exceeded)))
     }
 
     fn unknown(&self, what: &'static str, name: &str) -> Refusal {
@@ -165,6 +213,7 @@ impl GatewayServer {
         &self,
         params: CallToolRequestParams,
         identity: Identity,
+        trace: MetaObject,
     ) -> Result<CallToolResult, Refusal> {
         let started = Instant::now();
         let Some((server, tool)) = self.view.resolve_tool(self.federation(), &params.name) else {
@@ -177,9 +226,16 @@ impl GatewayServer {
             tool: Some(tool.clone()),
             arguments: Value::Object(params.arguments.unwrap_or_default()),
         };
+        self.limit(&request, started)?;
         let mut guard = self.guard(request, started).await;
         let arguments = guard.admit()?;
-        let result = match self.federation().call_tool(&server, &tool, arguments).await {
+        let asked = Instant::now();
+        let answer = self
+            .federation()
+            .call_tool(&server, &tool, arguments, Some(trace))
+            .await;
+        guard.upstream = Some(asked.elapsed());
+        let result = match answer {
             Ok(result) => result,
             Err(failure) => return Err(guard.failed(Refusal::upstream(failure))),
         };
@@ -197,6 +253,7 @@ impl GatewayServer {
         &self,
         params: GetPromptRequestParams,
         identity: Identity,
+        trace: MetaObject,
     ) -> Result<GetPromptResult, Refusal> {
         let started = Instant::now();
         let Some((server, prompt)) = self
@@ -213,13 +270,16 @@ impl GatewayServer {
             tool: Some(prompt.clone()),
             arguments: Value::Object(params.arguments.unwrap_or_default()),
         };
+        self.limit(&request, started)?;
         let mut guard = self.guard(request, started).await;
         let arguments = guard.admit()?;
-        let result = match self
+        let asked = Instant::now();
+        let answer = self
             .federation()
-            .get_prompt(&server, &prompt, arguments)
-            .await
-        {
+            .get_prompt(&server, &prompt, arguments, Some(&trace))
+            .await;
+        guard.upstream = Some(asked.elapsed());
+        let result = match answer {
             Ok(result) => result,
             Err(failure) => return Err(guard.failed(Refusal::upstream(failure))),
         };
@@ -232,6 +292,7 @@ impl GatewayServer {
         &self,
         params: ReadResourceRequestParams,
         identity: Identity,
+        trace: MetaObject,
     ) -> Result<ReadResourceResult, Refusal> {
         let started = Instant::now();
         let Some((server, uri)) = self.view.resolve_uri(self.federation(), &params.uri) else {
@@ -244,6 +305,7 @@ impl GatewayServer {
             tool: None,
             arguments: serde_json::json!({ "uri": uri }),
         };
+        self.limit(&request, started)?;
         let mut guard = self.guard(request, started).await;
         let arguments = guard.admit()?;
         // A redact rule may have rewritten the URI itself.
@@ -252,7 +314,13 @@ impl GatewayServer {
             .and_then(Value::as_str)
             .unwrap_or(&uri)
             .to_owned();
-        let mut result = match self.federation().read_resource(&server, &uri).await {
+        let asked = Instant::now();
+        let answer = self
+            .federation()
+            .read_resource(&server, &uri, Some(&trace))
+            .await;
+        guard.upstream = Some(asked.elapsed());
+        let mut result = match answer {
             Ok(result) => result,
             Err(failure) => return Err(guard.failed(Refusal::upstream(failure))),
         };
@@ -327,6 +395,24 @@ impl GatewayServer {
     }
 }
 
+/// The trace context to send upstream (crate::tracecontext): from the
+/// request's `_meta` (rmcp hands it in the parameters or the context),
+/// else its HTTP `traceparent` header, else a new trace.
+fn trace_of(
+    params: Option<&rmcp::model::RequestMetaObject>,
+    context: &RequestContext<RoleServer>,
+) -> MetaObject {
+    let meta = match params {
+        Some(meta) if meta.0.0.contains_key(tracecontext::TRACEPARENT) => &meta.0,
+        _ => &context.meta.0,
+    };
+    let headers = context
+        .extensions
+        .get::<http::request::Parts>()
+        .map(|parts| &parts.headers);
+    tracecontext::upstream_meta(meta, headers)
+}
+
 /// The client's identity, as far as it is known: its address.
 fn identity_of(extensions: &rmcp::model::Extensions) -> Identity {
     let client = extensions
@@ -349,6 +435,7 @@ fn identity_of(extensions: &rmcp::model::Extensions) -> Identity {
 /// when the request ends.
 struct Guard<'a> {
     audit: &'a AuditLog,
+    metrics: &'a Metrics,
     policy: Arc<Policy>,
     request: Request,
     decision: Decision,
@@ -356,6 +443,8 @@ struct Guard<'a> {
     forwarded: Option<Value>,
     findings: Vec<Finding>,
     started: Instant,
+    /// What the upstream took, once asked.
+    upstream: Option<Duration>,
 }
 
 impl Guard<'_> {
@@ -432,6 +521,16 @@ impl Guard<'_> {
     }
 
     fn finish(&mut self, outcome: Outcome) {
+        let latency = self.started.elapsed();
+        self.metrics.count(&Counted {
+            method: &self.request.method,
+            server: &self.request.server,
+            tool: self.request.tool.as_deref(),
+            verdict: self.decision.verdict,
+            outcome,
+            total: latency,
+            upstream: self.upstream,
+        });
         write(
             self.audit,
             Entry {
@@ -445,10 +544,23 @@ impl Guard<'_> {
                 rule: self.decision.rule.clone(),
                 reason: self.decision.reason.clone(),
                 findings: std::mem::take(&mut self.findings),
-                latency: self.started.elapsed(),
+                latency,
                 outcome,
             },
         );
+    }
+}
+
+/// How a rate-limited request is audited: denied by the limit, named as
+/// its rule.
+fn limited_decision(exceeded: &Exceeded) -> Decision {
+    Decision {
+        verdict: Verdict::Deny,
+        rule: Some(exceeded.scope.name().to_owned()),
+        reason: exceeded.message(),
+        evidence: Vec::new(),
+        redactions: Vec::new(),
+        arguments: None,
     }
 }
 
@@ -496,7 +608,8 @@ impl ServerHandler for GatewayServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let identity = identity_of(&context.extensions);
-        match self.call(request, identity).await {
+        let trace = trace_of(request.meta.as_ref(), &context);
+        match self.call(request, identity, trace).await {
             Ok(result) => Ok(result.into()),
             Err(refusal) => refusal.to_tool_answer().map(Into::into),
         }
@@ -519,7 +632,8 @@ impl ServerHandler for GatewayServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let identity = identity_of(&context.extensions);
-        self.prompt(request, identity)
+        let trace = trace_of(request.meta.as_ref(), &context);
+        self.prompt(request, identity, trace)
             .await
             .map(Into::into)
             .map_err(|refusal| refusal.to_error())
@@ -542,7 +656,8 @@ impl ServerHandler for GatewayServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let identity = identity_of(&context.extensions);
-        self.read(request, identity)
+        let trace = trace_of(request.meta.as_ref(), &context);
+        self.read(request, identity, trace)
             .await
             .map(Into::into)
             .map_err(|refusal| refusal.to_error())

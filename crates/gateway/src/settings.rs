@@ -38,6 +38,7 @@ use nexo_client::namespace::{SEPARATOR, is_safe};
 use serde::Deserialize;
 
 use crate::error::SettingsError;
+use crate::limits::LimitSettings;
 
 /// How often the policy files are checked for changes by default.
 pub const DEFAULT_POLICY_CHECK: Duration = Duration::from_secs(2);
@@ -53,6 +54,8 @@ pub struct Settings {
     pub policy_check: Duration,
     /// By name, each served at `/mcp/NAME`.
     pub virtual_servers: BTreeMap<String, VirtualServer>,
+    /// The `rateLimits` object (crate::limits); none when absent.
+    pub rate_limits: LimitSettings,
 }
 
 /// A named subset of the upstreams' tools, prompts and resources.
@@ -87,6 +90,7 @@ struct SettingsFile {
     policy_check_seconds: Option<f64>,
     #[serde(default)]
     virtual_servers: BTreeMap<String, VirtualFile>,
+    rate_limits: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -123,8 +127,8 @@ impl Settings {
             serde_json::from_value(section.value.clone()).map_err(|error| {
                 fail(
                     format!("the `gateway` settings are not valid: {error}"),
-                    "the `gateway` object takes `policy`, `audit`, `policyCheckSeconds` and \
-                 `virtualServers`; examples/gateway/config.json shows each",
+                    "the `gateway` object takes `policy`, `audit`, `policyCheckSeconds`, \
+                 `virtualServers` and `rateLimits`; examples/gateway/config.json shows each",
                 )
             })?;
         let path = |written: &str| section.base_dir.join(written);
@@ -159,7 +163,18 @@ impl Settings {
             })?;
             virtual_servers.insert(name, server);
         }
+        let rate_limits = match &file.rate_limits {
+            None => LimitSettings::default(),
+            Some(value) => LimitSettings::read(value).map_err(|message| {
+                fail(
+                    message,
+                    "write `\"rateLimits\": {\"perIdentity\": \"60/min\", \"perTool\": \
+                     {\"server__tool\": \"10/s\"}, \"burst\": 10}`, each part optional",
+                )
+            })?,
+        };
         Ok(Self {
+            rate_limits,
             policy: path(&policy),
             audit: path(file.audit.as_deref().unwrap_or("audit.jsonl")),
             policy_check,
@@ -350,6 +365,34 @@ mod tests {
             "{}",
             error.message
         );
+    }
+
+    #[test]
+    fn rate_limits_are_read_and_a_bad_rate_says_what_to_write() {
+        let settings = Settings::read(
+            &section(serde_json::json!({
+                "policy": "p.toml",
+                "rateLimits": {"perIdentity": "60/min", "perTool": {"utils__*": "10/s"}}
+            })),
+            &["utils"],
+        )
+        .unwrap();
+        assert_eq!(settings.rate_limits.per_identity.unwrap().written, "60/min");
+        assert_eq!(settings.rate_limits.per_tool[0].0, "utils__*");
+        let error = Settings::read(
+            &section(serde_json::json!({
+                "policy": "p.toml",
+                "rateLimits": {"perIdentity": "60 a minute"}
+            })),
+            &[],
+        )
+        .unwrap_err();
+        assert!(
+            error.message.contains("`60 a minute` is not a rate"),
+            "{}",
+            error.message
+        );
+        assert!(error.hint.contains("perIdentity"), "{}", error.hint);
     }
 
     #[test]

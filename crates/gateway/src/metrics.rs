@@ -1,0 +1,274 @@
+//! The gateway's Prometheus metrics, served at `GET /metrics` in the
+//! OpenMetrics text format (prometheus-client, the Prometheus project's
+//! own Rust crate, rather than a hand-written encoder: label escaping,
+//! histogram buckets and the `# EOF` terminator are its job).
+//!
+//! What is counted, all prefixed `nexo_gateway_`:
+//!
+//! - `requests_total{method,server,tool,decision,outcome}`: every guarded
+//!   request once, when its audit line is written (decision `allow`,
+//!   `deny` or `redact`; outcome as the audit log's);
+//! - `added_latency_seconds{method}` and
+//!   `upstream_latency_seconds{server}`: what the gateway added to a
+//!   request and what its upstream took;
+//! - `rate_limited_total{limit}`: requests a rate limit refused;
+//! - `upstream_up{server}` (1 or 0) and `upstream_restarts_total{server}`,
+//!   read from the hub when scraped.
+//!
+//! It knows nothing of HTTP: [`Metrics::render`] gives the text; the
+//! application (crate::app) serves it behind the same Origin and Host
+//! checks as `/mcp`, because it names every tool called.
+
+use std::time::Duration;
+
+use nexo_client::hub::{ServerStatus, State};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+use crate::audit::Outcome;
+use crate::limits::Scope;
+use crate::policy::Verdict;
+
+/// The content type of [`Metrics::render`]'s text.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    method: String,
+    server: String,
+    tool: String,
+    decision: &'static str,
+    outcome: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct MethodLabels {
+    method: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ServerLabels {
+    server: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LimitLabels {
+    limit: &'static str,
+}
+
+/// From 100 µs to about 3.3 s, doubling.
+fn latency_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.0001, 2.0, 16))
+}
+
+/// One request as counted.
+#[derive(Debug, Clone, Copy)]
+pub struct Counted<'a> {
+    pub method: &'a str,
+    pub server: &'a str,
+    pub tool: Option<&'a str>,
+    pub verdict: Verdict,
+    pub outcome: Outcome,
+    /// From the request's arrival to its answer.
+    pub total: Duration,
+    /// What the upstream took, when it was asked.
+    pub upstream: Option<Duration>,
+}
+
+/// Every metric, registered once.
+pub struct Metrics {
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    added: Family<MethodLabels, Histogram>,
+    upstream: Family<ServerLabels, Histogram>,
+    limited: Family<LimitLabels, Counter>,
+    up: Family<ServerLabels, Gauge>,
+    restarts: Family<ServerLabels, Counter>,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        let mut registry = Registry::with_prefix("nexo_gateway");
+        let requests = Family::<RequestLabels, Counter>::default();
+        registry.register(
+            "requests",
+            "Guarded requests by method, upstream, tool, policy decision and outcome",
+            requests.clone(),
+        );
+        let added = Family::<MethodLabels, Histogram>::new_with_constructor(
+            latency_histogram as fn() -> Histogram,
+        );
+        registry.register(
+            "added_latency_seconds",
+            "Time the gateway added to a request (policy, detectors, audit), upstream excluded",
+            added.clone(),
+        );
+        let upstream = Family::<ServerLabels, Histogram>::new_with_constructor(
+            latency_histogram as fn() -> Histogram,
+        );
+        registry.register(
+            "upstream_latency_seconds",
+            "Time an upstream took to answer a forwarded request",
+            upstream.clone(),
+        );
+        let limited = Family::<LimitLabels, Counter>::default();
+        registry.register(
+            "rate_limited",
+            "Requests refused by a rate limit, by limit",
+            limited.clone(),
+        );
+        let up = Family::<ServerLabels, Gauge>::default();
+        registry.register(
+            "upstream_up",
+            "Whether an upstream is connected (1) or not (0)",
+            up.clone(),
+        );
+        let restarts = Family::<ServerLabels, Counter>::default();
+        registry.register(
+            "upstream_restarts",
+            "How many times an upstream was connected again",
+            restarts.clone(),
+        );
+        Self {
+            registry,
+            requests,
+            added,
+            upstream,
+            limited,
+            up,
+            restarts,
+        }
+    }
+
+    /// Counts one request that ended.
+    pub fn count(&self, counted: &Counted<'_>) {
+        self.requests
+            .get_or_create(&RequestLabels {
+                method: counted.method.to_owned(),
+                server: counted.server.to_owned(),
+                tool: counted.tool.unwrap_or_default().to_owned(),
+                decision: verdict_name(counted.verdict),
+                outcome: outcome_name(counted.outcome),
+            })
+            .inc();
+        let upstream = counted.upstream.unwrap_or_default();
+        self.added
+            .get_or_create(&MethodLabels {
+                method: counted.method.to_owned(),
+            })
+            .observe(counted.total.saturating_sub(upstream).as_secs_f64());
+        if let Some(upstream) = counted.upstream {
+            self.upstream
+                .get_or_create(&ServerLabels {
+                    server: counted.server.to_owned(),
+                })
+                .observe(upstream.as_secs_f64());
+        }
+    }
+
+    /// Counts a request a rate limit refused (its request is counted by
+    /// [`Metrics::count`] as well).
+    pub fn limited(&self, scope: Scope) {
+        self.limited
+            .get_or_create(&LimitLabels {
+                limit: scope.name(),
+            })
+            .inc();
+    }
+
+    /// The text of every metric, the upstreams' health read from
+    /// `upstreams` first.
+    pub fn render(&self, upstreams: &[ServerStatus]) -> String {
+        for status in upstreams {
+            let labels = ServerLabels {
+                server: status.name.clone(),
+            };
+            self.up
+                .get_or_create(&labels)
+                .set(i64::from(status.state == State::Connected));
+            let restarts = self.restarts.get_or_create(&labels);
+            let known = restarts.get();
+            let now = u64::from(status.restarts);
+            if now > known {
+                restarts.inc_by(now - known);
+            }
+        }
+        let mut text = String::new();
+        if let Err(error) = prometheus_client::encoding::text::encode(&mut text, &self.registry) {
+            tracing::error!(%error, "cannot encode the metrics");
+        }
+        text
+    }
+}
+
+fn verdict_name(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Allow => "allow",
+        Verdict::Deny => "deny",
+        Verdict::Redact => "redact",
+    }
+}
+
+fn outcome_name(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Ok => "ok",
+        Outcome::Error => "error",
+        Outcome::Denied => "denied",
+        Outcome::Blocked => "blocked",
+        Outcome::Failed => "failed",
+        Outcome::Limited => "limited",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_counted_request_shows_in_the_text() {
+        let metrics = Metrics::new();
+        metrics.count(&Counted {
+            method: "tools/call",
+            server: "utils",
+            tool: Some("echo"),
+            verdict: Verdict::Allow,
+            outcome: Outcome::Ok,
+            total: Duration::from_millis(3),
+            upstream: Some(Duration::from_millis(2)),
+        });
+        metrics.limited(Scope::Identity);
+        let text = metrics.render(&[]);
+        assert!(
+            text.contains(
+                "nexo_gateway_requests_total{method=\"tools/call\",server=\"utils\",\
+                 tool=\"echo\",decision=\"allow\",outcome=\"ok\"} 1"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("nexo_gateway_rate_limited_total{limit=\"rateLimits.perIdentity\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("nexo_gateway_upstream_latency_seconds_count{server=\"utils\"} 1"),
+            "{text}"
+        );
+        assert!(text.ends_with("# EOF\n"), "{text}");
+    }
+}
