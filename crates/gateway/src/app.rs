@@ -6,6 +6,13 @@
 //! keeps nexo-serve's `Origin` and `Host` checks (loopback origins only
 //! unless `--allow-origin` says otherwise), CORS and body limit.
 //!
+//! Before any endpoint sees a request, [`crate::auth`] checks its
+//! credential (when `auth` is configured): the Protected Resource Metadata
+//! is answered here, a request without a valid credential gets its
+//! challenge, and a valid one goes on with the [`Authenticated`] identity
+//! in its extensions and without its `Authorization` header. Without
+//! `auth`, [`Gateway::serve`] refuses an address that is not loopback.
+//!
 //! [`Prepared::load`] reads what can be wrong in files before any upstream
 //! starts; [`Prepared::start`] takes the running hub.
 
@@ -23,11 +30,12 @@ use nexo_serve::{HostPolicy, HttpApp, HttpOptions, MCP_PATH, OriginPolicy, Serve
 use tokio_util::sync::CancellationToken;
 
 use crate::audit::AuditLog;
+use crate::auth::{Auth, Authenticated};
 use crate::error::StartError;
 use crate::federation::Federation;
 use crate::policy::{PolicyHandle, Resolver};
 use crate::server::{GatewayServer, Shared};
-use crate::settings::Settings;
+use crate::settings::{AuthSettings, Settings};
 use crate::view::{Offer, View};
 
 /// The gateway's files, read and checked; no upstream started yet.
@@ -66,7 +74,13 @@ impl Prepared {
         let every = self.settings.policy_check;
         let mut watchers = vec![self.policy.watch(every)];
         watchers.extend(self.policies.values().map(|policy| policy.watch(every)));
-        let shared = Shared::new(Federation::new(hub, servers), self.audit, resolver);
+        let auth = Auth::new(&self.settings.auth);
+        let shared = Shared::new(
+            Federation::new(hub, servers),
+            self.audit,
+            resolver,
+            auth.clone(),
+        );
         watchers.push(shared.forward_changes());
         let main = Arc::new(View {
             offer: Offer::All,
@@ -92,6 +106,8 @@ impl Prepared {
             })
             .collect();
         Gateway {
+            open_by_choice: self.settings.auth == AuthSettings::None,
+            auth,
             shared,
             main,
             virtual_servers,
@@ -103,6 +119,9 @@ impl Prepared {
 /// The running gateway.
 #[derive(Debug)]
 pub struct Gateway {
+    auth: Arc<Auth>,
+    /// `"auth": "none"`: open on any address.
+    open_by_choice: bool,
     shared: Arc<Shared>,
     main: Arc<View>,
     virtual_servers: Vec<(String, Arc<View>)>,
@@ -125,6 +144,7 @@ impl Gateway {
             )
         };
         GatewayApp {
+            auth: self.auth.clone(),
             main: app(&self.main),
             virtual_servers: Arc::new(
                 self.virtual_servers
@@ -143,6 +163,9 @@ impl Gateway {
         options: &ServeOptions,
         on_listening: impl FnOnce(SocketAddr),
     ) -> Result<(), StartError> {
+        if self.auth.is_open() && !self.open_by_choice && !addr.ip().is_loopback() {
+            return Err(StartError::OpenOnNetwork { addr });
+        }
         let logger = options.logger()?;
         let trace = options.tracer()?;
         let served = nexo_serve::serve_service(
@@ -168,6 +191,11 @@ impl Gateway {
         served.map_err(StartError::from)
     }
 
+    /// Whether requests are let in without a credential.
+    pub fn is_open(&self) -> bool {
+        self.auth.is_open()
+    }
+
     /// Stops watching the policies and ends every upstream.
     pub async fn close(self) {
         for watcher in &self.watchers {
@@ -188,6 +216,7 @@ impl Gateway {
 /// application.
 #[derive(Clone)]
 pub struct GatewayApp {
+    auth: Arc<Auth>,
     main: HttpApp<GatewayServer>,
     virtual_servers: Arc<HashMap<String, HttpApp<GatewayServer>>>,
 }
@@ -202,6 +231,37 @@ impl tower::Service<Request> for GatewayApp {
     }
 
     fn call(&mut self, mut request: Request) -> Self::Future {
+        if self.auth.is_open() {
+            return self.route(request);
+        }
+        let mut this = self.clone();
+        Box::pin(async move {
+            let auth = this.auth.clone();
+            if request.method() == http::Method::GET
+                && let Some(metadata) = auth.metadata(request.uri().path())
+            {
+                return Ok(metadata);
+            }
+            // A browser's preflight carries no credential.
+            if request.method() != http::Method::OPTIONS {
+                match auth.check(request.headers()).await {
+                    Ok(found) => {
+                        request.headers_mut().remove(http::header::AUTHORIZATION);
+                        if let Some(found) = found {
+                            request.extensions_mut().insert::<Authenticated>(found);
+                        }
+                    }
+                    Err(rejection) => return Ok(auth.challenge(&rejection)),
+                }
+            }
+            this.route(request).await
+        })
+    }
+}
+
+impl GatewayApp {
+    /// Hands `request` to its endpoint's application.
+    fn route(&mut self, mut request: Request) -> BoxFuture<'static, Result<Response, Infallible>> {
         let name = request
             .uri()
             .path()
@@ -217,8 +277,8 @@ impl tower::Service<Request> for GatewayApp {
             if let Ok(uri) = path_and_query.parse() {
                 *request.uri_mut() = uri;
             }
-            return app.call(request);
+            return tower::Service::call(&mut app, request);
         }
-        self.main.call(request)
+        tower::Service::call(&mut self.main, request)
     }
 }

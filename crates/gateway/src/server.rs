@@ -3,7 +3,8 @@
 //! [`crate::federation`] and guarding every request on the way.
 //!
 //! Each `tools/call`, `prompts/get` and `resources/read` becomes a policy
-//! [`Request`] (the identity is the client's address for now), decided by
+//! [`Request`] (the identity is what [`crate::auth`] established, and the client's
+//! address), decided by
 //! the endpoint's policy in force; a denial is answered naming the rule, a
 //! redaction rewrites the arguments before they leave. The detectors then
 //! read the arguments (block, redact or flag) and, on the way back, the
@@ -33,6 +34,7 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 use crate::audit::{AuditLog, Entry, Outcome};
+use crate::auth::{Auth, Authenticated};
 use crate::detect::{Finding, Place};
 use crate::federation::Federation;
 use crate::policy::{Decision, Identity, Policy, Request, Resolver, Verdict};
@@ -58,6 +60,8 @@ pub struct Shared {
     pub federation: Federation,
     pub audit: AuditLog,
     pub resolver: Arc<dyn Resolver>,
+    /// For the scopes each tool needs.
+    pub auth: Arc<Auth>,
     changes: broadcast::Sender<List>,
 }
 
@@ -71,11 +75,17 @@ impl std::fmt::Debug for Shared {
 }
 
 impl Shared {
-    pub fn new(federation: Federation, audit: AuditLog, resolver: Arc<dyn Resolver>) -> Arc<Self> {
+    pub fn new(
+        federation: Federation,
+        audit: AuditLog,
+        resolver: Arc<dyn Resolver>,
+        auth: Arc<Auth>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             federation,
             audit,
             resolver,
+            auth,
             changes: broadcast::channel(CHANGE_BACKLOG).0,
         })
     }
@@ -139,9 +149,14 @@ impl GatewayServer {
     /// Decides `request` by the endpoint's policy in force.
     async fn guard(&self, request: Request, started: Instant) -> Guard<'_> {
         let policy = self.view.policy.current();
-        let decision = policy
-            .evaluate(&request, self.shared.resolver.as_ref())
-            .await;
+        let decision = match self.scope_refusal(&request) {
+            Some(refusal) => refusal,
+            None => {
+                policy
+                    .evaluate(&request, self.shared.resolver.as_ref())
+                    .await
+            }
+        };
         Guard {
             audit: &self.shared.audit,
             policy,
@@ -151,6 +166,39 @@ impl GatewayServer {
             findings: Vec::new(),
             started,
         }
+    }
+
+    /// A denial when the tool called needs scopes (`toolScopes`) the
+    /// identity lacks.
+    fn scope_refusal(&self, request: &Request) -> Option<Decision> {
+        let tool = request
+            .tool
+            .as_deref()
+            .filter(|_| request.method == "tools/call")?;
+        let federated = format!(
+            "{}{}{tool}",
+            request.server,
+            nexo_client::namespace::SEPARATOR
+        );
+        let (pattern, missing) = self
+            .shared
+            .auth
+            .missing_tool_scopes(&request.identity.scopes, &federated)?;
+        let shown: Vec<String> = missing.iter().map(|scope| format!("`{scope}`")).collect();
+        Some(Decision {
+            verdict: Verdict::Deny,
+            rule: Some(format!("auth.oauth.toolScopes `{pattern}`")),
+            reason: format!(
+                "the token lacks the scope{} {} this tool needs; ask the authorization server \
+                 for a token with {}",
+                if missing.len() == 1 { "" } else { "s" },
+                shown.join(", "),
+                if missing.len() == 1 { "it" } else { "them" },
+            ),
+            evidence: Vec::new(),
+            redactions: Vec::new(),
+            arguments: None,
+        })
     }
 
     fn unknown(&self, what: &'static str, name: &str) -> Refusal {
@@ -276,7 +324,19 @@ impl GatewayServer {
         let policy = self.view.policy.current();
         let mut tools = Vec::new();
         for offered in self.view.tools(self.federation()) {
-            if !policy.tool_visible(identity, &offered.server, &offered.upstream) {
+            let federated = format!(
+                "{}{}{}",
+                offered.server,
+                nexo_client::namespace::SEPARATOR,
+                offered.upstream
+            );
+            if !policy.tool_visible(identity, &offered.server, &offered.upstream)
+                || self
+                    .shared
+                    .auth
+                    .missing_tool_scopes(&identity.scopes, &federated)
+                    .is_some()
+            {
                 continue;
             }
             let Ok(mut value) = serde_json::to_value(&offered.item) else {
@@ -327,7 +387,8 @@ impl GatewayServer {
     }
 }
 
-/// The client's identity, as far as it is known: its address.
+/// The client's identity: what authentication established (see
+/// [`crate::app::GatewayApp`]) and its address.
 fn identity_of(extensions: &rmcp::model::Extensions) -> Identity {
     let client = extensions
         .get::<http::request::Parts>()
@@ -337,9 +398,14 @@ fn identity_of(extensions: &rmcp::model::Extensions) -> Identity {
                 .get::<axum::extract::ConnectInfo<SocketAddr>>()
         })
         .map(|info| info.0.ip());
+    let authenticated = extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Authenticated>())
+        .cloned()
+        .unwrap_or_default();
     Identity {
-        subject: None,
-        scopes: Vec::new(),
+        subject: authenticated.subject,
+        scopes: authenticated.scopes,
         client,
     }
 }
