@@ -187,7 +187,7 @@ impl GatewayServer {
         let shown: Vec<String> = missing.iter().map(|scope| format!("`{scope}`")).collect();
         Some(Decision {
             verdict: Verdict::Deny,
-            rule: Some(format!("auth.oauth.toolScopes `{pattern}`")),
+            rule: Some(format!("auth.oauth.toolScopes[{pattern}]")),
             reason: format!(
                 "the token lacks the scope{} {} this tool needs; ask the authorization server \
                  for a token with {}",
