@@ -616,4 +616,55 @@ mod tests {
         .unwrap_err();
         assert!(field.message.contains("polcy"), "{}", field.message);
     }
+
+    #[test]
+    fn auth_is_read_and_checked() {
+        let read = |auth: serde_json::Value| {
+            Settings::read(
+                &section(serde_json::json!({"policy": "p.toml", "auth": auth})),
+                &["utils"],
+            )
+        };
+        assert_eq!(
+            read(serde_json::json!("none")).unwrap().auth,
+            AuthSettings::None
+        );
+        let oauth = read(serde_json::json!({"oauth": {
+            "issuer": "https://login.example.com",
+            "audience": "https://gw.example.com/mcp",
+            "toolScopes": {"utils__*": ["tools"]}
+        }}))
+        .unwrap();
+        let AuthSettings::OAuth(oauth) = oauth.auth else {
+            panic!("not OAuth: {oauth:?}");
+        };
+        assert_eq!(oauth.issuer, "https://login.example.com");
+        assert_eq!(oauth.tool_scopes[0].0.glob(), "utils__*");
+        let digest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+        let keys =
+            read(serde_json::json!({"apiKeys": [{"name": "ops", "sha256": digest}]})).unwrap();
+        let AuthSettings::ApiKeys(keys) = keys.auth else {
+            panic!("not API keys");
+        };
+        assert_eq!(keys[0].digest[0], 0x9f);
+        for (auth, says) in [
+            (
+                serde_json::json!({"oauth": {"issuer": "http://login.example.com",
+                                             "audience": "https://gw/mcp"}}),
+                "must be an https URL",
+            ),
+            (
+                serde_json::json!({"apiKeys": [{"name": "ops", "sha256": "abc"}]}),
+                "not 64 hexadecimal digits",
+            ),
+            (
+                serde_json::json!({"apiKeys": [{"name": "ops"}]}),
+                "needs one of `sha256` and `keyFile`",
+            ),
+            (serde_json::json!({"oath": {}}), "oath"),
+        ] {
+            let error = read(auth).unwrap_err();
+            assert!(error.message.contains(says), "{}", error.message);
+        }
+    }
 }

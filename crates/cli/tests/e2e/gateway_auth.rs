@@ -9,7 +9,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
@@ -120,6 +120,69 @@ fn start_issuer(jwks: Value) -> String {
     issuer
 }
 
+/// An upstream on 127.0.0.1 that speaks just enough Streamable HTTP (one
+/// `echo` tool, answers as JSON) and keeps every `Authorization` header it
+/// is sent.
+fn start_recording_upstream() -> (String, Arc<Mutex<Vec<String>>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let recorded = seen.clone();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let answer = move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+                let recorded = recorded.clone();
+                async move {
+                    use axum::response::IntoResponse;
+                    if let Some(value) = headers.get("authorization") {
+                        recorded
+                            .lock()
+                            .unwrap()
+                            .push(value.to_str().unwrap_or("?").to_owned());
+                    }
+                    let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                    let Some(id) = message.get("id").cloned() else {
+                        return axum::http::StatusCode::ACCEPTED.into_response();
+                    };
+                    let result = match message["method"].as_str().unwrap_or("") {
+                        "initialize" => json!({
+                            "protocolVersion": message["params"]["protocolVersion"],
+                            "capabilities": {"tools": {}},
+                            "serverInfo": {"name": "recorder", "version": "1"},
+                        }),
+                        "tools/list" => json!({"tools": [{
+                            "name": "echo",
+                            "inputSchema": {"type": "object"},
+                        }]}),
+                        "tools/call" => json!({"content": [{"type": "text", "text": "heard"}]}),
+                        "ping" => json!({}),
+                        _ => {
+                            return axum::Json(json!({"jsonrpc": "2.0", "id": id, "error": {
+                                "code": -32601, "message": "method not found"}}))
+                            .into_response();
+                        }
+                    };
+                    axum::Json(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+                        .into_response()
+                }
+            };
+            let app = axum::Router::new().route(
+                "/mcp",
+                axum::routing::post(answer)
+                    .get(|| async { axum::http::StatusCode::METHOD_NOT_ALLOWED }),
+            );
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    (url, seen)
+}
+
 /// A gateway in front of the bundled utils server, stopped when dropped.
 struct Gateway {
     _proc: Proc,
@@ -129,11 +192,15 @@ struct Gateway {
 
 impl Gateway {
     fn start(auth: Value, prepare: impl FnOnce(&std::path::Path)) -> Self {
+        Self::start_before(json!({"utils": {"builtin": "utils"}}), auth, prepare)
+    }
+
+    fn start_before(servers: Value, auth: Value, prepare: impl FnOnce(&std::path::Path)) -> Self {
         let dir = TempDir::new("gateway-auth");
         std::fs::write(dir.path().join("policy.toml"), POLICY).unwrap();
         prepare(dir.path());
         let config = json!({
-            "mcpServers": {"utils": {"builtin": "utils"}},
+            "mcpServers": servers,
             "gateway": {"policy": "policy.toml", "audit": "audit.jsonl", "auth": auth},
         });
         let file = dir.path().join("gateway.json");
@@ -484,6 +551,32 @@ fn gateway_auth_identity_reaches_the_policy_and_the_audit() {
     assert!(
         !audit_text.contains(&alice),
         "a token reached the audit log"
+    );
+}
+
+#[test]
+fn gateway_auth_never_passes_the_client_token_upstream() {
+    let key = TestKey::new("k1");
+    let issuer = start_issuer(json!({"keys": [key.jwk]}));
+    let (url, seen) = start_recording_upstream();
+    let gateway = Gateway::start_before(
+        json!({"utils": {"type": "http", "url": url,
+                         "headers": {"Authorization": "Bearer upstream-own-secret"}}}),
+        json!({"oauth": {"issuer": issuer, "audience": AUDIENCE}}),
+        |dir| {
+            std::fs::write(dir.join("policy.toml"), "default = \"allow\"\n").unwrap();
+        },
+    );
+    let token = key.sign(&claims(&issuer, "alice", "mcp"));
+    let heard = gateway.nexo(&token, &["call", "utils__echo", "--json"]);
+    heard.assert_success();
+    assert_eq!(heard.stdout_json()["content"][0]["text"], "heard");
+    let seen = seen.lock().unwrap().clone();
+    assert!(!seen.is_empty(), "the upstream was sent nothing");
+    assert!(
+        seen.iter()
+            .all(|value| value == "Bearer upstream-own-secret"),
+        "the upstream saw {seen:?}"
     );
 }
 
