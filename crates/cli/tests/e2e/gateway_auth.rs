@@ -547,6 +547,30 @@ fn gateway_auth_identity_reaches_the_policy_and_the_audit() {
     assert_eq!(line["identity"]["client"], "127.0.0.1");
     assert_eq!(by("bob", "echo")["decision"], "deny");
     assert_eq!(by("bob", "time")["rule"], "clock-readers");
+    // The legacy SSE transport carries the identity too.
+    let sse = format!("{}/sse", gateway.base);
+    let header = format!("Authorization: Bearer {alice}");
+    let legacy = run(&[
+        "call",
+        "--url",
+        &sse,
+        "--transport",
+        "sse",
+        "--header",
+        &header,
+        "utils__echo",
+        "text=over-sse",
+        "--json",
+    ]);
+    legacy.assert_success();
+    let lines = gateway.audit();
+    assert!(
+        lines
+            .iter()
+            .any(|line| line["identity"]["subject"] == "alice"
+                && line["arguments"]["text"] == "over-sse"),
+        "{lines:?}"
+    );
     let audit_text = std::fs::read_to_string(gateway.dir.path().join("audit.jsonl")).unwrap();
     assert!(
         !audit_text.contains(&alice),
