@@ -7,6 +7,13 @@
 //! unless `--allow-origin` says otherwise), CORS and body limit. `GET
 //! /metrics` serves the Prometheus metrics behind the same checks.
 //!
+//! Before any endpoint sees a request, [`crate::auth`] checks its
+//! credential (when `auth` is configured): the Protected Resource Metadata
+//! is answered here, a request without a valid credential gets its
+//! challenge, and a valid one goes on with the [`Authenticated`] identity
+//! in its extensions and without its `Authorization` header. Without
+//! `auth`, [`Gateway::serve`] refuses an address that is not loopback.
+//!
 //! [`Prepared::load`] reads what can be wrong in files before any upstream
 //! starts; [`Prepared::start`] takes the running hub.
 
@@ -24,12 +31,13 @@ use nexo_serve::{HostPolicy, HttpApp, HttpOptions, MCP_PATH, OriginPolicy, Serve
 use tokio_util::sync::CancellationToken;
 
 use crate::audit::AuditLog;
+use crate::auth::{Auth, Authenticated};
 use crate::error::StartError;
 use crate::federation::Federation;
 use crate::limits::{Limits, SWEEP_EVERY};
 use crate::policy::{PolicyHandle, Resolver};
 use crate::server::{GatewayServer, Shared};
-use crate::settings::Settings;
+use crate::settings::{AuthSettings, Settings};
 use crate::view::{Offer, View};
 
 /// The gateway's files, read and checked; no upstream started yet.
@@ -69,7 +77,14 @@ impl Prepared {
         let mut watchers = vec![self.policy.watch(every)];
         watchers.extend(self.policies.values().map(|policy| policy.watch(every)));
         let limits = Limits::new(&self.settings.rate_limits);
-        let shared = Shared::new(Federation::new(hub, servers), self.audit, resolver, limits);
+        let auth = Auth::new(&self.settings.auth);
+        let shared = Shared::new(
+            Federation::new(hub, servers),
+            self.audit,
+            resolver,
+            limits,
+            auth.clone(),
+        );
         watchers.push(shared.forward_changes());
         if !shared.limits.is_empty() {
             watchers.push(sweep(&shared));
@@ -98,6 +113,8 @@ impl Prepared {
             })
             .collect();
         Gateway {
+            open_by_choice: self.settings.auth == AuthSettings::None,
+            auth,
             shared,
             main,
             virtual_servers,
@@ -125,6 +142,9 @@ fn sweep(shared: &Arc<Shared>) -> tokio::task::JoinHandle<()> {
 /// The running gateway.
 #[derive(Debug)]
 pub struct Gateway {
+    auth: Arc<Auth>,
+    /// `"auth": "none"`: open on any address.
+    open_by_choice: bool,
     shared: Arc<Shared>,
     main: Arc<View>,
     virtual_servers: Vec<(String, Arc<View>)>,
@@ -152,6 +172,7 @@ impl Gateway {
                 origins: http.origins.clone(),
                 hosts: http.hosts.clone(),
             }),
+            auth: self.auth.clone(),
             main: app(&self.main),
             virtual_servers: Arc::new(
                 self.virtual_servers
@@ -170,6 +191,9 @@ impl Gateway {
         options: &ServeOptions,
         on_listening: impl FnOnce(SocketAddr),
     ) -> Result<(), StartError> {
+        if self.auth.is_open() && !self.open_by_choice && !addr.ip().is_loopback() {
+            return Err(StartError::OpenOnNetwork { addr });
+        }
         let logger = options.logger()?;
         let trace = options.tracer()?;
         let served = nexo_serve::serve_service(
@@ -193,6 +217,11 @@ impl Gateway {
         }
         self.close().await;
         served.map_err(StartError::from)
+    }
+
+    /// Whether requests are let in without a credential.
+    pub fn is_open(&self) -> bool {
+        self.auth.is_open()
     }
 
     /// Stops watching the policies and ends every upstream.
@@ -284,6 +313,7 @@ fn plain(status: http::StatusCode, text: &'static str) -> Response {
 #[derive(Clone)]
 pub struct GatewayApp {
     metrics: Arc<MetricsEndpoint>,
+    auth: Arc<Auth>,
     main: HttpApp<GatewayServer>,
     virtual_servers: Arc<HashMap<String, HttpApp<GatewayServer>>>,
 }
@@ -298,6 +328,38 @@ impl tower::Service<Request> for GatewayApp {
     }
 
     fn call(&mut self, mut request: Request) -> Self::Future {
+        if self.auth.is_open() {
+            return self.route(request);
+        }
+        let mut this = self.clone();
+        Box::pin(async move {
+            let auth = this.auth.clone();
+            if request.method() == http::Method::GET
+                && let Some(metadata) = auth.metadata(request.uri().path())
+            {
+                return Ok(metadata);
+            }
+            // A browser's preflight carries no credential.
+            if request.method() != http::Method::OPTIONS {
+                match auth.check(request.headers()).await {
+                    Ok(found) => {
+                        request.headers_mut().remove(http::header::AUTHORIZATION);
+                        if let Some(found) = found {
+                            request.extensions_mut().insert::<Authenticated>(found);
+                        }
+                    }
+                    Err(rejection) => return Ok(auth.challenge(&rejection)),
+                }
+            }
+            this.route(request).await
+        })
+    }
+}
+
+impl GatewayApp {
+    /// Hands `request` to its endpoint's application.
+    fn route(&mut self, mut request: Request) -> BoxFuture<'static, Result<Response, Infallible>> {
+        // Behind authentication when it is configured: it names every tool.
         if request.uri().path() == METRICS_PATH {
             let response = self.metrics.answer(&request);
             return Box::pin(async move { Ok(response) });
@@ -317,8 +379,8 @@ impl tower::Service<Request> for GatewayApp {
             if let Ok(uri) = path_and_query.parse() {
                 *request.uri_mut() = uri;
             }
-            return app.call(request);
+            return tower::Service::call(&mut app, request);
         }
-        self.main.call(request)
+        tower::Service::call(&mut self.main, request)
     }
 }

@@ -161,6 +161,8 @@ pub enum StartError {
     Policy(#[from] PolicyError),
     #[error(transparent)]
     Audit(#[from] AuditError),
+    #[error("the gateway has no `auth` settings and would be open to anyone on {addr}")]
+    OpenOnNetwork { addr: std::net::SocketAddr },
     #[error(transparent)]
     Serve(#[from] nexo_serve::ServeError),
 }
@@ -172,6 +174,7 @@ impl StartError {
             Self::Policy(error) => error.code(),
             Self::Audit(error) => error.code(),
             Self::Serve(nexo_serve::ServeError::BadAddress { .. }) => "usage",
+            Self::OpenOnNetwork { .. } => "bad_config",
             Self::Serve(_) => "error",
         }
     }
@@ -186,6 +189,12 @@ impl StartError {
             Self::Settings(error) => Some(error.hint.clone()),
             Self::Policy(error) => Some(error.hint()),
             Self::Audit(error) => Some(error.hint()),
+            Self::OpenOnNetwork { .. } => Some(
+                "listen on a loopback address (`--http 127.0.0.1:8000`), or give the `gateway` \
+                 settings an `auth` (OAuth or API keys; `\"auth\": \"none\"` to stay open on \
+                 purpose)"
+                    .to_owned(),
+            ),
             Self::Serve(error) => error.hint(),
         }
     }

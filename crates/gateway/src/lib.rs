@@ -10,7 +10,8 @@
 //! explains a policy's decision for `nexo gateway check-policy`.
 //!
 //! The serving side (`nexo gateway --config FILE`): [`settings`] reads the
-//! configuration's `gateway` object; [`federation`] puts the upstreams of a
+//! configuration's `gateway` object; [`auth`] says who is calling (OAuth
+//! bearer tokens or API keys); [`federation`] puts the upstreams of a
 //! nexo-client hub behind one set of names; [`view`] says what each
 //! endpoint (`/mcp`, a virtual server's `/mcp/NAME`) offers; [`server`] is
 //! the MCP server that guards every request with the policy, the detectors,
@@ -21,6 +22,7 @@
 
 pub mod app;
 pub mod audit;
+pub mod auth;
 pub mod check;
 pub mod detect;
 pub mod error;

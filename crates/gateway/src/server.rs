@@ -3,7 +3,8 @@
 //! [`crate::federation`] and guarding every request on the way.
 //!
 //! Each `tools/call`, `prompts/get` and `resources/read` becomes a policy
-//! [`Request`] (the identity is the client's address for now), decided by
+//! [`Request`] (the identity is what [`crate::auth`] established, and the client's
+//! address), decided by
 //! the endpoint's policy in force; a denial is answered naming the rule, a
 //! redaction rewrites the arguments before they leave. The detectors then
 //! read the arguments (block, redact or flag) and, on the way back, the
@@ -37,6 +38,7 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 use crate::audit::{AuditLog, Entry, Outcome};
+use crate::auth::{Auth, Authenticated};
 use crate::detect::{Finding, Place};
 use crate::federation::Federation;
 use crate::limits::{Exceeded, Limits};
@@ -67,6 +69,8 @@ pub struct Shared {
     pub resolver: Arc<dyn Resolver>,
     pub limits: Limits,
     pub metrics: Metrics,
+    /// For the scopes each tool needs.
+    pub auth: Arc<Auth>,
     changes: broadcast::Sender<List>,
 }
 
@@ -85,6 +89,7 @@ impl Shared {
         audit: AuditLog,
         resolver: Arc<dyn Resolver>,
         limits: Limits,
+        auth: Arc<Auth>,
     ) -> Arc<Self> {
         Arc::new(Self {
             federation,
@@ -92,6 +97,7 @@ impl Shared {
             resolver,
             limits,
             metrics: Metrics::new(),
+            auth,
             changes: broadcast::channel(CHANGE_BACKLOG).0,
         })
     }
@@ -155,9 +161,14 @@ impl GatewayServer {
     /// Decides `request` by the endpoint's policy in force.
     async fn guard(&self, request: Request, started: Instant) -> Guard<'_> {
         let policy = self.view.policy.current();
-        let decision = policy
-            .evaluate(&request, self.shared.resolver.as_ref())
-            .await;
+        let decision = match self.scope_refusal(&request) {
+            Some(refusal) => refusal,
+            None => {
+                policy
+                    .evaluate(&request, self.shared.resolver.as_ref())
+                    .await
+            }
+        };
         Guard {
             audit: &self.shared.audit,
             metrics: &self.shared.metrics,
@@ -199,6 +210,39 @@ impl GatewayServer {
         };
         guard.finish(Outcome::Limited);
         Err(Refusal::Limited(Box::new(exceeded)))
+    }
+
+    /// A denial when the tool called needs scopes (`toolScopes`) the
+    /// identity lacks.
+    fn scope_refusal(&self, request: &Request) -> Option<Decision> {
+        let tool = request
+            .tool
+            .as_deref()
+            .filter(|_| request.method == "tools/call")?;
+        let federated = format!(
+            "{}{}{tool}",
+            request.server,
+            nexo_client::namespace::SEPARATOR
+        );
+        let (pattern, missing) = self
+            .shared
+            .auth
+            .missing_tool_scopes(&request.identity.scopes, &federated)?;
+        let shown: Vec<String> = missing.iter().map(|scope| format!("`{scope}`")).collect();
+        Some(Decision {
+            verdict: Verdict::Deny,
+            rule: Some(format!("auth.oauth.toolScopes[{pattern}]")),
+            reason: format!(
+                "the token lacks the scope{} {} this tool needs; ask the authorization server \
+                 for a token with {}",
+                if missing.len() == 1 { "" } else { "s" },
+                shown.join(", "),
+                if missing.len() == 1 { "it" } else { "them" },
+            ),
+            evidence: Vec::new(),
+            redactions: Vec::new(),
+            arguments: None,
+        })
     }
 
     fn unknown(&self, what: &'static str, name: &str) -> Refusal {
@@ -344,7 +388,19 @@ impl GatewayServer {
         let policy = self.view.policy.current();
         let mut tools = Vec::new();
         for offered in self.view.tools(self.federation()) {
-            if !policy.tool_visible(identity, &offered.server, &offered.upstream) {
+            let federated = format!(
+                "{}{}{}",
+                offered.server,
+                nexo_client::namespace::SEPARATOR,
+                offered.upstream
+            );
+            if !policy.tool_visible(identity, &offered.server, &offered.upstream)
+                || self
+                    .shared
+                    .auth
+                    .missing_tool_scopes(&identity.scopes, &federated)
+                    .is_some()
+            {
                 continue;
             }
             let Ok(mut value) = serde_json::to_value(&offered.item) else {
@@ -413,7 +469,8 @@ fn trace_of(
     tracecontext::upstream_meta(meta, headers)
 }
 
-/// The client's identity, as far as it is known: its address.
+/// The client's identity: what authentication established (see
+/// [`crate::app::GatewayApp`]) and its address.
 fn identity_of(extensions: &rmcp::model::Extensions) -> Identity {
     let client = extensions
         .get::<http::request::Parts>()
@@ -423,9 +480,14 @@ fn identity_of(extensions: &rmcp::model::Extensions) -> Identity {
                 .get::<axum::extract::ConnectInfo<SocketAddr>>()
         })
         .map(|info| info.0.ip());
+    let authenticated = extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Authenticated>())
+        .cloned()
+        .unwrap_or_default();
     Identity {
-        subject: None,
-        scopes: Vec::new(),
+        subject: authenticated.subject,
+        scopes: authenticated.scopes,
         client,
     }
 }

@@ -22,6 +22,26 @@
 //! }
 //! ```
 //!
+//! `auth` says who may call (see [`crate::auth`]); one of:
+//!
+//! ```json
+//! "auth": {"oauth": {
+//!   "issuer": "https://login.example.com",
+//!   "audience": "https://gateway.example.com/mcp",
+//!   "jwksUri": "https://login.example.com/keys",
+//!   "requiredScopes": ["mcp"],
+//!   "toolScopes": {"files__*": ["files:read"]}
+//! }}
+//! "auth": {"apiKeys": [{"name": "ci", "keyFile": "ci.key", "scopes": ["mcp"]},
+//!                      {"name": "ops", "sha256": "9f86d08...", "scopes": []}]}
+//! "auth": "none"
+//! ```
+//!
+//! Without `auth` the gateway is open but listens on loopback addresses
+//! only; `"auth": "none"` opens it on any address by choice. An API key is
+//! kept as its SHA-256 digest only: `sha256` gives the digest, `keyFile` a
+//! file holding the key (read and hashed at load).
+//!
 //! Paths are taken from the configuration file's directory. The detectors'
 //! actions are the policy file's (`[detectors]`), so that a reload changes
 //! them with the rules. A virtual server's tools and prompts are chosen by
@@ -56,6 +76,63 @@ pub struct Settings {
     pub virtual_servers: BTreeMap<String, VirtualServer>,
     /// The `rateLimits` object (crate::limits); none when absent.
     pub rate_limits: LimitSettings,
+    /// Who may call the gateway.
+    pub auth: AuthSettings,
+}
+
+/// Who may call the gateway.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AuthSettings {
+    /// Not configured: open, on loopback addresses only.
+    Unset,
+    /// `"auth": "none"`: open on any address, by choice.
+    None,
+    ApiKeys(Vec<ApiKey>),
+    OAuth(OAuthSettings),
+}
+
+impl AuthSettings {
+    /// Who may call, in a few words for the start line.
+    pub fn summary(&self) -> String {
+        match self {
+            Self::Unset => "no authentication, so loopback only (add `auth` to open it)".to_owned(),
+            Self::None => "no authentication (`\"auth\": \"none\"`)".to_owned(),
+            Self::ApiKeys(keys) => format!(
+                "{} API key{}",
+                keys.len(),
+                if keys.len() == 1 { "" } else { "s" }
+            ),
+            Self::OAuth(oauth) => format!(
+                "OAuth tokens of `{}` for `{}`",
+                oauth.issuer, oauth.audience
+            ),
+        }
+    }
+}
+
+/// A static API key, kept as its digest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiKey {
+    /// The identity's subject when this key is used.
+    pub name: String,
+    /// The key's SHA-256 digest.
+    pub digest: [u8; 32],
+    pub scopes: Vec<String>,
+}
+
+/// The gateway as an OAuth 2.1 resource server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OAuthSettings {
+    /// The authorization server, as tokens name it in `iss`.
+    pub issuer: String,
+    /// The gateway's canonical URI, which tokens must hold in `aud`.
+    pub audience: String,
+    /// Where the issuer's keys are; from its metadata when `None`.
+    pub jwks_uri: Option<url::Url>,
+    /// Scopes every request needs.
+    pub required_scopes: Vec<String>,
+    /// Scopes the tools matching each pattern (`server__tool`, globs) need.
+    pub tool_scopes: Vec<(globset::Glob, Vec<String>)>,
 }
 
 /// A named subset of the upstreams' tools, prompts and resources.
@@ -91,6 +168,37 @@ struct SettingsFile {
     #[serde(default)]
     virtual_servers: BTreeMap<String, VirtualFile>,
     rate_limits: Option<serde_json::Value>,
+    auth: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+enum AuthFile {
+    ApiKeys(Vec<ApiKeyFile>),
+    #[serde(rename = "oauth")]
+    OAuth(OAuthFile),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ApiKeyFile {
+    name: String,
+    sha256: Option<String>,
+    key_file: Option<String>,
+    #[serde(default)]
+    scopes: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct OAuthFile {
+    issuer: String,
+    audience: String,
+    jwks_uri: Option<String>,
+    #[serde(default)]
+    required_scopes: Vec<String>,
+    #[serde(default)]
+    tool_scopes: BTreeMap<String, Vec<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -128,7 +236,8 @@ impl Settings {
                 fail(
                     format!("the `gateway` settings are not valid: {error}"),
                     "the `gateway` object takes `policy`, `audit`, `policyCheckSeconds`, \
-                 `virtualServers` and `rateLimits`; examples/gateway/config.json shows each",
+                 `virtualServers`, `rateLimits` and `auth`; examples/gateway/config.json shows \
+                 each",
                 )
             })?;
         let path = |written: &str| section.base_dir.join(written);
@@ -173,13 +282,147 @@ impl Settings {
                 )
             })?,
         };
+        let auth = match file.auth {
+            None => AuthSettings::Unset,
+            Some(written) => auth(written, &path).map_err(|message| {
+                fail(
+                    format!("`auth`: {message}"),
+                    "write `\"auth\": {\"oauth\": {\"issuer\": URL, \"audience\": \
+                     \"https://HOST/mcp\"}}`, `\"auth\": {\"apiKeys\": [{\"name\": \"ci\", \
+                     \"keyFile\": \"ci.key\"}]}` or `\"auth\": \"none\"` (README, gateway, \
+                     Authentication)",
+                )
+            })?,
+        };
         Ok(Self {
             rate_limits,
+            auth,
             policy: path(&policy),
             audit: path(file.audit.as_deref().unwrap_or("audit.jsonl")),
             policy_check,
             virtual_servers,
         })
+    }
+}
+
+/// The `auth` settings, checked.
+fn auth(
+    written: serde_json::Value,
+    path: &dyn Fn(&str) -> PathBuf,
+) -> Result<AuthSettings, String> {
+    if written.as_str() == Some("none") {
+        return Ok(AuthSettings::None);
+    }
+    let file: AuthFile = serde_json::from_value(written).map_err(|error| error.to_string())?;
+    match file {
+        AuthFile::ApiKeys(keys) => {
+            if keys.is_empty() {
+                return Err("`apiKeys` lists no key".to_owned());
+            }
+            keys.into_iter()
+                .map(|key| api_key(key, path))
+                .collect::<Result<_, _>>()
+                .map(AuthSettings::ApiKeys)
+        }
+        AuthFile::OAuth(oauth) => oauth_settings(oauth).map(AuthSettings::OAuth),
+    }
+}
+
+/// The shortest API key accepted from a `keyFile`.
+const MIN_KEY_LENGTH: usize = 16;
+
+fn api_key(key: ApiKeyFile, path: &dyn Fn(&str) -> PathBuf) -> Result<ApiKey, String> {
+    use sha2::Digest;
+    let name = key.name;
+    let digest = match (key.sha256, key.key_file) {
+        (Some(hex), None) => parse_digest(&hex)
+            .ok_or_else(|| format!("the key `{name}`: `sha256` is not 64 hexadecimal digits"))?,
+        (None, Some(file)) => {
+            let file = path(&file);
+            let text = std::fs::read_to_string(&file).map_err(|error| {
+                format!(
+                    "the key `{name}`: cannot read `{}`: {error}",
+                    file.display()
+                )
+            })?;
+            let secret = text.trim();
+            if secret.len() < MIN_KEY_LENGTH {
+                return Err(format!(
+                    "the key `{name}` in `{}` is shorter than {MIN_KEY_LENGTH} characters; \
+                     make one with `openssl rand -hex 32`",
+                    file.display()
+                ));
+            }
+            sha2::Sha256::digest(secret.as_bytes()).into()
+        }
+        _ => {
+            return Err(format!(
+                "the key `{name}` needs one of `sha256` and `keyFile`"
+            ));
+        }
+    };
+    Ok(ApiKey {
+        name,
+        digest,
+        scopes: key.scopes,
+    })
+}
+
+fn parse_digest(hex: &str) -> Option<[u8; 32]> {
+    let hex = hex.trim();
+    if hex.len() != 64 || !hex.is_ascii() {
+        return None;
+    }
+    let mut digest = [0u8; 32];
+    for (byte, pair) in digest.iter_mut().zip(hex.as_bytes().chunks(2)) {
+        *byte = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
+    }
+    Some(digest)
+}
+
+fn oauth_settings(oauth: OAuthFile) -> Result<OAuthSettings, String> {
+    let issuer = web_url("issuer", &oauth.issuer)?;
+    let audience = web_url("audience", &oauth.audience)?;
+    if audience.fragment().is_some() {
+        return Err("`audience` is the gateway's canonical URI and has no fragment".to_owned());
+    }
+    drop(issuer);
+    let jwks_uri = oauth
+        .jwks_uri
+        .as_deref()
+        .map(|uri| web_url("jwksUri", uri))
+        .transpose()?;
+    let mut tool_scopes = Vec::new();
+    for (pattern, scopes) in oauth.tool_scopes {
+        let glob = globset::Glob::new(&pattern)
+            .map_err(|error| format!("`toolScopes` pattern `{pattern}`: {}", error.kind()))?;
+        tool_scopes.push((glob, scopes));
+    }
+    Ok(OAuthSettings {
+        issuer: oauth.issuer,
+        audience: oauth.audience,
+        jwks_uri,
+        required_scopes: oauth.required_scopes,
+        tool_scopes,
+    })
+}
+
+/// An `https` URL, or `http` to a loopback host (a local issuer, tests).
+fn web_url(field: &str, written: &str) -> Result<url::Url, String> {
+    let url =
+        url::Url::parse(written).map_err(|error| format!("`{field}` `{written}`: {error}"))?;
+    let loopback = match url.host() {
+        Some(url::Host::Domain(name)) => name == "localhost",
+        Some(url::Host::Ipv4(address)) => address.is_loopback(),
+        Some(url::Host::Ipv6(address)) => address.is_loopback(),
+        None => false,
+    };
+    match url.scheme() {
+        "https" => Ok(url),
+        "http" if loopback => Ok(url),
+        _ => Err(format!(
+            "`{field}` `{written}` must be an https URL (http only to a loopback host)"
+        )),
     }
 }
 
@@ -416,5 +659,56 @@ mod tests {
         )
         .unwrap_err();
         assert!(field.message.contains("polcy"), "{}", field.message);
+    }
+
+    #[test]
+    fn auth_is_read_and_checked() {
+        let read = |auth: serde_json::Value| {
+            Settings::read(
+                &section(serde_json::json!({"policy": "p.toml", "auth": auth})),
+                &["utils"],
+            )
+        };
+        assert_eq!(
+            read(serde_json::json!("none")).unwrap().auth,
+            AuthSettings::None
+        );
+        let oauth = read(serde_json::json!({"oauth": {
+            "issuer": "https://login.example.com",
+            "audience": "https://gw.example.com/mcp",
+            "toolScopes": {"utils__*": ["tools"]}
+        }}))
+        .unwrap();
+        let AuthSettings::OAuth(oauth) = oauth.auth else {
+            panic!("not OAuth: {oauth:?}");
+        };
+        assert_eq!(oauth.issuer, "https://login.example.com");
+        assert_eq!(oauth.tool_scopes[0].0.glob(), "utils__*");
+        let digest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+        let keys =
+            read(serde_json::json!({"apiKeys": [{"name": "ops", "sha256": digest}]})).unwrap();
+        let AuthSettings::ApiKeys(keys) = keys.auth else {
+            panic!("not API keys");
+        };
+        assert_eq!(keys[0].digest[0], 0x9f);
+        for (auth, says) in [
+            (
+                serde_json::json!({"oauth": {"issuer": "http://login.example.com",
+                                             "audience": "https://gw/mcp"}}),
+                "must be an https URL",
+            ),
+            (
+                serde_json::json!({"apiKeys": [{"name": "ops", "sha256": "abc"}]}),
+                "not 64 hexadecimal digits",
+            ),
+            (
+                serde_json::json!({"apiKeys": [{"name": "ops"}]}),
+                "needs one of `sha256` and `keyFile`",
+            ),
+            (serde_json::json!({"oath": {}}), "oath"),
+        ] {
+            let error = read(auth).unwrap_err();
+            assert!(error.message.contains(says), "{}", error.message);
+        }
     }
 }

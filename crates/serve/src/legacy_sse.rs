@@ -232,10 +232,16 @@ where
         Err(rejection) => return refuse(&rejection),
     };
     let bytes = envelope.rewritten.as_deref().unwrap_or(&body);
-    let message = match serde_json::from_slice::<ClientJsonRpcMessage>(bytes) {
+    let mut message = match serde_json::from_slice::<ClientJsonRpcMessage>(bytes) {
         Ok(message) => message,
         Err(error) => return refuse(&inbound::unreadable(&envelope, &error)),
     };
+    // As on Streamable HTTP (rmcp), a request carries the HTTP request it
+    // came in, so a handler sees its headers and extensions (the client's
+    // address, what an authenticating layer established).
+    if let ClientJsonRpcMessage::Request(request) = &mut message {
+        rmcp::model::GetExtensions::extensions_mut(&mut request.request).insert(parts);
+    }
     match sender.send(message).await {
         Ok(()) => (StatusCode::ACCEPTED, Body::from("Accepted")).into_response(),
         Err(_) => {

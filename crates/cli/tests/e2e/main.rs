@@ -25,6 +25,7 @@ mod dns;
 mod exit_codes;
 mod files;
 mod gateway;
+mod gateway_auth;
 mod gateway_limits;
 mod gateway_serve;
 mod host;

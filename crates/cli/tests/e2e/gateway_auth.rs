@@ -1,0 +1,671 @@
+//! `nexo gateway` as an OAuth 2.1 resource server and with API keys: an
+//! issuer the test runs on 127.0.0.1 (its RFC 8414 metadata and a JWKS of
+//! a P-256 key made here), real JWTs signed by that key, and the bundled
+//! utils server behind the gateway. Tokens valid, expired, for another
+//! audience or issuer, badly signed, by an unknown key, with HMAC, or
+//! without a needed scope; the Protected Resource Metadata and the 401
+//! challenge; the token's subject and scopes in the policy's rules and the
+//! audit line; API keys; a network address refused without `auth`.
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
+use serde_json::{Value, json};
+
+use crate::support::{PATIENCE, Proc, Run, TempDir, nexo, run};
+
+const AUDIENCE: &str = "https://gateway.test/mcp";
+
+const POLICY: &str = r#"
+default = "deny"
+
+[[rule]]
+name = "alice-may-hash-and-echo"
+decision = "allow"
+subject = "alice"
+server = "utils"
+tool = ["echo", "sha256"]
+
+[[rule]]
+name = "clock-readers"
+decision = "allow"
+scopes = ["clock"]
+server = "utils"
+tool = "time"
+"#;
+
+/// A P-256 signing key and its public JWK.
+struct TestKey {
+    kid: String,
+    pkcs8: Vec<u8>,
+    jwk: Value,
+}
+
+impl TestKey {
+    fn new(kid: &str) -> Self {
+        let rng = ring::rand::SystemRandom::new();
+        let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
+        let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &rng)
+            .unwrap();
+        // The uncompressed point: 0x04, x, y.
+        let point = pair.public_key().as_ref();
+        let jwk = json!({
+            "kty": "EC", "crv": "P-256", "use": "sig", "alg": "ES256", "kid": kid,
+            "x": URL_SAFE_NO_PAD.encode(&point[1..33]),
+            "y": URL_SAFE_NO_PAD.encode(&point[33..65]),
+        });
+        Self {
+            kid: kid.to_owned(),
+            pkcs8: pkcs8.as_ref().to_vec(),
+            jwk,
+        }
+    }
+
+    /// A token with `claims`, signed by this key and naming `kid`.
+    fn sign_as(&self, kid: &str, claims: &Value) -> String {
+        let mut header = Header::new(Algorithm::ES256);
+        header.kid = Some(kid.to_owned());
+        jsonwebtoken::encode(&header, claims, &EncodingKey::from_ec_der(&self.pkcs8)).unwrap()
+    }
+
+    fn sign(&self, claims: &Value) -> String {
+        self.sign_as(&self.kid, claims)
+    }
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// An authorization server's public side on 127.0.0.1: its metadata and
+/// its key set, served until the test ends.
+fn start_issuer(jwks: Value) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let issuer = format!("http://{}", listener.local_addr().unwrap());
+    let metadata = json!({
+        "issuer": issuer,
+        "jwks_uri": format!("{issuer}/jwks"),
+        "authorization_endpoint": format!("{issuer}/authorize"),
+        "token_endpoint": format!("{issuer}/token"),
+    });
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let app = axum::Router::new()
+                .route(
+                    "/.well-known/oauth-authorization-server",
+                    axum::routing::get(move || async move { axum::Json(metadata) }),
+                )
+                .route(
+                    "/jwks",
+                    axum::routing::get(move || async move { axum::Json(jwks) }),
+                );
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    issuer
+}
+
+/// An upstream on 127.0.0.1 that speaks just enough Streamable HTTP (one
+/// `echo` tool, answers as JSON) and keeps every `Authorization` header it
+/// is sent.
+fn start_recording_upstream() -> (String, Arc<Mutex<Vec<String>>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let recorded = seen.clone();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let answer = move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+                let recorded = recorded.clone();
+                async move {
+                    use axum::response::IntoResponse;
+                    if let Some(value) = headers.get("authorization") {
+                        recorded
+                            .lock()
+                            .unwrap()
+                            .push(value.to_str().unwrap_or("?").to_owned());
+                    }
+                    let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                    let Some(id) = message.get("id").cloned() else {
+                        return axum::http::StatusCode::ACCEPTED.into_response();
+                    };
+                    let result = match message["method"].as_str().unwrap_or("") {
+                        "initialize" => json!({
+                            "protocolVersion": message["params"]["protocolVersion"],
+                            "capabilities": {"tools": {}},
+                            "serverInfo": {"name": "recorder", "version": "1"},
+                        }),
+                        "tools/list" => json!({"tools": [{
+                            "name": "echo",
+                            "inputSchema": {"type": "object"},
+                        }]}),
+                        "tools/call" => json!({"content": [{"type": "text", "text": "heard"}]}),
+                        "ping" => json!({}),
+                        _ => {
+                            return axum::Json(json!({"jsonrpc": "2.0", "id": id, "error": {
+                                "code": -32601, "message": "method not found"}}))
+                            .into_response();
+                        }
+                    };
+                    axum::Json(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+                        .into_response()
+                }
+            };
+            let app = axum::Router::new().route(
+                "/mcp",
+                axum::routing::post(answer)
+                    .get(|| async { axum::http::StatusCode::METHOD_NOT_ALLOWED }),
+            );
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    (url, seen)
+}
+
+/// A gateway in front of the bundled utils server, stopped when dropped.
+struct Gateway {
+    _proc: Proc,
+    base: String,
+    dir: TempDir,
+}
+
+impl Gateway {
+    fn start(auth: Value, prepare: impl FnOnce(&std::path::Path)) -> Self {
+        Self::start_before(json!({"utils": {"builtin": "utils"}}), auth, prepare)
+    }
+
+    fn start_before(servers: Value, auth: Value, prepare: impl FnOnce(&std::path::Path)) -> Self {
+        let dir = TempDir::new("gateway-auth");
+        std::fs::write(dir.path().join("policy.toml"), POLICY).unwrap();
+        prepare(dir.path());
+        let config = json!({
+            "mcpServers": servers,
+            "gateway": {"policy": "policy.toml", "audit": "audit.jsonl", "auth": auth},
+        });
+        let file = dir.path().join("gateway.json");
+        std::fs::write(&file, config.to_string()).unwrap();
+        let mut command = nexo();
+        command
+            .args(["gateway", "--config"])
+            .arg(&file)
+            .args(["--http", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut proc = Proc::spawn(&mut command, "nexo gateway");
+        let (lines, announced) = mpsc::channel();
+        let reader = BufReader::new(proc.child().stderr.take().unwrap());
+        std::thread::spawn(move || {
+            for line in reader.lines() {
+                let Ok(line) = line else { break };
+                let _ = lines.send(line);
+            }
+        });
+        let deadline = Instant::now() + PATIENCE;
+        let mut seen = String::new();
+        let base = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = announced
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("the gateway never said where it listens:\n{seen}"));
+            seen.push_str(&line);
+            seen.push('\n');
+            if let Some(rest) = line.split_once(" at http://").map(|(_, rest)| rest)
+                && line.starts_with("nexo: gateway for 1 upstream")
+            {
+                break format!("http://{}", rest.split_once("/mcp").unwrap().0);
+            }
+        };
+        Self {
+            _proc: proc,
+            base,
+            dir,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("{}/mcp", self.base)
+    }
+
+    /// `nexo ARGS --url URL --header 'Authorization: Bearer TOKEN'`.
+    fn nexo(&self, token: &str, args: &[&str]) -> Run {
+        let url = self.url();
+        let header = format!("Authorization: Bearer {token}");
+        let mut all = vec![args[0], "--url", &url, "--header", &header];
+        all.extend_from_slice(&args[1..]);
+        run(&all)
+    }
+
+    /// A raw `initialize` POST with `authorization`, answered with its
+    /// status, `WWW-Authenticate` and body.
+    fn post(&self, authorization: Option<&str>) -> (u16, String, Value) {
+        let mut command = std::process::Command::new("curl");
+        command.args([
+            "-sS",
+            "-o",
+            "-",
+            "-w",
+            "\n%{http_code}",
+            "-D",
+            "/dev/stderr",
+            "-H",
+            "Content-Type: application/json",
+            "-H",
+            "Accept: application/json, text/event-stream",
+            "--data",
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+        ]);
+        if let Some(authorization) = authorization {
+            command.args(["-H", &format!("Authorization: {authorization}")]);
+        }
+        let out = command.arg(self.url()).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let (body, status) = stdout.rsplit_once('\n').unwrap();
+        let headers = String::from_utf8_lossy(&out.stderr).into_owned();
+        let challenge = headers
+            .lines()
+            .find_map(|line| {
+                let (name, value) = line.split_once(':')?;
+                name.eq_ignore_ascii_case("www-authenticate")
+                    .then(|| value.trim().to_owned())
+            })
+            .unwrap_or_default();
+        (
+            status.trim().parse().unwrap(),
+            challenge,
+            serde_json::from_str(body).unwrap_or(Value::Null),
+        )
+    }
+
+    /// A `tools/call` sent as raw JSON-RPC in a 2025-06-18 session: the
+    /// JSON-RPC response.
+    fn raw_call(&self, token: &str, tool: &str, arguments: Value) -> Value {
+        let post = |body: &str, session: Option<&str>| {
+            let mut command = std::process::Command::new("curl");
+            command.args([
+                "-sS",
+                "-D",
+                "/dev/stderr",
+                "-H",
+                "Content-Type: application/json",
+                "-H",
+                "Accept: application/json, text/event-stream",
+                "-H",
+                "MCP-Protocol-Version: 2025-06-18",
+                "-H",
+                &format!("Authorization: Bearer {token}"),
+                "--data",
+                body,
+            ]);
+            if let Some(session) = session {
+                command.args(["-H", &format!("Mcp-Session-Id: {session}")]);
+            }
+            let out = command.arg(self.url()).output().unwrap();
+            (
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+            )
+        };
+        let (headers, _) = post(
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+            None,
+        );
+        let session = headers
+            .lines()
+            .find_map(|line| {
+                let (name, value) = line.split_once(':')?;
+                name.eq_ignore_ascii_case("mcp-session-id")
+                    .then(|| value.trim().to_owned())
+            })
+            .unwrap_or_else(|| panic!("no session id in:\n{headers}"));
+        post(
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            Some(&session),
+        );
+        let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                          "params": {"name": tool, "arguments": arguments}});
+        let (_, body) = post(&call.to_string(), Some(&session));
+        let json = body
+            .lines()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .find(|data| data.trim_start().starts_with('{'))
+            .unwrap_or(&body);
+        serde_json::from_str(json.trim()).unwrap_or_else(|_| panic!("not JSON-RPC: {body}"))
+    }
+
+    fn audit(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.dir.path().join("audit.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    }
+}
+
+fn claims(issuer: &str, subject: &str, scope: &str) -> Value {
+    json!({
+        "iss": issuer, "aud": AUDIENCE, "sub": subject, "scope": scope,
+        "iat": now(), "exp": now() + 600,
+    })
+}
+
+fn oauth_gateway() -> (Gateway, TestKey, String) {
+    let key = TestKey::new("k1");
+    let issuer = start_issuer(json!({"keys": [key.jwk]}));
+    let auth = json!({"oauth": {
+        "issuer": issuer,
+        "audience": AUDIENCE,
+        "requiredScopes": ["mcp"],
+        "toolScopes": {"utils__sha2*": ["hash"]},
+    }});
+    (Gateway::start(auth, |_| {}), key, issuer)
+}
+
+#[test]
+fn gateway_auth_rejects_bad_tokens_with_a_challenge() {
+    let (gateway, key, issuer) = oauth_gateway();
+    let metadata_url = "https://gateway.test/.well-known/oauth-protected-resource/mcp";
+    // The Protected Resource Metadata, at both of its addresses.
+    for path in [
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-protected-resource",
+    ] {
+        let out = std::process::Command::new("curl")
+            .args(["-sS", &format!("{}{path}", gateway.base)])
+            .output()
+            .unwrap();
+        let document: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(document["resource"], AUDIENCE, "{document}");
+        assert_eq!(document["authorization_servers"], json!([issuer]));
+        assert_eq!(document["scopes_supported"], json!(["hash", "mcp"]));
+        assert_eq!(document["bearer_methods_supported"], json!(["header"]));
+    }
+    // No token: 401 pointing at the metadata.
+    let (status, challenge, _) = gateway.post(None);
+    assert_eq!(status, 401);
+    assert_eq!(
+        challenge,
+        format!("Bearer scope=\"mcp\", resource_metadata=\"{metadata_url}\"")
+    );
+    let other = TestKey::new("k1");
+    let cases = [
+        (
+            "expired",
+            key.sign(
+                &json!({"iss": issuer, "aud": AUDIENCE, "sub": "alice", "scope": "mcp",
+                             "exp": now() - 3600}),
+            ),
+            "the token has expired",
+        ),
+        (
+            "another audience",
+            key.sign(
+                &json!({"iss": issuer, "aud": "https://elsewhere.test/mcp", "sub": "alice",
+                             "scope": "mcp", "exp": now() + 600}),
+            ),
+            "the token is not for this gateway (`aud`)",
+        ),
+        (
+            "another issuer",
+            key.sign(&claims("https://evil.test", "alice", "mcp")),
+            "the token comes from another issuer (`iss`)",
+        ),
+        (
+            "a bad signature",
+            other.sign(&claims(&issuer, "alice", "mcp")),
+            "the token's signature does not verify",
+        ),
+        (
+            "an unknown key",
+            key.sign_as("k9", &claims(&issuer, "alice", "mcp")),
+            "the token is signed by a key (`k9`) the issuer does not publish",
+        ),
+        (
+            "HMAC",
+            jsonwebtoken::encode(
+                &Header::new(Algorithm::HS256),
+                &claims(&issuer, "alice", "mcp"),
+                &EncodingKey::from_secret(b"the public key, say"),
+            )
+            .unwrap(),
+            "the token is signed with `HS256`, which the gateway does not accept",
+        ),
+        (
+            "not a JWT",
+            "abc.def".to_owned(),
+            "the bearer token is not a JWT",
+        ),
+    ];
+    for (case, token, description) in cases {
+        let (status, challenge, body) = gateway.post(Some(&format!("Bearer {token}")));
+        assert_eq!(status, 401, "{case}: {body}");
+        assert_eq!(
+            challenge,
+            format!(
+                "Bearer error=\"invalid_token\", error_description=\"{}\", resource_metadata=\"{metadata_url}\"",
+                description.replace('"', "'")
+            ),
+            "{case}"
+        );
+        assert_eq!(body["error_description"], description, "{case}");
+        assert!(
+            !body.to_string().contains(&token),
+            "{case}: the token is echoed"
+        );
+    }
+    // A valid token without the scope every request needs: 403.
+    let (status, challenge, _) = gateway.post(Some(&format!(
+        "Bearer {}",
+        key.sign(&claims(&issuer, "alice", "tools"))
+    )));
+    assert_eq!(status, 403);
+    assert!(
+        challenge.starts_with("Bearer error=\"insufficient_scope\"")
+            && challenge.contains("scope=\"mcp\""),
+        "{challenge}"
+    );
+    // And a valid one gets in.
+    let (status, _, _) = gateway.post(Some(&format!(
+        "Bearer {}",
+        key.sign(&claims(&issuer, "alice", "mcp"))
+    )));
+    assert_eq!(status, 200);
+}
+
+#[test]
+fn gateway_auth_identity_reaches_the_policy_and_the_audit() {
+    let (gateway, key, issuer) = oauth_gateway();
+    let alice = key.sign(&claims(&issuer, "alice", "mcp"));
+    let echo = gateway.nexo(&alice, &["call", "utils__echo", "text=hi", "--json"]);
+    echo.assert_success();
+    assert_eq!(echo.stdout_json()["content"][0]["text"], "hi");
+    // A tool whose scope the token lacks is neither listed nor callable.
+    let tools = gateway.nexo(&alice, &["tools", "--json"]);
+    tools.assert_success();
+    let names: Vec<String> = tools.stdout_json()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, ["utils__echo"], "{names:?}");
+    // nexo's client refuses an unlisted tool itself: the call goes raw.
+    let refused = gateway.raw_call(&alice, "utils__sha256", json!({"text": "hi"}));
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    let refused = refused.to_string();
+    assert!(
+        refused.contains("rule `auth.oauth.toolScopes[utils__sha2*]`")
+            && refused.contains("the token lacks the scope `hash`"),
+        "{refused}"
+    );
+    let alice_hashing = key.sign(&claims(&issuer, "alice", "mcp hash"));
+    gateway
+        .nexo(
+            &alice_hashing,
+            &["call", "utils__sha256", "text=hi", "--json"],
+        )
+        .assert_success();
+    // The policy's `subject` and `scopes` conditions see the token.
+    let bob = key.sign(&claims(&issuer, "bob", "mcp clock"));
+    let denied = gateway.raw_call(&bob, "utils__echo", json!({"text": "hi"}));
+    assert_eq!(denied["result"]["isError"], true, "{denied}");
+    let time = gateway.nexo(&bob, &["call", "utils__time", "--json"]);
+    time.assert_success();
+    // Each audit line names who asked.
+    let lines = gateway.audit();
+    let by = |subject: &str, tool: &str| {
+        lines
+            .iter()
+            .find(|line| line["identity"]["subject"] == subject && line["tool"] == tool)
+            .unwrap_or_else(|| panic!("no audit line of {subject} calling {tool}: {lines:?}"))
+            .clone()
+    };
+    let line = by("alice", "echo");
+    assert_eq!(line["rule"], "alice-may-hash-and-echo");
+    assert_eq!(line["identity"]["scopes"], json!(["mcp"]));
+    assert_eq!(line["identity"]["client"], "127.0.0.1");
+    assert_eq!(by("bob", "echo")["decision"], "deny");
+    assert_eq!(by("bob", "time")["rule"], "clock-readers");
+    // The legacy SSE transport carries the identity too.
+    let sse = format!("{}/sse", gateway.base);
+    let header = format!("Authorization: Bearer {alice}");
+    let legacy = run(&[
+        "call",
+        "--url",
+        &sse,
+        "--transport",
+        "sse",
+        "--header",
+        &header,
+        "utils__echo",
+        "text=over-sse",
+        "--json",
+    ]);
+    legacy.assert_success();
+    let lines = gateway.audit();
+    assert!(
+        lines
+            .iter()
+            .any(|line| line["identity"]["subject"] == "alice"
+                && line["arguments"]["text"] == "over-sse"),
+        "{lines:?}"
+    );
+    let audit_text = std::fs::read_to_string(gateway.dir.path().join("audit.jsonl")).unwrap();
+    assert!(
+        !audit_text.contains(&alice),
+        "a token reached the audit log"
+    );
+}
+
+#[test]
+fn gateway_auth_never_passes_the_client_token_upstream() {
+    let key = TestKey::new("k1");
+    let issuer = start_issuer(json!({"keys": [key.jwk]}));
+    let (url, seen) = start_recording_upstream();
+    let gateway = Gateway::start_before(
+        json!({"utils": {"type": "http", "url": url,
+                         "headers": {"Authorization": "Bearer upstream-own-secret"}}}),
+        json!({"oauth": {"issuer": issuer, "audience": AUDIENCE}}),
+        |dir| {
+            std::fs::write(dir.join("policy.toml"), "default = \"allow\"\n").unwrap();
+        },
+    );
+    let token = key.sign(&claims(&issuer, "alice", "mcp"));
+    let heard = gateway.nexo(&token, &["call", "utils__echo", "--json"]);
+    heard.assert_success();
+    assert_eq!(heard.stdout_json()["content"][0]["text"], "heard");
+    let seen = seen.lock().unwrap().clone();
+    assert!(!seen.is_empty(), "the upstream was sent nothing");
+    assert!(
+        seen.iter()
+            .all(|value| value == "Bearer upstream-own-secret"),
+        "the upstream saw {seen:?}"
+    );
+}
+
+#[test]
+fn gateway_auth_api_keys() {
+    let secret = "k-0123456789abcdef-gateway";
+    let digest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"; // "test"
+    let auth = json!({"apiKeys": [
+        {"name": "ci", "keyFile": "ci.key", "scopes": ["clock"]},
+        {"name": "ops", "sha256": digest},
+    ]});
+    let gateway = Gateway::start(auth, |dir| {
+        std::fs::write(dir.join("ci.key"), format!("{secret}\n")).unwrap();
+    });
+    let time = gateway.nexo(secret, &["call", "utils__time", "--json"]);
+    time.assert_success();
+    let (status, challenge, _) = gateway.post(Some("Bearer not-the-key"));
+    assert_eq!(status, 401);
+    assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+    let (status, _, _) = gateway.post(Some("Bearer test"));
+    assert_eq!(status, 200);
+    let lines = gateway.audit();
+    assert!(
+        lines
+            .iter()
+            .any(|line| line["identity"]["subject"] == "ci" && line["tool"] == "time"),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn gateway_without_auth_refuses_a_network_address() {
+    let dir = TempDir::new("gateway-open");
+    std::fs::write(dir.path().join("policy.toml"), POLICY).unwrap();
+    let file = dir.path().join("gateway.json");
+    std::fs::write(
+        &file,
+        json!({
+            "mcpServers": {"utils": {"builtin": "utils"}},
+            "gateway": {"policy": "policy.toml"},
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let refused = run(&[
+        "gateway",
+        "--config",
+        file.to_str().unwrap(),
+        "--http",
+        "0.0.0.0:0",
+    ]);
+    assert_eq!(refused.code(), 1, "{refused:?}");
+    let error = refused.error_line();
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no `auth` settings"),
+        "{error}"
+    );
+    assert!(
+        error["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("\"auth\": \"none\""),
+        "{error}"
+    );
+}

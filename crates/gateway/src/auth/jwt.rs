@@ -1,0 +1,354 @@
+//! Bearer JWTs checked as an OAuth 2.1 resource server checks them: the
+//! signature against the issuer's JSON Web Key Set, `iss` equal to the
+//! configured issuer, `aud` holding the gateway's canonical URI, `exp` and
+//! `nbf` with [`LEEWAY`], and only asymmetric algorithms ([`ALLOWED`]): no
+//! `none`, no HMAC, so a public key can never be used as a shared secret.
+//!
+//! The key set comes from `jwksUri` when configured, otherwise from the
+//! `jwks_uri` of the issuer's metadata (RFC 8414, then OpenID Connect
+//! discovery). It is cached, and fetched again when a token names a key
+//! it does not hold, at most once per [`REFETCH_AFTER`], so that a stream
+//! of made-up key ids cannot make the gateway hammer the issuer.
+
+use std::time::{Duration, Instant};
+
+use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, PublicKeyUse};
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde_json::{Map, Value};
+use tokio::sync::Mutex;
+use url::Url;
+
+use super::{Authenticated, Rejection};
+use crate::settings::OAuthSettings;
+
+/// The signature algorithms accepted: asymmetric ones only.
+pub const ALLOWED: [Algorithm; 9] = [
+    Algorithm::RS256,
+    Algorithm::RS384,
+    Algorithm::RS512,
+    Algorithm::PS256,
+    Algorithm::PS384,
+    Algorithm::PS512,
+    Algorithm::ES256,
+    Algorithm::ES384,
+    Algorithm::EdDSA,
+];
+/// Clock skew allowed on `exp` and `nbf`.
+pub const LEEWAY: Duration = Duration::from_secs(30);
+/// The shortest time between two fetches of the key set.
+pub const REFETCH_AFTER: Duration = Duration::from_secs(10);
+/// How long the issuer has to answer.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+/// The largest metadata or key set document read.
+const MAX_DOCUMENT: usize = 1 << 20;
+
+/// Checks tokens of one issuer for one audience.
+#[derive(Debug)]
+pub struct Verifier {
+    issuer: String,
+    audience: String,
+    jwks_uri: Option<Url>,
+    http: reqwest::Client,
+    cache: Mutex<Cache>,
+}
+
+#[derive(Debug, Default)]
+struct Cache {
+    keys: Vec<Key>,
+    fetched: Option<Instant>,
+}
+
+struct Key {
+    id: Option<String>,
+    /// The `alg` the key is bound to, when the key set says.
+    algorithm: Option<Algorithm>,
+    family: Family,
+    key: DecodingKey,
+}
+
+impl std::fmt::Debug for Key {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Key")
+            .field("id", &self.id)
+            .field("algorithm", &self.algorithm)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Family {
+    Rsa,
+    Ec,
+    Ed,
+}
+
+fn family_of(algorithm: Algorithm) -> Option<Family> {
+    match algorithm {
+        Algorithm::RS256
+        | Algorithm::RS384
+        | Algorithm::RS512
+        | Algorithm::PS256
+        | Algorithm::PS384
+        | Algorithm::PS512 => Some(Family::Rsa),
+        Algorithm::ES256 | Algorithm::ES384 => Some(Family::Ec),
+        Algorithm::EdDSA => Some(Family::Ed),
+        Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512 => None,
+    }
+}
+
+impl Verifier {
+    pub fn new(settings: &OAuthSettings) -> Self {
+        nexo_client::http::install_tls_provider();
+        let http = reqwest::Client::builder()
+            .timeout(FETCH_TIMEOUT)
+            .user_agent(concat!("nexo-gateway/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .unwrap_or_default();
+        Self {
+            issuer: settings.issuer.clone(),
+            audience: settings.audience.clone(),
+            jwks_uri: settings.jwks_uri.clone(),
+            http,
+            cache: Mutex::new(Cache::default()),
+        }
+    }
+
+    /// The identity `token` carries, once it has passed every check.
+    pub async fn verify(&self, token: &str) -> Result<Authenticated, Rejection> {
+        let invalid = |reason: &str| Rejection::Invalid(reason.to_owned());
+        let header = jsonwebtoken::decode_header(token)
+            .map_err(|_| invalid("the bearer token is not a JWT"))?;
+        let Some(family) = ALLOWED
+            .contains(&header.alg)
+            .then(|| family_of(header.alg))
+            .flatten()
+        else {
+            return Err(Rejection::Invalid(format!(
+                "the token is signed with `{:?}`, which the gateway does not accept",
+                header.alg
+            )));
+        };
+        let key = self.key(header.kid.as_deref(), header.alg, family).await?;
+        let mut validation = Validation::new(header.alg);
+        validation.set_issuer(&[&self.issuer]);
+        validation.set_audience(&[&self.audience]);
+        validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+        validation.leeway = LEEWAY.as_secs();
+        validation.validate_nbf = true;
+        let claims = jsonwebtoken::decode::<Map<String, Value>>(token, &key, &validation)
+            .map_err(|error| Rejection::Invalid(describe(&error).to_owned()))?
+            .claims;
+        Ok(Authenticated {
+            subject: claims.get("sub").and_then(Value::as_str).map(str::to_owned),
+            scopes: scopes(&claims),
+        })
+    }
+
+    /// The key that signed a token with header `kid` and `alg`, fetching
+    /// the key set when it is not known yet (and not fetched just now).
+    async fn key(
+        &self,
+        id: Option<&str>,
+        algorithm: Algorithm,
+        family: Family,
+    ) -> Result<DecodingKey, Rejection> {
+        let mut cache = self.cache.lock().await;
+        if let Some(key) = cache.find(id, algorithm, family) {
+            return Ok(key);
+        }
+        let due = cache
+            .fetched
+            .is_none_or(|fetched| fetched.elapsed() >= REFETCH_AFTER);
+        if due {
+            cache.fetched = Some(Instant::now());
+            match self.fetch().await {
+                Ok(keys) => cache.keys = keys,
+                Err(reason) if cache.keys.is_empty() => {
+                    // Tried again at the next token, not REFETCH_AFTER later.
+                    cache.fetched = None;
+                    return Err(Rejection::Unavailable(reason));
+                }
+                Err(reason) => {
+                    tracing::warn!(%reason, "the issuer's keys could not be fetched again")
+                }
+            }
+            if let Some(key) = cache.find(id, algorithm, family) {
+                return Ok(key);
+            }
+        }
+        Err(Rejection::Invalid(match id {
+            Some(id) => {
+                format!("the token is signed by a key (`{id}`) the issuer does not publish")
+            }
+            None => "the token names no key (`kid`) and no published key fits it".to_owned(),
+        }))
+    }
+
+    /// The issuer's signing keys.
+    async fn fetch(&self) -> Result<Vec<Key>, String> {
+        let uri = match &self.jwks_uri {
+            Some(uri) => uri.clone(),
+            None => self.discover().await?,
+        };
+        let set = self.get(&uri).await?;
+        let Some(keys) = set.get("keys").and_then(Value::as_array) else {
+            return Err(format!("the key set at {uri} has no `keys`"));
+        };
+        let keys: Vec<Key> = keys.iter().filter_map(key).collect();
+        tracing::debug!(%uri, keys = keys.len(), "fetched the issuer's keys");
+        Ok(keys)
+    }
+
+    /// The `jwks_uri` of the issuer's metadata.
+    async fn discover(&self) -> Result<Url, String> {
+        let issuer = Url::parse(&self.issuer).map_err(|error| error.to_string())?;
+        let path = issuer.path().trim_end_matches('/');
+        let origin = issuer.origin().ascii_serialization();
+        let candidates = [
+            format!("{origin}/.well-known/oauth-authorization-server{path}"),
+            format!("{origin}/.well-known/openid-configuration{path}"),
+            format!("{origin}{path}/.well-known/openid-configuration"),
+        ];
+        let mut failures = Vec::new();
+        for candidate in candidates {
+            let Ok(url) = Url::parse(&candidate) else {
+                continue;
+            };
+            match self.get(&url).await {
+                Ok(metadata) => {
+                    if metadata.get("issuer").and_then(Value::as_str) != Some(self.issuer.as_str())
+                    {
+                        failures.push(format!("{url} names another issuer"));
+                        continue;
+                    }
+                    return metadata
+                        .get("jwks_uri")
+                        .and_then(Value::as_str)
+                        .and_then(|uri| Url::parse(uri).ok())
+                        .ok_or_else(|| format!("the metadata at {url} has no `jwks_uri`"));
+                }
+                Err(reason) => failures.push(reason),
+            }
+        }
+        Err(format!(
+            "the issuer's metadata could not be had ({}); set `jwksUri` in the gateway's `auth.oauth`",
+            failures.join("; ")
+        ))
+    }
+
+    async fn get(&self, url: &Url) -> Result<Value, String> {
+        let response = self
+            .http
+            .get(url.clone())
+            .header(http::header::ACCEPT, "application/json")
+            .send()
+            .await
+            .map_err(|error| format!("cannot reach {url}: {}", without_url(&error)))?;
+        if !response.status().is_success() {
+            return Err(format!("{url} answered {}", response.status()));
+        }
+        let body = response
+            .bytes()
+            .await
+            .map_err(|error| format!("cannot read {url}: {}", without_url(&error)))?;
+        if body.len() > MAX_DOCUMENT {
+            return Err(format!("{url} answered more than {MAX_DOCUMENT} bytes"));
+        }
+        serde_json::from_slice(&body).map_err(|_| format!("{url} did not answer JSON"))
+    }
+}
+
+impl Cache {
+    fn find(&self, id: Option<&str>, algorithm: Algorithm, family: Family) -> Option<DecodingKey> {
+        self.keys
+            .iter()
+            .filter(|key| key.family == family)
+            .filter(|key| key.algorithm.is_none_or(|bound| bound == algorithm))
+            .find(|key| match id {
+                Some(id) => key.id.as_deref() == Some(id),
+                None => true,
+            })
+            .map(|key| key.key.clone())
+    }
+}
+
+/// A signing key of the set; `None` for symmetric keys, encryption keys
+/// and what cannot be read.
+fn key(value: &Value) -> Option<Key> {
+    let jwk: Jwk = serde_json::from_value(value.clone()).ok()?;
+    if matches!(
+        jwk.common.public_key_use,
+        Some(PublicKeyUse::Encryption | PublicKeyUse::Other(_))
+    ) {
+        return None;
+    }
+    let family = match &jwk.algorithm {
+        AlgorithmParameters::RSA(_) => Family::Rsa,
+        AlgorithmParameters::EllipticCurve(_) => Family::Ec,
+        AlgorithmParameters::OctetKeyPair(_) => Family::Ed,
+        AlgorithmParameters::OctetKey(_) => return None,
+    };
+    let algorithm = match &jwk.common.key_algorithm {
+        None => None,
+        Some(bound) => {
+            let name = serde_json::to_value(bound).ok()?;
+            let algorithm: Algorithm = serde_json::from_value(name).ok()?;
+            if family_of(algorithm) != Some(family) {
+                return None;
+            }
+            Some(algorithm)
+        }
+    };
+    Some(Key {
+        id: jwk.common.key_id.clone(),
+        algorithm,
+        family,
+        key: DecodingKey::from_jwk(&jwk).ok()?,
+    })
+}
+
+/// The token's scopes: OAuth's space-separated `scope`, or `scp` as some
+/// issuers write it (a list or a string).
+fn scopes(claims: &Map<String, Value>) -> Vec<String> {
+    let words = |text: &str| {
+        text.split_whitespace()
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    match claims.get("scope").or_else(|| claims.get("scp")) {
+        Some(Value::String(text)) => words(text),
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A token's failure, worded for the person holding it.
+fn describe(error: &jsonwebtoken::errors::Error) -> &'static str {
+    use jsonwebtoken::errors::ErrorKind;
+    match error.kind() {
+        ErrorKind::ExpiredSignature => "the token has expired",
+        ErrorKind::ImmatureSignature => "the token is not valid yet (`nbf`)",
+        ErrorKind::InvalidAudience => "the token is not for this gateway (`aud`)",
+        ErrorKind::InvalidIssuer => "the token comes from another issuer (`iss`)",
+        ErrorKind::InvalidSignature => "the token's signature does not verify",
+        ErrorKind::MissingRequiredClaim(_) => "the token lacks `exp`, `iss` or `aud`",
+        ErrorKind::InvalidAlgorithm => "the token's algorithm does not fit its key",
+        _ => "the token is not valid",
+    }
+}
+
+/// A reqwest error's wording without the URL (which the caller names).
+fn without_url(error: &reqwest::Error) -> String {
+    if error.is_timeout() {
+        "no answer in time".to_owned()
+    } else if error.is_connect() {
+        "connection failed".to_owned()
+    } else {
+        "the request failed".to_owned()
+    }
+}
