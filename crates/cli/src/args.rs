@@ -101,6 +101,20 @@ pub struct ServeArgs {
         value_parser = not_a_server_name
     )]
     pub http: Option<String>,
+    #[command(flatten)]
+    pub hosting: HostingArgs,
+    #[command(flatten)]
+    pub dns: DnsArgs,
+    #[command(flatten)]
+    pub files: FilesArgs,
+    #[command(flatten)]
+    pub music: MusicArgs,
+}
+
+/// How a server is hosted, whatever it serves: the flags `nexo serve` and
+/// `nexo gateway` share.
+#[derive(Debug, Args)]
+pub struct HostingArgs {
     /// Append one JSON line per tool call to FILE.
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
@@ -128,12 +142,22 @@ pub struct ServeArgs {
     /// when listening on loopback, any name otherwise.
     #[arg(long = "allow-host", value_name = "HOST")]
     pub allow_hosts: Vec<String>,
-    #[command(flatten)]
-    pub dns: DnsArgs,
-    #[command(flatten)]
-    pub files: FilesArgs,
-    #[command(flatten)]
-    pub music: MusicArgs,
+}
+
+impl HostingArgs {
+    /// The hosting of the server named `server_name` in its logs.
+    pub fn into_options(self, server_name: &str) -> nexo_serve::ServeOptions {
+        nexo_serve::ServeOptions {
+            server_name: server_name.to_owned(),
+            tools: Vec::new(),
+            max_body: self.max_body,
+            log: self.log,
+            trace: self.trace,
+            trace_redact: self.trace_redact,
+            allow_origins: self.allow_origins,
+            allow_hosts: self.allow_hosts,
+        }
+    }
 }
 
 /// The options of `nexo serve dns`; refused with any other server.
@@ -473,32 +497,8 @@ pub struct GatewayArgs {
     /// server's own `timeout` in the configuration wins).
     #[arg(long, value_name = "SECONDS", default_value = "15", value_parser = positive_seconds)]
     pub timeout: Duration,
-    /// Append one JSON line per tool call to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub log: Option<PathBuf>,
-    /// Append one JSON line per message between clients and the gateway to
-    /// FILE (read it with `nexo trace summary FILE`).
-    #[arg(long, value_name = "FILE")]
-    pub trace: Option<PathBuf>,
-    /// Leave the messages themselves out of the trace.
-    #[arg(long, requires = "trace")]
-    pub trace_redact: bool,
-    /// Largest request body accepted, in bytes.
-    #[arg(
-        long,
-        value_name = "BYTES",
-        default_value_t = nexo_serve::DEFAULT_MAX_BODY,
-        value_parser = positive_bytes
-    )]
-    pub max_body: usize,
-    /// A browser origin allowed to call the gateway (repeatable; `*` for
-    /// any). Default: loopback origins only.
-    #[arg(long = "allow-origin", value_name = "ORIGIN")]
-    pub allow_origins: Vec<String>,
-    /// A Host name the gateway answers (repeatable). Default: loopback names
-    /// when listening on loopback, any name otherwise.
-    #[arg(long = "allow-host", value_name = "HOST")]
-    pub allow_hosts: Vec<String>,
+    #[command(flatten)]
+    pub hosting: HostingArgs,
 }
 
 const GATEWAY_EXAMPLES: &str = "\

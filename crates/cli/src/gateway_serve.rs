@@ -13,7 +13,6 @@ use nexo_client::hub::{Hub, RestartPolicy, ServerPlan};
 use nexo_client::{ConnectOptions, Target};
 use nexo_gateway::policy::{Resolver, StaticResolver, SystemResolver};
 use nexo_gateway::{Prepared, Settings, StartError};
-use nexo_serve::ServeOptions;
 
 use crate::args::GatewayArgs;
 use crate::failure::Failure;
@@ -94,16 +93,7 @@ pub async fn run(args: GatewayArgs) -> Result<(), Failure> {
         .virtual_servers()
         .map(|name| format!("{}/{name}", nexo_serve::MCP_PATH))
         .collect();
-    let serve_options = ServeOptions {
-        server_name: "gateway".to_owned(),
-        tools: Vec::new(),
-        max_body: args.max_body,
-        log: args.log,
-        trace: args.trace,
-        trace_redact: args.trace_redact,
-        allow_origins: args.allow_origins,
-        allow_hosts: args.allow_hosts,
-    };
+    let serve_options = args.hosting.into_options("gateway");
     let upstreams = servers.len();
     gateway
         .serve(addr, &serve_options, |bound| {

@@ -28,16 +28,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
     let server_options =
         ServerOptions::for_server(bundled, &given_options(&args), defaults(bundled))
             .map_err(|error| Failure::from_error(&error))?;
-    let options = ServeOptions {
-        server_name: bundled.name().to_owned(),
-        tools: Vec::new(),
-        max_body: args.max_body,
-        log: args.log,
-        trace: args.trace,
-        trace_redact: args.trace_redact,
-        allow_origins: args.allow_origins,
-        allow_hosts: args.allow_hosts,
-    };
+    let options = args.hosting.into_options(bundled.name());
     let launch = bundled
         .visit(&server_options, Launch { http, options })
         .map_err(|error| Failure::from_error(&error))?;

@@ -7,10 +7,8 @@
 //! challenge; the token's subject and scopes in the policy's rules and the
 //! audit line; API keys; a network address refused without `auth`.
 
-use std::io::{BufRead, BufReader};
-use std::process::Stdio;
-use std::sync::{Arc, Mutex, mpsc};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -18,7 +16,7 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
 use serde_json::{Value, json};
 
-use crate::support::{PATIENCE, Proc, Run, TempDir, nexo, run};
+use crate::support::{Proc, Run, TempDir, run};
 
 const AUDIENCE: &str = "https://gateway.test/mcp";
 
@@ -205,38 +203,7 @@ impl Gateway {
         });
         let file = dir.path().join("gateway.json");
         std::fs::write(&file, config.to_string()).unwrap();
-        let mut command = nexo();
-        command
-            .args(["gateway", "--config"])
-            .arg(&file)
-            .args(["--http", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        let mut proc = Proc::spawn(&mut command, "nexo gateway");
-        let (lines, announced) = mpsc::channel();
-        let reader = BufReader::new(proc.child().stderr.take().unwrap());
-        std::thread::spawn(move || {
-            for line in reader.lines() {
-                let Ok(line) = line else { break };
-                let _ = lines.send(line);
-            }
-        });
-        let deadline = Instant::now() + PATIENCE;
-        let mut seen = String::new();
-        let base = loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let line = announced
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("the gateway never said where it listens:\n{seen}"));
-            seen.push_str(&line);
-            seen.push('\n');
-            if let Some(rest) = line.split_once(" at http://").map(|(_, rest)| rest)
-                && line.starts_with("nexo: gateway for 1 upstream")
-            {
-                break format!("http://{}", rest.split_once("/mcp").unwrap().0);
-            }
-        };
+        let (proc, base) = crate::gateway_serve::start(&file, &[], "nexo: gateway for 1 upstream");
         Self {
             _proc: proc,
             base,

@@ -4,17 +4,11 @@
 //! reached over raw Streamable HTTP (2025-06-18) from several loopback
 //! addresses (127.0.0.1, 127.0.0.2, ...), each a different identity.
 
-use std::io::{BufRead, BufReader};
 use std::net::IpAddr;
-use std::process::Stdio;
-use std::sync::mpsc;
-use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use crate::support::{
-    PATIENCE, Proc, Reply, SEED_ACCEPT, TempDir, jsonrpc_message, nexo, sse_data,
-};
+use crate::support::{PATIENCE, Proc, Reply, SEED_ACCEPT, TempDir, jsonrpc_message, sse_data};
 
 const POLICY: &str = r#"
 default = "allow"
@@ -78,39 +72,11 @@ impl Gateway {
         });
         let file = dir.path().join("gateway.json");
         std::fs::write(&file, config.to_string()).unwrap();
-        let mut command = nexo();
-        command
-            .args(["gateway", "--config"])
-            .arg(&file)
-            .args(["--http", "127.0.0.1:0", "--timeout", "20"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        let mut proc = Proc::spawn(&mut command, "nexo gateway");
-        let (lines, announced) = mpsc::channel();
-        let reader = BufReader::new(proc.child().stderr.take().unwrap());
-        std::thread::spawn(move || {
-            for line in reader.lines() {
-                let Ok(line) = line else { break };
-                let _ = lines.send(line);
-            }
-        });
-        let deadline = Instant::now() + PATIENCE;
-        let mut seen = String::new();
-        let base = loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let line = announced
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("the gateway never said where it listens:\n{seen}"));
-            seen.push_str(&line);
-            seen.push('\n');
-            if let Some(rest) = line.split_once(" at http://").map(|(_, rest)| rest)
-                && line.starts_with("nexo: gateway for 2 upstreams")
-            {
-                let address = rest.split_once("/mcp").unwrap().0;
-                break format!("http://{address}");
-            }
-        };
+        let (proc, base) = crate::gateway_serve::start(
+            &file,
+            &["--timeout", "20"],
+            "nexo: gateway for 2 upstreams",
+        );
         Self {
             _proc: proc,
             base,

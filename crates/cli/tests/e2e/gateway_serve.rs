@@ -108,39 +108,11 @@ impl Gateway {
         });
         let file = dir.path().join("gateway.json");
         std::fs::write(&file, config.to_string()).unwrap();
-        let mut command = nexo();
-        command
-            .args(["gateway", "--config"])
-            .arg(&file)
-            .args(["--http", "127.0.0.1:0", "--timeout", "20"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        let mut proc = Proc::spawn(&mut command, "nexo gateway");
-        let (lines, announced) = mpsc::channel();
-        let reader = BufReader::new(proc.child().stderr.take().unwrap());
-        std::thread::spawn(move || {
-            for line in reader.lines() {
-                let Ok(line) = line else { break };
-                let _ = lines.send(line);
-            }
-        });
-        let deadline = Instant::now() + PATIENCE;
-        let mut seen = String::new();
-        let base = loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let line = announced
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("the gateway never said where it listens:\n{seen}"));
-            seen.push_str(&line);
-            seen.push('\n');
-            if let Some(rest) = line.split_once(" at http://").map(|(_, rest)| rest)
-                && line.starts_with("nexo: gateway for 4 upstreams")
-            {
-                let address = rest.split_once("/mcp").unwrap().0;
-                break format!("http://{address}");
-            }
-        };
+        let (proc, base) = crate::gateway_serve::start(
+            &file,
+            &["--timeout", "20"],
+            "nexo: gateway for 4 upstreams",
+        );
         Self { proc, base, dir }
     }
 
@@ -405,5 +377,45 @@ async fn gateway_refuses_foreign_origins() {
         assert_eq!(refused.status(), 403, "{url}");
         let allowed = post(url.clone(), "http://127.0.0.1:3000").await.unwrap();
         assert_eq!(allowed.status(), 200, "{url}");
+    }
+}
+
+/// `nexo gateway --config FILE ARGS` on 127.0.0.1 (a port of the system's
+/// choosing), and its base URL once it has said it listens: the line it
+/// starts with, `announced`, names how many upstreams it serves.
+pub fn start(file: &std::path::Path, args: &[&str], announced: &str) -> (Proc, String) {
+    let mut command = nexo();
+    command
+        .args(["gateway", "--config"])
+        .arg(file)
+        .args(["--http", "127.0.0.1:0"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut proc = Proc::spawn(&mut command, "nexo gateway");
+    let (lines, said) = mpsc::channel();
+    let reader = BufReader::new(proc.child().stderr.take().unwrap());
+    std::thread::spawn(move || {
+        for line in reader.lines() {
+            let Ok(line) = line else { break };
+            let _ = lines.send(line);
+        }
+    });
+    let deadline = Instant::now() + PATIENCE;
+    let mut seen = String::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = said
+            .recv_timeout(left)
+            .unwrap_or_else(|_| panic!("the gateway never said where it listens:\n{seen}"));
+        seen.push_str(&line);
+        seen.push('\n');
+        if let Some(rest) = line.split_once(" at http://").map(|(_, rest)| rest)
+            && line.starts_with(announced)
+        {
+            let address = rest.split_once("/mcp").unwrap().0;
+            return (proc, format!("http://{address}"));
+        }
     }
 }
