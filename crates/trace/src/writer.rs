@@ -29,7 +29,7 @@ use std::fs::OpenOptions;
 use std::io::{self, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Once, PoisonError, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::envelope::{self, Envelope, Method, Parsed};
@@ -75,6 +75,9 @@ struct Inner {
     /// [`Tracer::start`] or after [`Tracer::stop`], when recording a
     /// message costs one atomic load.
     recording: AtomicBool,
+    /// The background flushing has been started: with the first line
+    /// recorded, so that an idle tracer costs no thread and no buffer.
+    flushing: Once,
     forgotten: AtomicU64,
     clock: Clock,
 }
@@ -121,7 +124,7 @@ impl Tracer {
             options,
             state: Mutex::new(State {
                 out,
-                buffer: Vec::with_capacity(BUFFER),
+                buffer: Vec::new(),
                 pending: PendingTable::new(),
                 origins: Origins::default(),
                 id: Vec::new(),
@@ -129,11 +132,24 @@ impl Tracer {
             dirty: AtomicBool::new(false),
             warned: AtomicBool::new(false),
             recording: AtomicBool::new(recording),
+            flushing: Once::new(),
             forgotten: AtomicU64::new(0),
             clock: Clock::start(),
         });
-        start_flushing(Arc::downgrade(&inner));
-        Tracer { inner }
+        let tracer = Tracer { inner };
+        if recording {
+            tracer.get_ready();
+        }
+        tracer
+    }
+
+    /// The buffer in front of the file, and the thread that writes it out
+    /// (once, the first time lines are to be recorded).
+    fn get_ready(&self) {
+        self.inner.flushing.call_once(|| {
+            self.inner.lock().buffer.reserve(BUFFER);
+            start_flushing(Arc::downgrade(&self.inner));
+        });
     }
 
     /// Writes the line (or, for a batch, the lines) for one observed message.
@@ -190,6 +206,7 @@ impl Tracer {
     /// latency.
     pub fn start(&self, path: &Path) -> io::Result<()> {
         let file = OpenOptions::new().create(true).append(true).open(path)?;
+        self.get_ready();
         let mut state = self.inner.lock();
         let flushed = state.flush();
         state.out = Box::new(file);
