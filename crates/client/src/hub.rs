@@ -315,19 +315,27 @@ impl Hub {
 
     /// The tools of every connected server, as `(server, tool)`.
     pub fn tools(&self) -> Vec<(String, Tool)> {
+        self.tool_lists()
+            .into_iter()
+            .flat_map(|(server, tools)| {
+                tools
+                    .iter()
+                    .map(|tool| (server.clone(), tool.clone()))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// Each connected server's tools as it listed them last, shared rather
+    /// than copied (a list is replaced, never changed, so an unchanged one
+    /// is the same `Arc`), in the order of the plans.
+    pub fn tool_lists(&self) -> Vec<(String, Arc<Vec<Tool>>)> {
         self.servers
             .iter()
-            .flat_map(|managed| {
-                let now = managed.snapshot.borrow().clone();
-                let tools = if now.state == State::Connected {
-                    now.tools.as_ref().clone()
-                } else {
-                    Vec::new()
-                };
-                tools
-                    .into_iter()
-                    .map(|tool| (managed.plan.name.clone(), tool))
-                    .collect::<Vec<_>>()
+            .filter_map(|managed| {
+                let now = managed.snapshot.borrow();
+                (now.state == State::Connected)
+                    .then(|| (managed.plan.name.clone(), now.tools.clone()))
             })
             .collect()
     }

@@ -240,7 +240,7 @@ fn main() {
     report(
         "  one line appended (hashed, secrets redacted, written)",
         measure(|| {
-            black_box(log.append(&entry).unwrap());
+            black_box(log.append(entry.clone()).unwrap());
         }),
     );
     drop(log);

@@ -184,14 +184,11 @@ impl AuditLog {
     }
 
     /// Appends one line for `entry`.
-    pub fn append(&self, entry: &Entry) -> Result<Appended, AuditError> {
+    pub fn append(&self, entry: Entry) -> Result<Appended, AuditError> {
         let digest = hex(&Sha256::digest(
             serde_json::to_vec(&entry.arguments).unwrap_or_default(),
         ));
-        let mut logged = entry
-            .redacted
-            .clone()
-            .unwrap_or_else(|| entry.arguments.clone());
+        let mut logged = entry.redacted.unwrap_or(entry.arguments);
         self.secrets.inspect(Place::Arguments, &mut logged);
         let findings = entry
             .findings
@@ -208,15 +205,15 @@ impl AuditLog {
             v: VERSION,
             seq: state.seq + 1,
             time,
-            identity: entry.identity.clone(),
-            server: entry.server.clone(),
-            method: entry.method.clone(),
-            tool: entry.tool.clone(),
+            identity: entry.identity,
+            server: entry.server,
+            method: entry.method,
+            tool: entry.tool,
             arguments_sha256: digest,
             arguments: logged,
             decision: entry.verdict,
-            rule: entry.rule.clone(),
-            reason: entry.reason.clone(),
+            rule: entry.rule,
+            reason: entry.reason,
             findings,
             latency_us,
             outcome: entry.outcome,
@@ -278,13 +275,13 @@ fn last_line(file: &mut File) -> std::io::Result<Option<(Vec<u8>, bool)>> {
 
 /// Lower-case hexadecimal.
 fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut out, byte| {
-            let _ = write!(out, "{byte:02x}");
-            out
-        })
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        out.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        out.push(char::from(DIGITS[usize::from(byte & 0xf)]));
+    }
+    out
 }
 
 /// What is wrong with one line.

@@ -308,14 +308,17 @@ impl Detectors {
         }
     }
 
+    /// Whether any detector reads what is found in `place`.
+    pub fn reads(&self, place: Place) -> bool {
+        self.secrets.at(place).is_some() || self.injection.at(place).is_some()
+    }
+
     /// Inspects every string of `value` (found in `place`), redacting in
     /// place what a redacting detector matched. When the result is
     /// blocked, `value` is not to be passed on, redacted or not.
     pub fn inspect(&self, place: Place, value: &mut Value) -> Inspection {
-        let secrets = self.secrets.at(place);
-        let injection = self.injection.at(place);
         let mut inspection = Inspection::default();
-        if secrets.is_none() && injection.is_none() {
+        if !self.reads(place) {
             return inspection;
         }
         walk::strings_mut(value, |path, text| {

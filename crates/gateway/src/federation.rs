@@ -45,8 +45,57 @@ pub struct Federation {
     /// The servers in the configuration's order.
     servers: Vec<String>,
     uris: UriNamespace,
+    tools: Mutex<Tools>,
+}
+
+/// What [`Federation::catalog`] keeps between calls.
+#[derive(Default)]
+struct Tools {
     /// The tools each server listed last, kept while it restarts.
-    known: Mutex<HashMap<String, Arc<Vec<Tool>>>>,
+    known: HashMap<String, Arc<Vec<Tool>>>,
+    /// Built from `known`, and again only when a list in it is replaced.
+    catalog: Arc<Catalog>,
+}
+
+/// Every upstream's tools, as listed last, with their federated names.
+#[derive(Default)]
+pub struct Catalog {
+    /// `(server, its tools)`, in the configuration's order.
+    lists: Vec<(String, Arc<Vec<Tool>>)>,
+    names: Namespace,
+}
+
+impl Catalog {
+    fn build(lists: Vec<(String, Arc<Vec<Tool>>)>) -> Self {
+        let names = Namespace::build(lists.iter().flat_map(|(server, tools)| {
+            tools
+                .iter()
+                .map(move |tool| (server.as_str(), tool.name.as_ref()))
+        }));
+        Self { lists, names }
+    }
+
+    /// Whether `lists` are those this catalog was built from.
+    fn holds(&self, lists: &[(String, Arc<Vec<Tool>>)]) -> bool {
+        self.lists.len() == lists.len()
+            && self
+                .lists
+                .iter()
+                .zip(lists)
+                .all(|((server, tools), (now, listed))| server == now && Arc::ptr_eq(tools, listed))
+    }
+
+    /// Every tool as `(server, tool)`, in the configuration's order.
+    pub fn tools(&self) -> impl Iterator<Item = (&str, &Tool)> {
+        self.lists
+            .iter()
+            .flat_map(|(server, tools)| tools.iter().map(move |tool| (server.as_str(), tool)))
+    }
+
+    /// The federated names of the tools.
+    pub fn names(&self) -> &Namespace {
+        &self.names
+    }
 }
 
 impl std::fmt::Debug for Federation {
@@ -67,7 +116,7 @@ impl Federation {
             hub,
             servers,
             uris,
-            known: Mutex::default(),
+            tools: Mutex::default(),
         }
     }
 
@@ -84,39 +133,38 @@ impl Federation {
         self.hub.changes()
     }
 
-    /// Every upstream's tools as `(server, tool)`: those of a server that
-    /// is restarting as it listed them last.
-    pub fn tools(&self) -> Vec<(String, Tool)> {
-        let mut connected: HashMap<String, Vec<Tool>> = HashMap::new();
-        for (server, tool) in self.hub.tools() {
-            connected.entry(server).or_default().push(tool);
-        }
-        let Ok(mut known) = self.known.lock() else {
-            return Vec::new();
-        };
+    /// Every upstream's tools and their names: those of a server that is
+    /// restarting as it listed them last. Cheap when no list changed: the
+    /// catalog is built again only when one did.
+    pub fn catalog(&self) -> Arc<Catalog> {
+        let connected = self.hub.tool_lists();
+        let mut state = self
+            .tools
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         for (server, tools) in connected {
-            known.insert(server, Arc::new(tools));
+            state.known.insert(server, tools);
         }
-        self.servers
+        let lists: Vec<(String, Arc<Vec<Tool>>)> = self
+            .servers
             .iter()
-            .flat_map(|server| {
-                known
-                    .get(server)
-                    .map(|tools| tools.iter().map(|tool| (server.clone(), tool.clone())))
-                    .into_iter()
-                    .flatten()
-                    .collect::<Vec<_>>()
+            .filter_map(|server| {
+                let tools = state.known.get(server)?;
+                Some((server.clone(), tools.clone()))
             })
-            .collect()
+            .collect();
+        if !state.catalog.holds(&lists) {
+            state.catalog = Arc::new(Catalog::build(lists));
+        }
+        state.catalog.clone()
     }
 
-    /// The federated names of `tools` (as [`Federation::tools`] gives them).
-    pub fn names(tools: &[(String, Tool)]) -> Namespace {
-        Namespace::build(
-            tools
-                .iter()
-                .map(|(server, tool)| (server.as_str(), tool.name.as_ref())),
-        )
+    /// Every upstream's tools as `(server, tool)` (see [`Self::catalog`]).
+    pub fn tools(&self) -> Vec<(String, Tool)> {
+        self.catalog()
+            .tools()
+            .map(|(server, tool)| (server.to_owned(), tool.clone()))
+            .collect()
     }
 
     /// Calls `tool` on `server` (see the module comment for restarts).

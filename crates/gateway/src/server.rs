@@ -283,7 +283,7 @@ impl GatewayServer {
             Ok(result) => result,
             Err(failure) => return Err(guard.failed(Refusal::upstream(failure))),
         };
-        let result: CallToolResult = guard.inspect_result(&result)?;
+        let result: CallToolResult = guard.inspect_result(result)?;
         let outcome = if result.is_error == Some(true) {
             Outcome::Error
         } else {
@@ -327,7 +327,7 @@ impl GatewayServer {
             Ok(result) => result,
             Err(failure) => return Err(guard.failed(Refusal::upstream(failure))),
         };
-        let result = guard.inspect_result(&result)?;
+        let result = guard.inspect_result(result)?;
         guard.finish(Outcome::Ok);
         Ok(result)
     }
@@ -378,7 +378,7 @@ impl GatewayServer {
                 *uri = address;
             }
         }
-        let result = guard.inspect_result(&result)?;
+        let result = guard.inspect_result(result)?;
         guard.finish(Outcome::Ok);
         Ok(result)
     }
@@ -546,12 +546,19 @@ impl Guard<'_> {
 
     /// `result` after the detectors read it (redacted where they redact),
     /// or the refusal (audited).
-    fn inspect_result<T>(&mut self, result: &T) -> Result<T, Refusal>
+    fn inspect_result<T>(&mut self, result: T) -> Result<T, Refusal>
     where
         T: serde::Serialize + serde::de::DeserializeOwned,
     {
-        let mut value = serde_json::to_value(result).unwrap_or(Value::Null);
+        if !self.policy.detectors().reads(Place::Results) {
+            return Ok(result);
+        }
+        let mut value = serde_json::to_value(&result).unwrap_or(Value::Null);
         let inspection = self.policy.detectors().inspect(Place::Results, &mut value);
+        if inspection.findings.is_empty() {
+            // Nothing found, so nothing redacted: the result goes on as it came.
+            return Ok(result);
+        }
         self.findings.extend(inspection.findings.iter().cloned());
         if inspection.blocked() {
             let refusal = Refusal::Blocked {
@@ -629,7 +636,7 @@ fn limited_decision(exceeded: &Exceeded) -> Decision {
 /// Appends `entry`; a log that cannot be written is reported, and the
 /// request's answer stands.
 fn write(audit: &AuditLog, entry: Entry) {
-    if let Err(error) = audit.append(&entry) {
+    if let Err(error) = audit.append(entry) {
         tracing::error!(
             "cannot write the audit log: {error}; hint: {}",
             error.hint()

@@ -46,28 +46,30 @@ impl View {
 
     /// The tools offered, before the policy and the detectors see them.
     pub fn tools(&self, federation: &Federation) -> Vec<Offered<Tool>> {
-        let tools = federation.tools();
+        let catalog = federation.catalog();
         match &self.offer {
-            Offer::All => {
-                let names = Federation::names(&tools);
-                tools
-                    .into_iter()
-                    .filter_map(|(server, mut tool)| {
-                        let upstream = tool.name.to_string();
-                        tool.name = names.qualified(&server, &upstream)?.to_owned().into();
-                        Some(Offered {
-                            server,
-                            upstream,
-                            item: tool,
-                        })
+            Offer::All => catalog
+                .tools()
+                .filter_map(|(server, tool)| {
+                    let upstream = tool.name.to_string();
+                    let mut tool = tool.clone();
+                    tool.name = catalog
+                        .names()
+                        .qualified(server, &upstream)?
+                        .to_owned()
+                        .into();
+                    Some(Offered {
+                        server: server.to_owned(),
+                        upstream,
+                        item: tool,
                     })
-                    .collect()
-            }
+                })
+                .collect(),
             Offer::Virtual(chosen) => chosen
                 .tools
                 .iter()
                 .filter_map(|(offered, chosen)| {
-                    let (_, tool) = tools.iter().find(|(server, tool)| {
+                    let (_, tool) = catalog.tools().find(|(server, tool)| {
                         *server == chosen.server && tool.name == chosen.name.as_str()
                     })?;
                     let mut tool = tool.clone();
@@ -88,12 +90,11 @@ impl View {
     /// The upstream and its own name for the tool offered as `name`.
     pub fn resolve_tool(&self, federation: &Federation, name: &str) -> Option<(String, String)> {
         match &self.offer {
-            Offer::All => {
-                let names = Federation::names(&federation.tools());
-                names
-                    .resolve(name)
-                    .map(|(server, tool)| (server.to_owned(), tool.to_owned()))
-            }
+            Offer::All => federation
+                .catalog()
+                .names()
+                .resolve(name)
+                .map(|(server, tool)| (server.to_owned(), tool.to_owned())),
             Offer::Virtual(chosen) => chosen
                 .tools
                 .get(name)

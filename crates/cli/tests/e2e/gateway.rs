@@ -90,7 +90,7 @@ fn verify_audit_finds_an_edited_line() {
     let path = dir.path().join("audit.jsonl");
     let log = nexo_gateway::AuditLog::open(&path).unwrap();
     for n in 0..4 {
-        log.append(&nexo_gateway::Entry {
+        log.append(nexo_gateway::Entry {
             identity: nexo_gateway::Identity::default(),
             server: "files".to_owned(),
             method: "tools/call".to_owned(),

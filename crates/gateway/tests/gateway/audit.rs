@@ -41,7 +41,7 @@ fn written(dir: &Path, count: usize) -> std::path::PathBuf {
             let log = Arc::clone(&log);
             std::thread::spawn(move || {
                 for n in (t..count).step_by(4) {
-                    log.append(&entry(n)).unwrap();
+                    log.append(entry(n)).unwrap();
                 }
             })
         })
@@ -82,7 +82,7 @@ fn concurrent_writers_make_one_intact_chain() {
     assert_eq!(report.lines, 40);
     // Reopened, the chain goes on from its last line.
     let log = AuditLog::open(&path).unwrap();
-    let appended = log.append(&entry(99)).unwrap();
+    let appended = log.append(entry(99)).unwrap();
     assert_eq!(appended.seq, 41);
     drop(log);
     let report = audit::verify(&path, Some(&appended.hash)).unwrap();
@@ -202,7 +202,7 @@ fn secrets_never_reach_the_log_and_the_digest_is_of_what_was_sent() {
     let mut planted = entry(1);
     planted.arguments = json!({"note": "use AKIAIOSFODNN7EXAMPLE", "card": "4111 1111 1111 1111"});
     planted.redacted = Some(json!({"note": "use AKIAIOSFODNN7EXAMPLE", "card": "[CARD]"}));
-    log.append(&planted).unwrap();
+    log.append(planted).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(!text.contains("AKIAIOSFODNN7EXAMPLE"), "{text}");
     assert!(!text.contains("4111"), "{text}");
