@@ -11,8 +11,9 @@ use std::sync::Arc;
 use nexo_client::auth::{DeferredAgent, OAuthOptions};
 use nexo_client::hub::{Hub, RestartPolicy, ServerPlan};
 use nexo_client::{ConnectOptions, Target};
+use nexo_gateway::exchange::Exchanges;
 use nexo_gateway::policy::{Resolver, StaticResolver, SystemResolver};
-use nexo_gateway::{Prepared, Settings, StartError};
+use nexo_gateway::{Prepared, Settings, SettingsError, StartError};
 
 use crate::args::GatewayArgs;
 use crate::failure::Failure;
@@ -75,6 +76,20 @@ pub async fn run(args: GatewayArgs) -> Result<(), Failure> {
         timeout: args.timeout,
         ..ConnectOptions::default()
     };
+    let exchanged = plans
+        .iter()
+        .filter_map(|plan| {
+            let exchange = prepared.token_exchange().get(&plan.name)?;
+            Some((plan.name.clone(), exchange.clone(), plan.target.clone()))
+        })
+        .collect();
+    let exchanges = Exchanges::new(exchanged, &options).map_err(|message| {
+        Failure::from_error(&StartError::from(SettingsError {
+            location: section.location.to_string(),
+            message,
+            hint: "trade tokens only for upstreams of `\"type\": \"http\"` (or `sse`)".to_owned(),
+        }))
+    })?;
     let hub = Hub::start(plans, options, RestartPolicy::default()).await;
     for status in hub.status() {
         if let Some(error) = &status.last_error
@@ -88,7 +103,7 @@ pub async fn run(args: GatewayArgs) -> Result<(), Failure> {
         }
     }
     let names = servers.iter().map(|server| server.name.clone()).collect();
-    let gateway = prepared.start(hub, names, resolver);
+    let gateway = prepared.start(hub, names, exchanges, resolver);
     let endpoints: Vec<String> = gateway
         .virtual_servers()
         .map(|name| format!("{}/{name}", nexo_serve::MCP_PATH))

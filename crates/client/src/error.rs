@@ -47,6 +47,10 @@ pub enum ClientError {
     /// A 401/403 although the user gave an `Authorization` header.
     #[error("the server at `{target}` refused the authorization given")]
     TokenRefused { target: String, detail: String },
+    /// An authorization server would not trade a token for another (OAuth
+    /// token exchange, RFC 8693, as the gateway does for its upstreams).
+    #[error("the authorization server at `{endpoint}` would not trade the token: {detail}")]
+    ExchangeRefused { endpoint: String, detail: String },
     #[error("cannot reach `{target}`: {detail}")]
     Unreachable {
         target: String,
@@ -122,7 +126,9 @@ impl ClientError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Self::Usage { .. } => ErrorKind::Usage,
-            Self::Unauthorized { .. } | Self::TokenRefused { .. } => ErrorKind::Unauthorized,
+            Self::Unauthorized { .. }
+            | Self::TokenRefused { .. }
+            | Self::ExchangeRefused { .. } => ErrorKind::Unauthorized,
             Self::Unreachable { .. } | Self::Timeout { .. } | Self::Overran { .. } => {
                 ErrorKind::Unreachable
             }
@@ -142,6 +148,7 @@ impl ClientError {
         match self {
             Self::Usage { .. } => "usage",
             Self::Unauthorized { .. } | Self::TokenRefused { .. } => "unauthorized",
+            Self::ExchangeRefused { .. } => "exchange_refused",
             Self::Unreachable { .. } => "unreachable",
             Self::Timeout { .. } | Self::Overran { .. } => "timeout",
             Self::Rpc { .. } => "server_error",
@@ -163,6 +170,12 @@ impl ClientError {
                 "the server refused the `Authorization` header given with `--header`: check \
                  that the token is valid and not expired, or leave the header out to let nexo \
                  authorize with OAuth"
+                    .into(),
+            ),
+            Self::ExchangeRefused { .. } => Some(
+                "the caller's token must be one the authorization server trades (RFC 8693 token \
+                 exchange): check the gateway's `tokenExchange` settings (clientId, audience, \
+                 scope) against what that server allows"
                     .into(),
             ),
             Self::Unauthorized { .. } => Some(
@@ -297,6 +310,10 @@ impl ClientError {
             },
             Self::TokenRefused { target, detail } => Self::TokenRefused {
                 target: scrub(target),
+                detail: scrub(detail),
+            },
+            Self::ExchangeRefused { endpoint, detail } => Self::ExchangeRefused {
+                endpoint: scrub(endpoint),
                 detail: scrub(detail),
             },
             Self::Unreachable {

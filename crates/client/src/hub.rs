@@ -406,6 +406,11 @@ impl Hub {
 
     /// [`Hub::call_tool_observed`], the request's `_meta` carrying the
     /// entries of `meta` as well (a gateway's `traceparent`, say).
+    /// The time limits of a call of `tool` on `server` (its plan's).
+    pub fn call_limits(&self, server: &str, tool: &str) -> Result<CallLimits, ClientError> {
+        Ok(self.managed(server)?.plan.limits.for_tool(tool))
+    }
+
     pub async fn call_tool_with_meta(
         &self,
         server: &str,

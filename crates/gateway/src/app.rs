@@ -33,11 +33,12 @@ use tokio_util::sync::CancellationToken;
 use crate::audit::AuditLog;
 use crate::auth::{Auth, Authenticated};
 use crate::error::StartError;
+use crate::exchange::Exchanges;
 use crate::federation::Federation;
 use crate::limits::{Limits, SWEEP_EVERY};
 use crate::policy::{PolicyHandle, Resolver};
 use crate::server::{GatewayServer, Shared};
-use crate::settings::{AuthSettings, Settings};
+use crate::settings::{AuthSettings, Settings, TokenExchange};
 use crate::view::{Offer, View};
 
 /// The gateway's files, read and checked; no upstream started yet.
@@ -69,26 +70,36 @@ impl Prepared {
         })
     }
 
+    /// How each upstream of `tokenExchange` trades the caller's token.
+    pub fn token_exchange(&self) -> &std::collections::BTreeMap<String, TokenExchange> {
+        &self.settings.token_exchange
+    }
+
     /// The gateway over `hub`'s servers, named `servers` in the
-    /// configuration's order; the policies are checked for changes from now
+    /// configuration's order, those of `exchanges` called with each
+    /// caller's traded token; the policies are checked for changes from now
     /// on (on the tokio runtime).
-    pub fn start(self, hub: Hub, servers: Vec<String>, resolver: Arc<dyn Resolver>) -> Gateway {
+    pub fn start(
+        self,
+        hub: Hub,
+        servers: Vec<String>,
+        exchanges: Exchanges,
+        resolver: Arc<dyn Resolver>,
+    ) -> Gateway {
         let every = self.settings.policy_check;
         let mut watchers = vec![self.policy.watch(every)];
         watchers.extend(self.policies.values().map(|policy| policy.watch(every)));
         let limits = Limits::new(&self.settings.rate_limits);
         let auth = Auth::new(&self.settings.auth);
         let shared = Shared::new(
-            Federation::new(hub, servers),
+            Federation::new(hub, servers, exchanges),
             self.audit,
             resolver,
             limits,
             auth.clone(),
         );
         watchers.push(shared.forward_changes());
-        if !shared.limits.is_empty() {
-            watchers.push(sweep(&shared));
-        }
+        watchers.push(sweep(&shared));
         let main = Arc::new(View {
             offer: Offer::All,
             policy: self.policy.clone(),
@@ -123,7 +134,8 @@ impl Prepared {
     }
 }
 
-/// Drops the rate limits' keys whose bucket is full again, every
+/// Drops the rate limits' keys whose bucket is full again, and the
+/// callers' upstream sessions whose traded token ran out, every
 /// [`SWEEP_EVERY`], for as long as `shared` lives elsewhere.
 fn sweep(shared: &Arc<Shared>) -> tokio::task::JoinHandle<()> {
     let shared = Arc::downgrade(shared);
@@ -135,6 +147,7 @@ fn sweep(shared: &Arc<Shared>) -> tokio::task::JoinHandle<()> {
                 return;
             };
             shared.limits.sweep();
+            shared.federation.sweep();
         }
     })
 }

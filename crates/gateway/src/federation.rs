@@ -19,8 +19,10 @@ use std::time::Duration;
 
 use futures::future::join_all;
 use nexo_client::hub::{Changed, Hub};
+
+use crate::exchange::Exchanges;
 use nexo_client::namespace::{Namespace, UriNamespace};
-use nexo_client::{ClientError, Session};
+use nexo_client::{ClientError, Secret, Session};
 use rmcp::model::{
     CallToolResult, GetPromptResult, JsonObject, Prompt, ReadResourceResult, Resource, Tool,
 };
@@ -46,6 +48,8 @@ pub struct Federation {
     servers: Vec<String>,
     uris: UriNamespace,
     tools: Mutex<Tools>,
+    /// The upstreams called with each caller's own traded token.
+    exchanges: Exchanges,
 }
 
 /// What [`Federation::catalog`] keeps between calls.
@@ -110,13 +114,14 @@ impl std::fmt::Debug for Federation {
 impl Federation {
     /// Federates the servers of `hub`, which are named `servers` in the
     /// configuration's order.
-    pub fn new(hub: Hub, servers: Vec<String>) -> Self {
+    pub fn new(hub: Hub, servers: Vec<String>, exchanges: Exchanges) -> Self {
         let uris = UriNamespace::build(&servers);
         Self {
             hub,
             servers,
             uris,
             tools: Mutex::default(),
+            exchanges,
         }
     }
 
@@ -168,18 +173,53 @@ impl Federation {
     }
 
     /// Calls `tool` on `server` (see the module comment for restarts).
-    /// `meta` goes in the request's `_meta` (the trace context).
+    /// `meta` goes in the request's `_meta` (the trace context); `caller`
+    /// is the caller's token, for an upstream of token exchange.
     pub async fn call_tool(
         &self,
         server: &str,
         tool: &str,
         arguments: JsonObject,
         meta: Option<rmcp::model::MetaObject>,
+        caller: Option<&Secret>,
     ) -> Result<CallToolResult, Upstream> {
-        self.hub
-            .call_tool_with_meta(server, tool, arguments, None, meta)
+        if !self.exchanges.covers(server) {
+            return self
+                .hub
+                .call_tool_with_meta(server, tool, arguments, None, meta)
+                .await
+                .map_err(|error| upstream(server, error));
+        }
+        let limits = self
+            .hub
+            .call_limits(server, tool)
+            .map_err(|error| upstream(server, error))?;
+        let session = self.session(server, caller).await?;
+        session
+            .call_tool_with_meta(tool, arguments, limits, None, meta.as_ref())
             .await
             .map_err(|error| upstream(server, error))
+    }
+
+    /// The session a request to `server` goes over: the caller's own for
+    /// an upstream of token exchange, else the hub's (waiting out a
+    /// restart).
+    async fn session(
+        &self,
+        server: &str,
+        caller: Option<&Secret>,
+    ) -> Result<Arc<Session>, Upstream> {
+        let session = if self.exchanges.covers(server) {
+            self.exchanges.session(server, caller).await
+        } else {
+            self.hub.session(server, RESTART_WAIT).await
+        };
+        session.map_err(|error| upstream(server, error))
+    }
+
+    /// Drops the callers' sessions whose traded tokens ran out.
+    pub fn sweep(&self) {
+        self.exchanges.sweep();
     }
 
     /// The connected upstreams that offer `capability`, with their sessions.
@@ -224,12 +264,9 @@ impl Federation {
         prompt: &str,
         arguments: JsonObject,
         meta: Option<&rmcp::model::MetaObject>,
+        caller: Option<&Secret>,
     ) -> Result<GetPromptResult, Upstream> {
-        let session = self
-            .hub
-            .session(server, RESTART_WAIT)
-            .await
-            .map_err(|error| upstream(server, error))?;
+        let session = self.session(server, caller).await?;
         session
             .get_prompt_with_meta(prompt, arguments, meta)
             .await
@@ -268,12 +305,9 @@ impl Federation {
         server: &str,
         uri: &str,
         meta: Option<&rmcp::model::MetaObject>,
+        caller: Option<&Secret>,
     ) -> Result<ReadResourceResult, Upstream> {
-        let session = self
-            .hub
-            .session(server, RESTART_WAIT)
-            .await
-            .map_err(|error| upstream(server, error))?;
+        let session = self.session(server, caller).await?;
         session
             .read_resource_with_meta(uri, meta)
             .await

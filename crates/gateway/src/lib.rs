@@ -16,7 +16,9 @@
 //! endpoint (`/mcp`, a virtual server's `/mcp/NAME`) offers; [`server`] is
 //! the MCP server that guards every request with the policy, the detectors,
 //! the rate limits ([`limits`]) and the audit log, counted in [`metrics`],
-//! the W3C trace context carried upstream ([`tracecontext`]); [`app`] serves it all with nexo-serve. Refusals are
+//! the W3C trace context carried upstream ([`tracecontext`]), each
+//! caller's own upstream token where one is traded for ([`exchange`]);
+//! [`app`] serves it all with nexo-serve. Refusals are
 //! worded and coded in [`refusal`]. It knows no particular server and
 //! prints nothing.
 
@@ -26,6 +28,7 @@ pub mod auth;
 pub mod check;
 pub mod detect;
 pub mod error;
+pub mod exchange;
 pub mod federation;
 pub mod limits;
 pub mod metrics;

@@ -24,6 +24,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use nexo_client::Secret;
 use nexo_client::hub::{Change, Changed};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, GetPromptRequestParams,
@@ -258,6 +259,7 @@ impl GatewayServer {
         params: CallToolRequestParams,
         identity: Identity,
         trace: MetaObject,
+        caller: Option<&Secret>,
     ) -> Result<CallToolResult, Refusal> {
         let started = Instant::now();
         let Some((server, tool)) = self.view.resolve_tool(self.federation(), &params.name) else {
@@ -276,7 +278,7 @@ impl GatewayServer {
         let asked = Instant::now();
         let answer = self
             .federation()
-            .call_tool(&server, &tool, arguments, Some(trace))
+            .call_tool(&server, &tool, arguments, Some(trace), caller)
             .await;
         guard.upstream = Some(asked.elapsed());
         let result = match answer {
@@ -298,6 +300,7 @@ impl GatewayServer {
         params: GetPromptRequestParams,
         identity: Identity,
         trace: MetaObject,
+        caller: Option<&Secret>,
     ) -> Result<GetPromptResult, Refusal> {
         let started = Instant::now();
         let Some((server, prompt)) = self
@@ -320,7 +323,7 @@ impl GatewayServer {
         let asked = Instant::now();
         let answer = self
             .federation()
-            .get_prompt(&server, &prompt, arguments, Some(&trace))
+            .get_prompt(&server, &prompt, arguments, Some(&trace), caller)
             .await;
         guard.upstream = Some(asked.elapsed());
         let result = match answer {
@@ -337,6 +340,7 @@ impl GatewayServer {
         params: ReadResourceRequestParams,
         identity: Identity,
         trace: MetaObject,
+        caller: Option<&Secret>,
     ) -> Result<ReadResourceResult, Refusal> {
         let started = Instant::now();
         let Some((server, uri)) = self.view.resolve_uri(self.federation(), &params.uri) else {
@@ -361,7 +365,7 @@ impl GatewayServer {
         let asked = Instant::now();
         let answer = self
             .federation()
-            .read_resource(&server, &uri, Some(&trace))
+            .read_resource(&server, &uri, Some(&trace), caller)
             .await;
         guard.upstream = Some(asked.elapsed());
         let mut result = match answer {
@@ -467,6 +471,14 @@ fn trace_of(
         .get::<http::request::Parts>()
         .map(|parts| &parts.headers);
     tracecontext::upstream_meta(meta, headers)
+}
+
+/// The caller's OAuth token, for an upstream of token exchange.
+fn caller_of(extensions: &rmcp::model::Extensions) -> Option<Secret> {
+    extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Authenticated>())
+        .and_then(|authenticated| authenticated.token.clone())
 }
 
 /// The client's identity: what authentication established (see
@@ -678,7 +690,8 @@ impl ServerHandler for GatewayServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let identity = identity_of(&context.extensions);
         let trace = trace_of(request.meta.as_ref(), &context);
-        match self.call(request, identity, trace).await {
+        let caller = caller_of(&context.extensions);
+        match self.call(request, identity, trace, caller.as_ref()).await {
             Ok(result) => Ok(result.into()),
             Err(refusal) => refusal.to_tool_answer().map(Into::into),
         }
@@ -702,7 +715,8 @@ impl ServerHandler for GatewayServer {
     ) -> Result<GetPromptResponse, ErrorData> {
         let identity = identity_of(&context.extensions);
         let trace = trace_of(request.meta.as_ref(), &context);
-        self.prompt(request, identity, trace)
+        let caller = caller_of(&context.extensions);
+        self.prompt(request, identity, trace, caller.as_ref())
             .await
             .map(Into::into)
             .map_err(|refusal| refusal.to_error())
@@ -726,7 +740,8 @@ impl ServerHandler for GatewayServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let identity = identity_of(&context.extensions);
         let trace = trace_of(request.meta.as_ref(), &context);
-        self.read(request, identity, trace)
+        let caller = caller_of(&context.extensions);
+        self.read(request, identity, trace, caller.as_ref())
             .await
             .map(Into::into)
             .map_err(|refusal| refusal.to_error())

@@ -78,6 +78,36 @@ pub struct Settings {
     pub rate_limits: LimitSettings,
     /// Who may call the gateway.
     pub auth: AuthSettings,
+    /// By upstream, how its calls get a token of their own
+    /// ([`crate::exchange`]).
+    pub token_exchange: BTreeMap<String, TokenExchange>,
+}
+
+/// How the caller's token is traded for one an upstream accepts (RFC 8693).
+#[derive(Clone, PartialEq, Eq)]
+pub struct TokenExchange {
+    pub token_endpoint: url::Url,
+    /// The gateway's own client at the authorization server, sent with
+    /// HTTP Basic authentication; none sends no client credentials.
+    pub client_id: Option<String>,
+    pub client_secret: Option<nexo_client::Secret>,
+    pub audience: Option<String>,
+    pub resource: Option<String>,
+    pub scope: Option<String>,
+}
+
+impl std::fmt::Debug for TokenExchange {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("TokenExchange")
+            .field("token_endpoint", &self.token_endpoint.as_str())
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret)
+            .field("audience", &self.audience)
+            .field("resource", &self.resource)
+            .field("scope", &self.scope)
+            .finish()
+    }
 }
 
 /// Who may call the gateway.
@@ -169,6 +199,19 @@ struct SettingsFile {
     virtual_servers: BTreeMap<String, VirtualFile>,
     rate_limits: Option<serde_json::Value>,
     auth: Option<serde_json::Value>,
+    #[serde(default)]
+    token_exchange: BTreeMap<String, TokenExchangeFile>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct TokenExchangeFile {
+    token_endpoint: String,
+    client_id: Option<String>,
+    client_secret_file: Option<String>,
+    audience: Option<String>,
+    resource: Option<String>,
+    scope: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -236,7 +279,7 @@ impl Settings {
                 fail(
                     format!("the `gateway` settings are not valid: {error}"),
                     "the `gateway` object takes `policy`, `audit`, `policyCheckSeconds`, \
-                 `virtualServers`, `rateLimits` and `auth`; examples/gateway/config.json shows \
+                 `virtualServers`, `rateLimits`, `auth` and `tokenExchange`; examples/gateway/config.json shows \
                  each",
                 )
             })?;
@@ -294,9 +337,24 @@ impl Settings {
                 )
             })?,
         };
+        let mut token_exchange = BTreeMap::new();
+        for (server, written) in file.token_exchange {
+            let exchange = token_exchange_settings(&server, written, servers, &auth, &path)
+                .map_err(|message| {
+                    fail(
+                        format!("`tokenExchange.{server}`: {message}"),
+                        "write `\"tokenExchange\": {\"SERVER\": {\"tokenEndpoint\": URL, \
+                         \"clientId\": ID, \"clientSecretFile\": FILE, \"audience\": URI}}` \
+                         for an upstream of this file, with `\"auth\": {\"oauth\": ...}` \
+                         (README, gateway, Upstream credentials)",
+                    )
+                })?;
+            token_exchange.insert(server, exchange);
+        }
         Ok(Self {
             rate_limits,
             auth,
+            token_exchange,
             policy: path(&policy),
             audit: path(file.audit.as_deref().unwrap_or("audit.jsonl")),
             policy_check,
@@ -326,6 +384,65 @@ fn auth(
         }
         AuthFile::OAuth(oauth) => oauth_settings(oauth).map(AuthSettings::OAuth),
     }
+}
+
+/// One upstream's `tokenExchange`, checked.
+fn token_exchange_settings(
+    server: &str,
+    written: TokenExchangeFile,
+    servers: &[&str],
+    auth: &AuthSettings,
+    path: &dyn Fn(&str) -> PathBuf,
+) -> Result<TokenExchange, String> {
+    if !servers.contains(&server) {
+        return Err(format!(
+            "`{server}` is not a server of this file (it has {})",
+            servers.join(", ")
+        ));
+    }
+    if !matches!(auth, AuthSettings::OAuth(_)) {
+        return Err(
+            "a token can be traded only for a caller's OAuth token, and `auth` is not `oauth`"
+                .to_owned(),
+        );
+    }
+    let token_endpoint = url::Url::parse(&written.token_endpoint)
+        .map_err(|error| format!("`tokenEndpoint` is not a URL: {error}"))?;
+    let loopback = matches!(
+        token_endpoint.host(),
+        Some(url::Host::Ipv4(ip)) if ip.is_loopback()
+    ) || matches!(token_endpoint.host(), Some(url::Host::Ipv6(ip)) if ip.is_loopback())
+        || token_endpoint.host_str() == Some("localhost");
+    if token_endpoint.scheme() != "https" && !(token_endpoint.scheme() == "http" && loopback) {
+        return Err(format!(
+            "`tokenEndpoint` {token_endpoint} is not https (plain http only on loopback): the \
+             caller's token would cross the network in the clear"
+        ));
+    }
+    let client_secret = match written.client_secret_file {
+        None => None,
+        Some(file) => {
+            let file = path(&file);
+            let text = std::fs::read_to_string(&file).map_err(|error| {
+                format!(
+                    "cannot read `clientSecretFile` `{}`: {error}",
+                    file.display()
+                )
+            })?;
+            Some(nexo_client::Secret::new(text.trim()))
+        }
+    };
+    if client_secret.is_some() && written.client_id.is_none() {
+        return Err("`clientSecretFile` is given without `clientId`".to_owned());
+    }
+    Ok(TokenExchange {
+        token_endpoint,
+        client_id: written.client_id,
+        client_secret,
+        audience: written.audience,
+        resource: written.resource,
+        scope: written.scope,
+    })
 }
 
 /// The shortest API key accepted from a `keyFile`.
@@ -636,6 +753,75 @@ mod tests {
             error.message
         );
         assert!(error.hint.contains("perIdentity"), "{}", error.hint);
+    }
+
+    #[test]
+    fn token_exchange_needs_oauth_a_known_server_and_a_safe_endpoint() {
+        let oauth = serde_json::json!({"oauth": {"issuer": "https://id.example.com",
+                                                 "audience": "https://gw.example.com/mcp"}});
+        let read = |auth: &serde_json::Value, exchange: serde_json::Value| {
+            Settings::read(
+                &section(serde_json::json!({
+                    "policy": "p.toml", "auth": auth, "tokenExchange": exchange,
+                })),
+                &["github"],
+            )
+        };
+        let good = read(
+            &oauth,
+            serde_json::json!({"github": {"tokenEndpoint": "https://id.example.com/token",
+                                          "audience": "https://api.example.com"}}),
+        )
+        .unwrap();
+        let exchange = &good.token_exchange["github"];
+        assert_eq!(
+            exchange.token_endpoint.as_str(),
+            "https://id.example.com/token"
+        );
+        assert_eq!(
+            exchange.audience.as_deref(),
+            Some("https://api.example.com")
+        );
+        let refusals = [
+            (
+                read(
+                    &serde_json::json!("none"),
+                    serde_json::json!({"github": {"tokenEndpoint": "https://id.example.com/t"}}),
+                ),
+                "`auth` is not `oauth`",
+            ),
+            (
+                read(
+                    &oauth,
+                    serde_json::json!({"gitlab": {"tokenEndpoint": "https://id.example.com/t"}}),
+                ),
+                "`gitlab` is not a server",
+            ),
+            (
+                read(
+                    &oauth,
+                    serde_json::json!({"github": {"tokenEndpoint": "http://id.example.com/t"}}),
+                ),
+                "not https",
+            ),
+            (
+                read(
+                    &oauth,
+                    serde_json::json!({"github": {"tokenEndpoint": "https://id.example.com/t",
+                                                  "clientSecretFile": "s"}}),
+                ),
+                "cannot read",
+            ),
+        ];
+        for (refused, expected) in refusals {
+            let error = refused.unwrap_err();
+            assert!(error.message.contains(expected), "{}", error.message);
+        }
+        let loopback = read(
+            &oauth,
+            serde_json::json!({"github": {"tokenEndpoint": "http://127.0.0.1:9000/token"}}),
+        );
+        assert!(loopback.is_ok(), "plain http is allowed on loopback");
     }
 
     #[test]

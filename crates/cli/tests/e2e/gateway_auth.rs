@@ -636,3 +636,193 @@ fn gateway_without_auth_refuses_a_network_address() {
         "{error}"
     );
 }
+
+/// What the test's token endpoint was asked: the form fields and the
+/// `Authorization` header of each token exchange request.
+type Exchanges = Arc<Mutex<Vec<(Vec<(String, String)>, String)>>>;
+
+/// A token endpoint on 127.0.0.1 for RFC 8693 exchanges: it trades any
+/// subject token for `exchanged-N` (the Nth trade, valid `expires_in`
+/// seconds), except one holding `refuse-me`, which it refuses with
+/// `invalid_grant`.
+fn start_token_endpoint(expires_in: u64) -> (String, Exchanges) {
+    let asked: Exchanges = Arc::default();
+    let recorded = asked.clone();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let url = format!("http://{}/token", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let answer = move |headers: axum::http::HeaderMap, body: String| {
+                let recorded = recorded.clone();
+                async move {
+                    use axum::response::IntoResponse;
+                    let form: Vec<(String, String)> = url::form_urlencoded::parse(body.as_bytes())
+                        .into_owned()
+                        .collect();
+                    let authorization = headers
+                        .get("authorization")
+                        .and_then(|value| value.to_str().ok())
+                        .unwrap_or_default()
+                        .to_owned();
+                    // The subject token's claims, read without checking
+                    // its signature (the gateway checked it).
+                    let subject = form
+                        .iter()
+                        .find(|(name, _)| name == "subject_token")
+                        .and_then(|(_, token)| token.split('.').nth(1))
+                        .and_then(|claims| URL_SAFE_NO_PAD.decode(claims).ok())
+                        .map(|claims| String::from_utf8_lossy(&claims).into_owned())
+                        .unwrap_or_default();
+                    let mut asked = recorded.lock().unwrap();
+                    asked.push((form, authorization));
+                    if subject.contains("refuse-me") || subject.is_empty() {
+                        return (
+                            axum::http::StatusCode::BAD_REQUEST,
+                            axum::Json(json!({"error": "invalid_grant",
+                                              "error_description": "the subject token is not trusted"})),
+                        )
+                            .into_response();
+                    }
+                    axum::Json(json!({
+                        "access_token": format!("exchanged-{}", asked.len()),
+                        "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
+                        "token_type": "Bearer",
+                        "expires_in": expires_in,
+                    }))
+                    .into_response()
+                }
+            };
+            let app = axum::Router::new().route("/token", axum::routing::post(answer));
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    (url, asked)
+}
+
+#[test]
+fn gateway_trades_each_callers_token_for_the_upstream() {
+    let key = TestKey::new("k1");
+    let issuer = start_issuer(json!({"keys": [key.jwk]}));
+    let (url, seen_log) = start_recording_upstream();
+    // 40 s: past the gateway's 30 s margin, so each trade is kept.
+    let (token_endpoint, asked) = start_token_endpoint(40);
+    let dir = TempDir::new("gateway-exchange");
+    std::fs::write(dir.path().join("policy.toml"), "default = \"allow\"\n").unwrap();
+    std::fs::write(dir.path().join("client.secret"), "gw-secret\n").unwrap();
+    let config = json!({
+        "mcpServers": {"utils": {"type": "http", "url": url,
+                                 "headers": {"Authorization": "Bearer upstream-own-secret"}}},
+        "gateway": {
+            "policy": "policy.toml", "audit": "audit.jsonl",
+            "auth": {"oauth": {"issuer": issuer, "audience": AUDIENCE}},
+            "tokenExchange": {"utils": {
+                "tokenEndpoint": token_endpoint, "clientId": "gw",
+                "clientSecretFile": "client.secret",
+                "audience": "https://upstream.test/mcp", "scope": "echo",
+            }},
+        },
+    });
+    let file = dir.path().join("gateway.json");
+    std::fs::write(&file, config.to_string()).unwrap();
+    let (_proc, base) = crate::gateway_serve::start(&file, &[], "nexo: gateway for 1 upstream");
+    let gateway_url = format!("{base}/mcp");
+    let call = |token: &str| {
+        let header = format!("Authorization: Bearer {token}");
+        run(&[
+            "call",
+            "--url",
+            &gateway_url,
+            "--header",
+            &header,
+            "utils__echo",
+            "--json",
+        ])
+    };
+
+    let alice = key.sign(&claims(&issuer, "alice", "mcp"));
+    for _ in 0..2 {
+        let heard = call(&alice);
+        heard.assert_success();
+        assert_eq!(heard.stdout_json()["content"][0]["text"], "heard");
+    }
+    let bob = key.sign(&claims(&issuer, "bob", "mcp"));
+    call(&bob).assert_success();
+
+    let trades = asked.lock().unwrap().clone();
+    assert_eq!(trades.len(), 2, "one trade per caller, kept: {trades:?}");
+    let field = |trade: &(Vec<(String, String)>, String), name: &str| {
+        trade
+            .0
+            .iter()
+            .find(|(field, _)| field == name)
+            .map(|(_, value)| value.clone())
+    };
+    assert_eq!(
+        field(&trades[0], "subject_token").as_deref(),
+        Some(alice.as_str())
+    );
+    assert_eq!(
+        field(&trades[1], "subject_token").as_deref(),
+        Some(bob.as_str())
+    );
+    assert_eq!(
+        field(&trades[0], "grant_type").as_deref(),
+        Some("urn:ietf:params:oauth:grant-type:token-exchange")
+    );
+    assert_eq!(
+        field(&trades[0], "subject_token_type").as_deref(),
+        Some("urn:ietf:params:oauth:token-type:access_token")
+    );
+    assert_eq!(
+        field(&trades[0], "audience").as_deref(),
+        Some("https://upstream.test/mcp")
+    );
+    assert_eq!(field(&trades[0], "scope").as_deref(), Some("echo"));
+    let basic = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode("gw:gw-secret")
+    );
+    assert_eq!(
+        trades[0].1, basic,
+        "the gateway authenticates as its own client"
+    );
+
+    let seen = seen_log.lock().unwrap().clone();
+    assert!(
+        !seen
+            .iter()
+            .any(|value| value.contains(&alice) || value.contains(&bob)),
+        "a caller's own token reached the upstream: {seen:?}"
+    );
+    for exchanged in ["Bearer exchanged-1", "Bearer exchanged-2"] {
+        assert!(
+            seen.iter().any(|value| value == exchanged),
+            "the upstream never saw `{exchanged}`: {seen:?}"
+        );
+    }
+
+    // A caller the authorization server will not trade for: the call
+    // fails, saying why, and nothing reaches the upstream for it.
+    let refused = call(&key.sign(&claims(&issuer, "refuse-me", "mcp")));
+    assert!(!refused.status.success(), "{}", refused.stdout);
+    let said = format!("{}{}", refused.stdout, refused.stderr);
+    assert!(said.contains("invalid_grant"), "{said}");
+    assert_eq!(
+        asked.lock().unwrap().len(),
+        3,
+        "the refused trade was asked for"
+    );
+    let seen_after = seen_log.lock().unwrap().clone();
+    assert!(
+        seen_after[seen.len()..]
+            .iter()
+            .all(|value| value == "Bearer upstream-own-secret"),
+        "the upstream was called for a caller refused a token: {seen_after:?}"
+    );
+}

@@ -142,6 +142,7 @@ impl Verifier {
         Ok(Authenticated {
             subject: claims.get("sub").and_then(Value::as_str).map(str::to_owned),
             scopes: scopes(&claims),
+            token: Some(nexo_client::Secret::new(token)),
         })
     }
 

@@ -42,6 +42,9 @@ pub struct Authenticated {
     /// The token's `sub`, or the API key's name.
     pub subject: Option<String>,
     pub scopes: Vec<String>,
+    /// The bearer token itself, when it is an OAuth one: what a token
+    /// exchange trades ([`crate::exchange`]); never passed upstream as is.
+    pub token: Option<nexo_client::Secret>,
 }
 
 /// Why a request was not let in.
@@ -133,6 +136,7 @@ impl Auth {
                     Some(key) => Ok(Some(Authenticated {
                         subject: Some(key.name.clone()),
                         scopes: key.scopes.clone(),
+                        token: None,
                     })),
                     None => Err(Rejection::Invalid(
                         "the API key is not one of the gateway's".to_owned(),
