@@ -122,6 +122,7 @@ fn build(
         tools: vec![echo_tool()],
         logger,
         trace,
+        sessions: None,
     };
     app(Fixture, options, CancellationToken::new())
 }
