@@ -14,6 +14,11 @@
 //! in its extensions and without its `Authorization` header. Without
 //! `auth`, [`Gateway::serve`] refuses an address that is not loopback.
 //!
+//! With `redis` in the settings (crate::shared), the rate limits' buckets
+//! and the 2025-era sessions are kept there for every instance: each
+//! application hands rmcp the session store, and a request a session
+//! answered pushes that session's expiry back ([`RedisSessions::touch`]).
+//!
 //! [`Prepared::load`] reads what can be wrong in files before any upstream
 //! starts; [`Prepared::start`] takes the running hub.
 
@@ -27,7 +32,9 @@ use axum::extract::Request;
 use axum::response::Response;
 use futures::future::BoxFuture;
 use nexo_client::hub::Hub;
-use nexo_serve::{HostPolicy, HttpApp, HttpOptions, MCP_PATH, OriginPolicy, ServeOptions};
+use nexo_serve::{
+    HostPolicy, HttpApp, HttpOptions, MCP_PATH, OriginPolicy, ServeOptions, SharedSessions,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::audit::AuditLog;
@@ -35,9 +42,11 @@ use crate::auth::{Auth, Authenticated};
 use crate::error::StartError;
 use crate::federation::Federation;
 use crate::limits::{Limits, SWEEP_EVERY};
+use crate::metrics::Metrics;
 use crate::policy::{PolicyHandle, Resolver};
 use crate::server::{GatewayServer, Shared};
 use crate::settings::{AuthSettings, Settings};
+use crate::shared::{Redis, RedisSessions};
 use crate::view::{Offer, View};
 
 /// The gateway's files, read and checked; no upstream started yet.
@@ -48,10 +57,14 @@ pub struct Prepared {
     /// Each virtual server's own policy, by the server's name.
     policies: HashMap<String, Arc<PolicyHandle>>,
     audit: AuditLog,
+    metrics: Metrics,
+    /// The Redis instances share, connected on first use.
+    redis: Option<Arc<Redis>>,
 }
 
 impl Prepared {
-    /// Loads every policy the settings name and opens the audit log.
+    /// Loads every policy the settings name, opens the audit log and sets
+    /// up the connection to the shared Redis (on the tokio runtime).
     pub fn load(settings: Settings) -> Result<Self, StartError> {
         let policy = Arc::new(PolicyHandle::load(&settings.policy)?);
         let mut policies = HashMap::new();
@@ -61,11 +74,20 @@ impl Prepared {
             }
         }
         let audit = AuditLog::open(&settings.audit)?;
+        let metrics = Metrics::new();
+        let redis = settings
+            .redis
+            .as_ref()
+            .map(|redis| Redis::new(redis, metrics.redis_errors()))
+            .transpose()
+            .map_err(StartError::Redis)?;
         Ok(Self {
             settings,
             policy,
             policies,
             audit,
+            metrics,
+            redis,
         })
     }
 
@@ -76,18 +98,26 @@ impl Prepared {
         let every = self.settings.policy_check;
         let mut watchers = vec![self.policy.watch(every)];
         watchers.extend(self.policies.values().map(|policy| policy.watch(every)));
-        let limits = Limits::new(&self.settings.rate_limits);
+        let limits = Limits::new(&self.settings.rate_limits, self.redis.as_ref());
+        let sessions =
+            self.redis
+                .as_ref()
+                .zip(self.settings.redis.as_ref())
+                .map(|(redis, settings)| {
+                    Arc::new(RedisSessions::new(redis.clone(), settings.session_ttl))
+                });
         let auth = Auth::new(&self.settings.auth);
         let shared = Shared::new(
             Federation::new(hub, servers),
             self.audit,
             resolver,
             limits,
+            self.metrics,
             auth.clone(),
         );
         watchers.push(shared.forward_changes());
-        if !shared.limits.is_empty() {
-            watchers.push(sweep(&shared));
+        if !shared.limits.is_empty() || sessions.is_some() {
+            watchers.push(sweep(&shared, sessions.clone()));
         }
         let main = Arc::new(View {
             offer: Offer::All,
@@ -115,6 +145,7 @@ impl Prepared {
         Gateway {
             open_by_choice: self.settings.auth == AuthSettings::None,
             auth,
+            sessions,
             shared,
             main,
             virtual_servers,
@@ -123,9 +154,13 @@ impl Prepared {
     }
 }
 
-/// Drops the rate limits' keys whose bucket is full again, every
-/// [`SWEEP_EVERY`], for as long as `shared` lives elsewhere.
-fn sweep(shared: &Arc<Shared>) -> tokio::task::JoinHandle<()> {
+/// Drops the rate limits' keys whose bucket is full again, and forgets
+/// the sessions unused for a TTL, every [`SWEEP_EVERY`], for as long as
+/// `shared` lives elsewhere.
+fn sweep(
+    shared: &Arc<Shared>,
+    sessions: Option<Arc<RedisSessions>>,
+) -> tokio::task::JoinHandle<()> {
     let shared = Arc::downgrade(shared);
     tokio::spawn(async move {
         let mut every = tokio::time::interval(SWEEP_EVERY);
@@ -135,6 +170,9 @@ fn sweep(shared: &Arc<Shared>) -> tokio::task::JoinHandle<()> {
                 return;
             };
             shared.limits.sweep();
+            if let Some(sessions) = &sessions {
+                sessions.sweep();
+            }
         }
     })
 }
@@ -143,6 +181,8 @@ fn sweep(shared: &Arc<Shared>) -> tokio::task::JoinHandle<()> {
 #[derive(Debug)]
 pub struct Gateway {
     auth: Arc<Auth>,
+    /// The 2025-era sessions in the shared Redis.
+    sessions: Option<Arc<RedisSessions>>,
     /// `"auth": "none"`: open on any address.
     open_by_choice: bool,
     shared: Arc<Shared>,
@@ -158,7 +198,13 @@ impl Gateway {
     }
 
     /// The HTTP application; cancelling `shutdown` ends every session.
+    /// With a shared Redis, the sessions are kept there as well (any
+    /// `sessions` in `http` gives way to it).
     pub fn app(&self, http: &HttpOptions, shutdown: &CancellationToken) -> GatewayApp {
+        let mut http = http.clone();
+        if let Some(sessions) = &self.sessions {
+            http.sessions = Some(SharedSessions(sessions.clone()));
+        }
         let app = |view: &Arc<View>| {
             nexo_serve::app(
                 GatewayServer::new(self.shared.clone(), view.clone()),
@@ -167,6 +213,7 @@ impl Gateway {
             )
         };
         GatewayApp {
+            sessions: self.sessions.clone(),
             metrics: Arc::new(MetricsEndpoint {
                 shared: self.shared.clone(),
                 origins: http.origins.clone(),
@@ -206,6 +253,7 @@ impl Gateway {
                     tools: Vec::new(),
                     logger,
                     trace: trace.clone(),
+                    sessions: None,
                 };
                 self.app(&http, &shutdown)
             },
@@ -312,6 +360,8 @@ fn plain(status: http::StatusCode, text: &'static str) -> Response {
 /// application.
 #[derive(Clone)]
 pub struct GatewayApp {
+    /// Told of each request a shared session answered.
+    sessions: Option<Arc<RedisSessions>>,
     metrics: Arc<MetricsEndpoint>,
     auth: Arc<Auth>,
     main: HttpApp<GatewayServer>,
@@ -357,8 +407,35 @@ impl tower::Service<Request> for GatewayApp {
 }
 
 impl GatewayApp {
-    /// Hands `request` to its endpoint's application.
-    fn route(&mut self, mut request: Request) -> BoxFuture<'static, Result<Response, Infallible>> {
+    /// Hands `request` to its endpoint's application; a request that a
+    /// shared session answered pushes that session's expiry back.
+    fn route(&mut self, request: Request) -> BoxFuture<'static, Result<Response, Infallible>> {
+        let touched = self.sessions.clone().and_then(|sessions| {
+            let id = request
+                .headers()
+                .get(rmcp::transport::common::http_header::HEADER_SESSION_ID)?
+                .to_str()
+                .ok()?
+                .to_owned();
+            (request.method() != http::Method::DELETE).then_some((sessions, id))
+        });
+        let answered = self.dispatch(request);
+        let Some((sessions, id)) = touched else {
+            return answered;
+        };
+        Box::pin(async move {
+            let response = answered.await?;
+            if response.status().is_success() {
+                sessions.touch(&id);
+            }
+            Ok(response)
+        })
+    }
+
+    fn dispatch(
+        &mut self,
+        mut request: Request,
+    ) -> BoxFuture<'static, Result<Response, Infallible>> {
         // Behind authentication when it is configured: it names every tool.
         if request.uri().path() == METRICS_PATH {
             let response = self.metrics.answer(&request);

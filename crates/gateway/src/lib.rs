@@ -16,7 +16,9 @@
 //! endpoint (`/mcp`, a virtual server's `/mcp/NAME`) offers; [`server`] is
 //! the MCP server that guards every request with the policy, the detectors,
 //! the rate limits ([`limits`]) and the audit log, counted in [`metrics`],
-//! the W3C trace context carried upstream ([`tracecontext`]); [`app`] serves it all with nexo-serve. Refusals are
+//! the W3C trace context carried upstream ([`tracecontext`]); [`app`] serves it all with nexo-serve.
+//! Several instances share their rate limits and 2025-era sessions
+//! through Redis ([`shared`]). Refusals are
 //! worded and coded in [`refusal`]. It knows no particular server and
 //! prints nothing.
 
@@ -33,6 +35,7 @@ pub mod policy;
 pub mod refusal;
 pub mod server;
 pub mod settings;
+pub mod shared;
 pub mod tracecontext;
 pub mod view;
 mod walk;
