@@ -1,110 +1,19 @@
 //! Two `nexo gateway` instances sharing one Redis (Debian's
-//! `redis-server`, started here on a free 127.0.0.1 port and killed by its
-//! PID): a 2025-era session begun on one is served by the other, one
+//! `redis-server`, started on a free 127.0.0.1 port and killed by its PID:
+//! nexo-testkit's [`RedisServer`]): a 2025-era session begun on one is served by the other, one
 //! identity's rate limit is counted across both, and when Redis goes away
 //! each does what its `whenDown` says. Reached over raw Streamable HTTP
 //! (2025-06-18) from several loopback addresses, each a different
 //! identity.
 //!
 //! Without `redis-server` the test fails under CI (`CI` set); elsewhere it
-//! says why and passes without running.
+//! says why and runs nothing.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
+use nexo_testkit::RedisServer;
 use serde_json::{Value, json};
 
 use crate::gateway_limits::{Session, is_error, sample, text};
-use crate::support::{PATIENCE, Proc, TempDir};
-
-/// `redis-server` from the PATH, else where Debian installs it.
-fn redis_server() -> Option<PathBuf> {
-    let on_path = std::env::var_os("PATH").and_then(|path| {
-        std::env::split_paths(&path)
-            .map(|dir| dir.join("redis-server"))
-            .find(|file| file.is_file())
-    });
-    on_path.or_else(|| {
-        let debian = PathBuf::from("/usr/bin/redis-server");
-        debian.is_file().then_some(debian)
-    })
-}
-
-/// A `redis-server` on 127.0.0.1, nothing saved to disk, killed by its PID
-/// when dropped.
-struct Redis {
-    proc: Proc,
-    port: u16,
-}
-
-impl Redis {
-    /// Starts one, or says why it cannot: a failure under CI, a skip with
-    /// its reason elsewhere.
-    fn start(dir: &TempDir) -> Option<Self> {
-        let Some(program) = redis_server() else {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "redis-server is not installed: scripts/test installs it (apt-get install \
-                 redis-server)"
-            );
-            eprintln!(
-                "skipped: redis-server is not installed (apt-get install redis-server, or run \
-                 scripts/test)"
-            );
-            return None;
-        };
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let mut command = Command::new(program);
-        command
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .arg("--dir")
-            .arg(dir.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        let proc = Proc::spawn(&mut command, "redis-server");
-        let redis = Self { proc, port };
-        let deadline = Instant::now() + PATIENCE;
-        while !redis.answers() {
-            assert!(
-                Instant::now() < deadline,
-                "redis-server did not answer on port {port}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Some(redis)
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/0", self.port)
-    }
-
-    /// Whether it answers `PING` with `PONG`.
-    fn answers(&self) -> bool {
-        let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) else {
-            return false;
-        };
-        let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
-        let mut answer = [0_u8; 7];
-        stream.write_all(b"PING\r\n").is_ok()
-            && stream.read_exact(&mut answer).is_ok()
-            && &answer == b"+PONG\r\n"
-    }
-
-    /// Kills it (SIGKILL, by its PID) and waits for it to end.
-    fn kill(&mut self) {
-        let _ = self.proc.child().kill();
-        self.proc.exit_status();
-    }
-}
+use crate::support::{Proc, TempDir};
 
 /// A gateway over the bundled utils server, its limits and sessions in
 /// `redis`; stopped when dropped.
@@ -159,7 +68,7 @@ async fn echo(session: &mut Session, said: &str) -> Value {
 #[tokio::test]
 async fn gateway_instances_share_sessions_and_rate_limits_through_redis() {
     let dir = TempDir::new("gateway-redis");
-    let Some(mut redis) = Redis::start(&dir) else {
+    let Some(mut redis) = RedisServer::start() else {
         return;
     };
     // The same Redis and prefix; what each does when it is gone differs.
