@@ -198,17 +198,17 @@ impl Gateway {
     }
 
     /// The HTTP application; cancelling `shutdown` ends every session.
-    /// With a shared Redis, the sessions are kept there as well (any
-    /// `sessions` in `http` gives way to it).
+    /// With a shared Redis, each endpoint's sessions are kept there as
+    /// well (any `sessions` in `http` gives way to it).
     pub fn app(&self, http: &HttpOptions, shutdown: &CancellationToken) -> GatewayApp {
-        let mut http = http.clone();
-        if let Some(sessions) = &self.sessions {
-            http.sessions = Some(SharedSessions(sessions.clone()));
-        }
         let app = |view: &Arc<View>| {
+            let mut http = http.clone();
+            if let Some(sessions) = &self.sessions {
+                http.sessions = Some(SharedSessions(Arc::new(sessions.at(&view.path()))));
+            }
             nexo_serve::app(
                 GatewayServer::new(self.shared.clone(), view.clone()),
-                http.clone(),
+                http,
                 shutdown.child_token(),
             )
         };
@@ -409,7 +409,19 @@ impl tower::Service<Request> for GatewayApp {
 impl GatewayApp {
     /// Hands `request` to its endpoint's application; a request that a
     /// shared session answered pushes that session's expiry back.
-    fn route(&mut self, request: Request) -> BoxFuture<'static, Result<Response, Infallible>> {
+    fn route(&mut self, mut request: Request) -> BoxFuture<'static, Result<Response, Infallible>> {
+        // Behind authentication when it is configured: it names every tool.
+        if request.uri().path() == METRICS_PATH {
+            let response = self.metrics.answer(&request);
+            return Box::pin(async move { Ok(response) });
+        }
+        let virtual_server = request
+            .uri()
+            .path()
+            .strip_prefix(MCP_PATH)
+            .and_then(|rest| rest.strip_prefix('/'))
+            .and_then(|name| self.virtual_servers.get_key_value(name))
+            .map(|(name, app)| (name.clone(), app.clone()));
         let touched = self.sessions.clone().and_then(|sessions| {
             let id = request
                 .headers()
@@ -417,47 +429,34 @@ impl GatewayApp {
                 .to_str()
                 .ok()?
                 .to_owned();
-            (request.method() != http::Method::DELETE).then_some((sessions, id))
+            let endpoint = match &virtual_server {
+                Some((name, _)) => format!("{MCP_PATH}/{name}"),
+                None => MCP_PATH.to_owned(),
+            };
+            (request.method() != http::Method::DELETE).then_some((sessions, endpoint, id))
         });
-        let answered = self.dispatch(request);
-        let Some((sessions, id)) = touched else {
+        let answered = match virtual_server {
+            Some((_, mut app)) => {
+                let path_and_query = match request.uri().query() {
+                    Some(query) => format!("{MCP_PATH}?{query}"),
+                    None => MCP_PATH.to_owned(),
+                };
+                if let Ok(uri) = path_and_query.parse() {
+                    *request.uri_mut() = uri;
+                }
+                tower::Service::call(&mut app, request)
+            }
+            None => tower::Service::call(&mut self.main, request),
+        };
+        let Some((sessions, endpoint, id)) = touched else {
             return answered;
         };
         Box::pin(async move {
             let response = answered.await?;
             if response.status().is_success() {
-                sessions.touch(&id);
+                sessions.touch(&endpoint, &id);
             }
             Ok(response)
         })
-    }
-
-    fn dispatch(
-        &mut self,
-        mut request: Request,
-    ) -> BoxFuture<'static, Result<Response, Infallible>> {
-        // Behind authentication when it is configured: it names every tool.
-        if request.uri().path() == METRICS_PATH {
-            let response = self.metrics.answer(&request);
-            return Box::pin(async move { Ok(response) });
-        }
-        let name = request
-            .uri()
-            .path()
-            .strip_prefix(MCP_PATH)
-            .and_then(|rest| rest.strip_prefix('/'))
-            .map(str::to_owned);
-        if let Some(app) = name.and_then(|name| self.virtual_servers.get(&name).cloned()) {
-            let mut app = app;
-            let path_and_query = match request.uri().query() {
-                Some(query) => format!("{MCP_PATH}?{query}"),
-                None => MCP_PATH.to_owned(),
-            };
-            if let Ok(uri) = path_and_query.parse() {
-                *request.uri_mut() = uri;
-            }
-            return tower::Service::call(&mut app, request);
-        }
-        tower::Service::call(&mut self.main, request)
     }
 }

@@ -17,11 +17,12 @@
 //! Lua script (one round trip, atomic): the same GCRA as governor's, the
 //! theoretical arrival time kept per key in microseconds of Redis's own
 //! clock, so that instances whose clocks differ still agree, and expiring
-//! when the bucket is full again. [`RedisSessions`] is rmcp's
-//! [`SessionStore`]: each session's `initialize` parameters under the
-//! SHA-256 of its id (the ids, which admit a request to a session, are not
-//! written to Redis), kept [`RedisSettings::session_ttl`] after the
-//! session was last used on any instance, removed when the client ends it.
+//! when the bucket is full again. [`RedisSessions`] holds each endpoint's
+//! sessions as rmcp's [`SessionStore`] ([`EndpointSessions`]): each
+//! session's `initialize` parameters under the SHA-256 of its endpoint and
+//! id (the ids, which admit a request to a session, are not written to
+//! Redis), kept [`RedisSettings::session_ttl`] after the session was last
+//! used on any instance, removed when the client ends it.
 //!
 //! When Redis does not answer, the failure is logged (once per
 //! [`LOG_EVERY`]) and counted (`nexo_gateway_redis_errors_total`); a rate
@@ -378,7 +379,11 @@ pub fn describe(error: &redis::RedisError) -> String {
     } else if error.is_connection_dropped() || error.is_io_error() {
         "the connection failed".to_owned()
     } else {
-        format!("{:?}", error.kind())
+        match (error.code(), error.detail()) {
+            (Some(code), Some(detail)) => format!("Redis answered {code}: {detail}"),
+            (Some(code), None) => format!("Redis answered {code}"),
+            (None, _) => "the command failed".to_owned(),
+        }
     }
 }
 
@@ -390,8 +395,9 @@ fn hex(bytes: &[u8]) -> String {
     })
 }
 
-/// The 2025-era sessions, in Redis for every instance (rmcp's
-/// [`SessionStore`], handed to nexo-serve as `SharedSessions`).
+/// The 2025-era sessions, in Redis for every instance: each endpoint's
+/// own ([`RedisSessions::at`]), so that a session of `/mcp` is no session
+/// of `/mcp/NAME`.
 pub struct RedisSessions {
     redis: Arc<Redis>,
     ttl: Duration,
@@ -417,18 +423,28 @@ impl RedisSessions {
         }
     }
 
-    fn key(&self, id: &str) -> String {
-        self.redis.key("session", id)
+    /// The sessions of the endpoint at `endpoint` (`/mcp`, `/mcp/NAME`),
+    /// rmcp's [`SessionStore`], handed to nexo-serve as `SharedSessions`.
+    pub fn at(self: &Arc<Self>, endpoint: &str) -> EndpointSessions {
+        EndpointSessions {
+            sessions: self.clone(),
+            endpoint: endpoint.to_owned(),
+        }
+    }
+
+    fn key(&self, endpoint: &str, id: &str) -> String {
+        self.redis.key("session", &format!("{endpoint} {id}"))
     }
 
     fn ttl_seconds(&self) -> u64 {
         self.ttl.as_secs().max(1)
     }
 
-    /// The session `id` was used here: its entry is kept another TTL from
-    /// now, pushed back in the background at most once per quarter TTL.
-    pub fn touch(&self, id: &str) {
-        let key = self.key(id);
+    /// The session `id` of `endpoint` was used here: its entry is kept
+    /// another TTL from now, pushed back in the background at most once
+    /// per quarter TTL.
+    pub fn touch(&self, endpoint: &str, id: &str) {
+        let key = self.key(endpoint, id);
         let now = Instant::now();
         {
             let Ok(mut touched) = self.touched.lock() else {
@@ -461,18 +477,47 @@ impl RedisSessions {
     }
 }
 
+/// One endpoint's sessions in Redis.
+pub struct EndpointSessions {
+    sessions: Arc<RedisSessions>,
+    endpoint: String,
+}
+
+impl fmt::Debug for EndpointSessions {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter
+            .debug_struct("EndpointSessions")
+            .field("endpoint", &self.endpoint)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EndpointSessions {
+    fn key(&self, id: &str) -> String {
+        self.sessions.key(&self.endpoint, id)
+    }
+
+    fn failed(&self, error: &redis::RedisError) -> SessionStoreError {
+        self.sessions.redis.failed(Purpose::Sessions, error);
+        SessionStoreError::from(describe(error))
+    }
+}
+
 #[async_trait::async_trait]
-impl SessionStore for RedisSessions {
+impl SessionStore for EndpointSessions {
     async fn load(&self, session_id: &str) -> Result<Option<SessionState>, SessionStoreError> {
-        let mut connection = self.redis.connection.clone();
+        let mut connection = self.sessions.redis.connection.clone();
         let found: Option<String> = match connection
-            .get_ex(self.key(session_id), Expiry::EX(self.ttl_seconds()))
+            .get_ex(
+                self.key(session_id),
+                Expiry::EX(self.sessions.ttl_seconds()),
+            )
             .await
         {
             Ok(found) => found,
             Err(error) => {
                 // Unknown here: the client starts a new session (404).
-                self.redis.failed(Purpose::Sessions, &error);
+                self.failed(&error);
                 return Ok(None);
             }
         };
@@ -490,26 +535,23 @@ impl SessionStore for RedisSessions {
 
     async fn store(&self, session_id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
         let text = serde_json::to_string(state)?;
-        let mut connection = self.redis.connection.clone();
+        let mut connection = self.sessions.redis.connection.clone();
         connection
-            .set_ex::<_, _, ()>(self.key(session_id), text, self.ttl_seconds())
+            .set_ex::<_, _, ()>(self.key(session_id), text, self.sessions.ttl_seconds())
             .await
-            .map_err(|error| {
-                self.redis.failed(Purpose::Sessions, &error);
-                SessionStoreError::from(describe(&error))
-            })
+            .map_err(|error| self.failed(&error))
     }
 
     async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
         let key = self.key(session_id);
-        if let Ok(mut touched) = self.touched.lock() {
+        if let Ok(mut touched) = self.sessions.touched.lock() {
             touched.remove(&key);
         }
-        let mut connection = self.redis.connection.clone();
-        connection.del::<_, ()>(key).await.map_err(|error| {
-            self.redis.failed(Purpose::Sessions, &error);
-            SessionStoreError::from(describe(&error))
-        })
+        let mut connection = self.sessions.redis.connection.clone();
+        connection
+            .del::<_, ()>(key)
+            .await
+            .map_err(|error| self.failed(&error))
     }
 }
 
@@ -576,6 +618,9 @@ mod tests {
         let redis = Redis::new(&settings, errors).unwrap();
         let key = redis.key("session", "abc");
         assert!(key.starts_with("nexo:gateway:session:ba7816bf"), "{key}");
-        assert!(!key.contains("abc"));
+        let sessions = Arc::new(RedisSessions::new(redis, DEFAULT_SESSION_TTL));
+        let key = sessions.at("/mcp").key("abc");
+        assert!(!key.contains("abc"), "{key}");
+        assert_ne!(key, sessions.at("/mcp/ro").key("abc"));
     }
 }

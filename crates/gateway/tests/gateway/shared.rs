@@ -4,6 +4,7 @@
 //! store keeps, finds and forgets a session; and a Redis that does not
 //! answer is refused or let through as `whenDown` says.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use nexo_gateway::limits::{Exceeded, LimitSettings, Limited, Limits, Scope, Unchecked};
@@ -22,7 +23,7 @@ fn client(address: &str) -> Identity {
     }
 }
 
-fn redis(url: &str, when_down: &str, metrics: &Metrics) -> std::sync::Arc<Redis> {
+fn redis(url: &str, when_down: &str, metrics: &Metrics) -> Arc<Redis> {
     let settings =
         RedisSettings::read(&json!({"url": url, "prefix": "test:", "whenDown": when_down}))
             .unwrap();
@@ -99,10 +100,11 @@ async fn sessions_are_kept_found_and_forgotten() {
         return;
     };
     let metrics = Metrics::new();
-    let sessions = RedisSessions::new(
+    let all = Arc::new(RedisSessions::new(
         redis(&server.url(), "refuse", &metrics),
         Duration::from_secs(60),
-    );
+    ));
+    let sessions = all.at("/mcp");
     assert!(sessions.load("s-1").await.unwrap().is_none());
     let params = InitializeRequestParams::new(
         ClientCapabilities::default(),
@@ -115,6 +117,8 @@ async fn sessions_are_kept_found_and_forgotten() {
     let found = sessions.load("s-1").await.unwrap().unwrap();
     assert_eq!(found.initialize_params.client_info.name, "e2e");
     assert!(sessions.load("s-2").await.unwrap().is_none());
+    // Another endpoint's sessions are its own.
+    assert!(all.at("/mcp/ro").load("s-1").await.unwrap().is_none());
     sessions.delete("s-1").await.unwrap();
     assert!(sessions.load("s-1").await.unwrap().is_none());
 }
@@ -139,8 +143,11 @@ async fn a_redis_that_does_not_answer_is_refused_or_let_through() {
         .check(&client("10.0.0.1"), Some("utils__calc"))
         .await
         .unwrap();
-    let sessions = RedisSessions::new(redis(&url, "refuse", &metrics), Duration::from_secs(60));
-    assert!(sessions.load("s-1").await.unwrap().is_none());
+    let sessions = Arc::new(RedisSessions::new(
+        redis(&url, "refuse", &metrics),
+        Duration::from_secs(60),
+    ));
+    assert!(sessions.at("/mcp").load("s-1").await.unwrap().is_none());
     let text = metrics.render(&[]);
     assert!(
         text.contains("nexo_gateway_redis_errors_total{purpose=\"rate_limits\"} 3"),
