@@ -45,6 +45,10 @@ pub async fn run(args: GatewayArgs) -> Result<(), Failure> {
     let policy = settings.policy.clone();
     let audit = settings.audit.clone();
     let auth = settings.auth.summary();
+    let redis = match &settings.redis {
+        Some(redis) => format!("; shared through Redis `{}`", redis.url),
+        None => String::new(),
+    };
     // The policies and the audit log are checked before any upstream starts.
     let prepared = Prepared::load(settings).map_err(|error| Failure::from_error(&error))?;
     let resolver: Arc<dyn Resolver> = match SystemResolver::from_system() {
@@ -123,7 +127,7 @@ pub async fn run(args: GatewayArgs) -> Result<(), Failure> {
             };
             output::status(&format!(
                 "nexo: gateway for {upstreams} upstream{} at http://{bound}{} (legacy SSE at \
-                 /sse{virtual_servers}); policy `{}`, audit `{}`; {auth}",
+                 /sse{virtual_servers}); policy `{}`, audit `{}`; {auth}{redis}",
                 if upstreams == 1 { "" } else { "s" },
                 nexo_serve::MCP_PATH,
                 policy.display(),

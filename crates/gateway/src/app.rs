@@ -14,6 +14,11 @@
 //! in its extensions and without its `Authorization` header. Without
 //! `auth`, [`Gateway::serve`] refuses an address that is not loopback.
 //!
+//! With `redis` in the settings (crate::shared), the rate limits' buckets
+//! and the 2025-era sessions are kept there for every instance: each
+//! application hands rmcp the session store, and a request a session
+//! answered pushes that session's expiry back ([`RedisSessions::touch`]).
+//!
 //! [`Prepared::load`] reads what can be wrong in files before any upstream
 //! starts; [`Prepared::start`] takes the running hub.
 
@@ -27,7 +32,9 @@ use axum::extract::Request;
 use axum::response::Response;
 use futures::future::BoxFuture;
 use nexo_client::hub::Hub;
-use nexo_serve::{HostPolicy, HttpApp, HttpOptions, MCP_PATH, OriginPolicy, ServeOptions};
+use nexo_serve::{
+    HostPolicy, HttpApp, HttpOptions, MCP_PATH, OriginPolicy, ServeOptions, SharedSessions,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::audit::AuditLog;
@@ -36,9 +43,11 @@ use crate::error::StartError;
 use crate::exchange::Exchanges;
 use crate::federation::Federation;
 use crate::limits::{Limits, SWEEP_EVERY};
+use crate::metrics::Metrics;
 use crate::policy::{PolicyHandle, Resolver};
 use crate::server::{GatewayServer, Shared};
 use crate::settings::{AuthSettings, Settings, TokenExchange};
+use crate::shared::{Redis, RedisSessions};
 use crate::view::{Offer, View};
 
 /// The gateway's files, read and checked; no upstream started yet.
@@ -49,10 +58,14 @@ pub struct Prepared {
     /// Each virtual server's own policy, by the server's name.
     policies: HashMap<String, Arc<PolicyHandle>>,
     audit: AuditLog,
+    metrics: Metrics,
+    /// The Redis instances share, connected on first use.
+    redis: Option<Arc<Redis>>,
 }
 
 impl Prepared {
-    /// Loads every policy the settings name and opens the audit log.
+    /// Loads every policy the settings name, opens the audit log and sets
+    /// up the connection to the shared Redis (on the tokio runtime).
     pub fn load(settings: Settings) -> Result<Self, StartError> {
         let policy = Arc::new(PolicyHandle::load(&settings.policy)?);
         let mut policies = HashMap::new();
@@ -62,11 +75,20 @@ impl Prepared {
             }
         }
         let audit = AuditLog::open(&settings.audit)?;
+        let metrics = Metrics::new();
+        let redis = settings
+            .redis
+            .as_ref()
+            .map(|redis| Redis::new(redis, metrics.redis_errors()))
+            .transpose()
+            .map_err(StartError::Redis)?;
         Ok(Self {
             settings,
             policy,
             policies,
             audit,
+            metrics,
+            redis,
         })
     }
 
@@ -89,17 +111,25 @@ impl Prepared {
         let every = self.settings.policy_check;
         let mut watchers = vec![self.policy.watch(every)];
         watchers.extend(self.policies.values().map(|policy| policy.watch(every)));
-        let limits = Limits::new(&self.settings.rate_limits);
+        let limits = Limits::new(&self.settings.rate_limits, self.redis.as_ref());
+        let sessions =
+            self.redis
+                .as_ref()
+                .zip(self.settings.redis.as_ref())
+                .map(|(redis, settings)| {
+                    Arc::new(RedisSessions::new(redis.clone(), settings.session_ttl))
+                });
         let auth = Auth::new(&self.settings.auth);
         let shared = Shared::new(
             Federation::new(hub, servers, exchanges),
             self.audit,
             resolver,
             limits,
+            self.metrics,
             auth.clone(),
         );
         watchers.push(shared.forward_changes());
-        watchers.push(sweep(&shared));
+        watchers.push(sweep(&shared, sessions.clone()));
         let main = Arc::new(View {
             offer: Offer::All,
             policy: self.policy.clone(),
@@ -126,6 +156,7 @@ impl Prepared {
         Gateway {
             open_by_choice: self.settings.auth == AuthSettings::None,
             auth,
+            sessions,
             shared,
             main,
             virtual_servers,
@@ -134,10 +165,14 @@ impl Prepared {
     }
 }
 
-/// Drops the rate limits' keys whose bucket is full again, and the
-/// callers' upstream sessions whose traded token ran out, every
-/// [`SWEEP_EVERY`], for as long as `shared` lives elsewhere.
-fn sweep(shared: &Arc<Shared>) -> tokio::task::JoinHandle<()> {
+/// Drops the rate limits' keys whose bucket is full again, the callers'
+/// upstream sessions whose traded token ran out, and the sessions unused
+/// for a TTL, every [`SWEEP_EVERY`], for as long as `shared` lives
+/// elsewhere.
+fn sweep(
+    shared: &Arc<Shared>,
+    sessions: Option<Arc<RedisSessions>>,
+) -> tokio::task::JoinHandle<()> {
     let shared = Arc::downgrade(shared);
     tokio::spawn(async move {
         let mut every = tokio::time::interval(SWEEP_EVERY);
@@ -148,6 +183,9 @@ fn sweep(shared: &Arc<Shared>) -> tokio::task::JoinHandle<()> {
             };
             shared.limits.sweep();
             shared.federation.sweep();
+            if let Some(sessions) = &sessions {
+                sessions.sweep();
+            }
         }
     })
 }
@@ -156,6 +194,8 @@ fn sweep(shared: &Arc<Shared>) -> tokio::task::JoinHandle<()> {
 #[derive(Debug)]
 pub struct Gateway {
     auth: Arc<Auth>,
+    /// The 2025-era sessions in the shared Redis.
+    sessions: Option<Arc<RedisSessions>>,
     /// `"auth": "none"`: open on any address.
     open_by_choice: bool,
     shared: Arc<Shared>,
@@ -171,15 +211,22 @@ impl Gateway {
     }
 
     /// The HTTP application; cancelling `shutdown` ends every session.
+    /// With a shared Redis, each endpoint's sessions are kept there as
+    /// well (any `sessions` in `http` gives way to it).
     pub fn app(&self, http: &HttpOptions, shutdown: &CancellationToken) -> GatewayApp {
         let app = |view: &Arc<View>| {
+            let mut http = http.clone();
+            if let Some(sessions) = &self.sessions {
+                http.sessions = Some(SharedSessions(Arc::new(sessions.at(&view.path()))));
+            }
             nexo_serve::app(
                 GatewayServer::new(self.shared.clone(), view.clone()),
-                http.clone(),
+                http,
                 shutdown.child_token(),
             )
         };
         GatewayApp {
+            sessions: self.sessions.clone(),
             metrics: Arc::new(MetricsEndpoint {
                 shared: self.shared.clone(),
                 origins: http.origins.clone(),
@@ -219,6 +266,7 @@ impl Gateway {
                     tools: Vec::new(),
                     logger,
                     trace: trace.clone(),
+                    sessions: None,
                 };
                 self.app(&http, &shutdown)
             },
@@ -325,6 +373,8 @@ fn plain(status: http::StatusCode, text: &'static str) -> Response {
 /// application.
 #[derive(Clone)]
 pub struct GatewayApp {
+    /// Told of each request a shared session answered.
+    sessions: Option<Arc<RedisSessions>>,
     metrics: Arc<MetricsEndpoint>,
     auth: Arc<Auth>,
     main: HttpApp<GatewayServer>,
@@ -370,30 +420,56 @@ impl tower::Service<Request> for GatewayApp {
 }
 
 impl GatewayApp {
-    /// Hands `request` to its endpoint's application.
+    /// Hands `request` to its endpoint's application; a request that a
+    /// shared session answered pushes that session's expiry back.
     fn route(&mut self, mut request: Request) -> BoxFuture<'static, Result<Response, Infallible>> {
         // Behind authentication when it is configured: it names every tool.
         if request.uri().path() == METRICS_PATH {
             let response = self.metrics.answer(&request);
             return Box::pin(async move { Ok(response) });
         }
-        let name = request
+        let virtual_server = request
             .uri()
             .path()
             .strip_prefix(MCP_PATH)
             .and_then(|rest| rest.strip_prefix('/'))
-            .map(str::to_owned);
-        if let Some(app) = name.and_then(|name| self.virtual_servers.get(&name).cloned()) {
-            let mut app = app;
-            let path_and_query = match request.uri().query() {
-                Some(query) => format!("{MCP_PATH}?{query}"),
+            .and_then(|name| self.virtual_servers.get_key_value(name))
+            .map(|(name, app)| (name.clone(), app.clone()));
+        let touched = self.sessions.clone().and_then(|sessions| {
+            let id = request
+                .headers()
+                .get(rmcp::transport::common::http_header::HEADER_SESSION_ID)?
+                .to_str()
+                .ok()?
+                .to_owned();
+            let endpoint = match &virtual_server {
+                Some((name, _)) => format!("{MCP_PATH}/{name}"),
                 None => MCP_PATH.to_owned(),
             };
-            if let Ok(uri) = path_and_query.parse() {
-                *request.uri_mut() = uri;
+            (request.method() != http::Method::DELETE).then_some((sessions, endpoint, id))
+        });
+        let answered = match virtual_server {
+            Some((_, mut app)) => {
+                let path_and_query = match request.uri().query() {
+                    Some(query) => format!("{MCP_PATH}?{query}"),
+                    None => MCP_PATH.to_owned(),
+                };
+                if let Ok(uri) = path_and_query.parse() {
+                    *request.uri_mut() = uri;
+                }
+                tower::Service::call(&mut app, request)
             }
-            return tower::Service::call(&mut app, request);
-        }
-        tower::Service::call(&mut self.main, request)
+            None => tower::Service::call(&mut self.main, request),
+        };
+        let Some((sessions, endpoint, id)) = touched else {
+            return answered;
+        };
+        Box::pin(async move {
+            let response = answered.await?;
+            if response.status().is_success() {
+                sessions.touch(&endpoint, &id);
+            }
+            Ok(response)
+        })
     }
 }

@@ -163,6 +163,9 @@ pub enum StartError {
     Audit(#[from] AuditError),
     #[error("the gateway has no `auth` settings and would be open to anyone on {addr}")]
     OpenOnNetwork { addr: std::net::SocketAddr },
+    /// The shared Redis could not be set up (crate::shared).
+    #[error("{0}")]
+    Redis(String),
     #[error(transparent)]
     Serve(#[from] nexo_serve::ServeError),
 }
@@ -174,7 +177,7 @@ impl StartError {
             Self::Policy(error) => error.code(),
             Self::Audit(error) => error.code(),
             Self::Serve(nexo_serve::ServeError::BadAddress { .. }) => "usage",
-            Self::OpenOnNetwork { .. } => "bad_config",
+            Self::OpenOnNetwork { .. } | Self::Redis(_) => "bad_config",
             Self::Serve(_) => "error",
         }
     }
@@ -193,6 +196,11 @@ impl StartError {
                 "listen on a loopback address (`--http 127.0.0.1:8000`), or give the `gateway` \
                  settings an `auth` (OAuth or API keys; `\"auth\": \"none\"` to stay open on \
                  purpose)"
+                    .to_owned(),
+            ),
+            Self::Redis(_) => Some(
+                "write the `redis` setting as `redis://HOST:6379/0` (README, gateway, Two \
+                 instances)"
                     .to_owned(),
             ),
             Self::Serve(error) => error.hint(),

@@ -18,7 +18,8 @@
 //! the rate limits ([`limits`]) and the audit log, counted in [`metrics`],
 //! the W3C trace context carried upstream ([`tracecontext`]), each
 //! caller's own upstream token where one is traded for ([`exchange`]);
-//! [`app`] serves it all with nexo-serve. Refusals are
+//! [`app`] serves it all with nexo-serve. Several instances share their
+//! rate limits and 2025-era sessions through Redis ([`shared`]). Refusals are
 //! worded and coded in [`refusal`]. It knows no particular server and
 //! prints nothing.
 
@@ -36,6 +37,7 @@ pub mod policy;
 pub mod refusal;
 pub mod server;
 pub mod settings;
+pub mod shared;
 pub mod tracecontext;
 pub mod view;
 mod walk;

@@ -1,7 +1,9 @@
 //! Rate limits: how many guarded requests (`tools/call`, `prompts/get`,
 //! `resources/read`) one identity may make, and how many calls one tool
 //! may take from everybody, each a GCRA (the governor crate's keyed
-//! limiters) held in memory on this instance.
+//! limiters) held in memory on this instance, or in Redis for every
+//! instance when the `gateway` settings name one (crate::shared): same
+//! algorithm, same refusals, the bucket of each key shared.
 //!
 //! The settings are the `rateLimits` object of the `gateway` settings:
 //!
@@ -21,12 +23,16 @@
 //! and each matching tool gets its own bucket, shared by every caller: it
 //! protects the upstream. Keys whose bucket is full again are dropped by
 //! [`Limits::sweep`], which the gateway runs every [`SWEEP_EVERY`], so the
-//! state does not grow with the number of clients ever seen.
+//! state does not grow with the number of clients ever seen; in Redis a
+//! key expires when its bucket is full again.
 //!
-//! The limits know nothing of HTTP: a refusal is a [`Exceeded`], answered
-//! as a tool error or a JSON-RPC error (crate::refusal), not a 429.
+//! The limits know nothing of HTTP: a refusal is a [`Limited`], answered
+//! as a tool error or a JSON-RPC error (crate::refusal), not a 429: an
+//! [`Exceeded`] limit, or, when Redis does not answer and `whenDown` is
+//! `refuse`, an [`Unchecked`] one.
 
 use std::num::NonZeroU32;
+use std::sync::Arc;
 use std::time::Duration;
 
 use globset::{Glob, GlobMatcher};
@@ -35,6 +41,7 @@ use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use serde_json::Value;
 
 use crate::policy::Identity;
+use crate::shared::{Purpose, Redis, WhenDown};
 
 /// How often keys whose bucket is full again are dropped.
 pub const SWEEP_EVERY: Duration = Duration::from_secs(60);
@@ -75,11 +82,15 @@ impl Rate {
     }
 
     fn quota(&self, burst: Option<NonZeroU32>) -> Quota {
-        let every = self.per / self.count.get();
-        Quota::with_period(every)
+        Quota::with_period(self.interval())
             // Under a nanosecond between requests: as fast as governor goes.
             .unwrap_or_else(|| Quota::per_second(NonZeroU32::MAX))
             .allow_burst(burst.unwrap_or(self.count))
+    }
+
+    /// The time between two requests.
+    fn interval(&self) -> Duration {
+        self.per / self.count.get()
     }
 }
 
@@ -166,6 +177,36 @@ impl Scope {
     }
 }
 
+/// A request a limit refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Limited {
+    Exceeded(Exceeded),
+    Unchecked(Unchecked),
+}
+
+/// A request whose limit could not be checked, because Redis did not
+/// answer and `whenDown` is `refuse`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unchecked {
+    pub scope: Scope,
+}
+
+impl Unchecked {
+    /// The rule the audit log names.
+    pub const RULE: &str = "redis.whenDown";
+    /// When the client may try again.
+    pub const RETRY_AFTER: Duration = Duration::from_secs(1);
+
+    /// The sentence a person reads (it does not say where Redis is).
+    pub fn message(&self) -> String {
+        format!(
+            "refused by the gateway ({}): the store its rate limits are kept in does not \
+             answer, and it refuses what it cannot count; retry in a few seconds",
+            self.scope.name()
+        )
+    }
+}
+
 /// A request past a limit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Exceeded {
@@ -193,30 +234,92 @@ impl Exceeded {
     }
 }
 
+/// Where a limit's buckets are.
+enum Buckets {
+    Local(DefaultKeyedRateLimiter<String>),
+    /// In Redis, as the GCRA's emission interval and tolerance (governor's
+    /// `t` and `tau`).
+    Shared {
+        redis: Arc<Redis>,
+        interval: Duration,
+        tolerance: Duration,
+    },
+}
+
 struct Limiter {
     rate: Rate,
-    limiter: DefaultKeyedRateLimiter<String>,
+    buckets: Buckets,
 }
 
 impl Limiter {
-    fn new(rate: Rate, burst: Option<NonZeroU32>) -> Self {
-        let limiter = RateLimiter::dashmap(rate.quota(burst));
-        Self { rate, limiter }
+    fn new(rate: Rate, burst: Option<NonZeroU32>, shared: Option<&Arc<Redis>>) -> Self {
+        let buckets = match shared {
+            None => Buckets::Local(RateLimiter::dashmap(rate.quota(burst))),
+            Some(redis) => {
+                let interval = rate.interval().max(Duration::from_nanos(1));
+                let burst = burst.unwrap_or(rate.count).get();
+                Buckets::Shared {
+                    redis: redis.clone(),
+                    interval,
+                    tolerance: interval.saturating_mul(burst - 1),
+                }
+            }
+        };
+        Self { rate, buckets }
     }
 
-    fn check(&self, scope: Scope, key: &str) -> Result<(), Exceeded> {
-        let key = key.to_owned();
-        self.limiter.check_key(&key).map_err(|not_until| Exceeded {
+    async fn check(&self, scope: Scope, key: &str) -> Result<(), Limited> {
+        let retry_after = match &self.buckets {
+            Buckets::Local(limiter) => {
+                let key = key.to_owned();
+                match limiter.check_key(&key) {
+                    Ok(()) => return Ok(()),
+                    Err(not_until) => not_until.wait_time_from(DefaultClock::default().now()),
+                }
+            }
+            Buckets::Shared {
+                redis,
+                interval,
+                tolerance,
+            } => {
+                let bucket = match scope {
+                    Scope::Identity => format!("identity:{key}"),
+                    Scope::Tool => format!("tool:{key}"),
+                };
+                match redis.gcra(&bucket, *interval, *tolerance).await {
+                    Ok(None) => return Ok(()),
+                    Ok(Some(wait)) => wait,
+                    Err(error) => {
+                        redis.failed(Purpose::RateLimits, &error);
+                        return match redis.when_down() {
+                            WhenDown::Allow => Ok(()),
+                            WhenDown::Refuse => Err(Limited::Unchecked(Unchecked { scope })),
+                        };
+                    }
+                }
+            }
+        };
+        Err(Limited::Exceeded(Exceeded {
             scope,
             rate: self.rate.written.clone(),
-            retry_after: not_until.wait_time_from(DefaultClock::default().now()),
-            key,
-        })
+            key: key.to_owned(),
+            retry_after,
+        }))
     }
 
     fn sweep(&self) {
-        self.limiter.retain_recent();
-        self.limiter.shrink_to_fit();
+        if let Buckets::Local(limiter) = &self.buckets {
+            limiter.retain_recent();
+            limiter.shrink_to_fit();
+        }
+    }
+
+    /// How many keys are held in this process.
+    fn keys(&self) -> usize {
+        match &self.buckets {
+            Buckets::Local(limiter) => limiter.len(),
+            Buckets::Shared { .. } => 0,
+        }
     }
 }
 
@@ -240,21 +343,23 @@ impl std::fmt::Debug for Limits {
 }
 
 impl Limits {
-    pub fn new(settings: &LimitSettings) -> Self {
+    /// The limits `settings` set, their buckets in this process, or in
+    /// `shared` Redis when given.
+    pub fn new(settings: &LimitSettings, shared: Option<&Arc<Redis>>) -> Self {
         let per_tool = settings
             .per_tool
             .iter()
             .filter_map(|(pattern, rate)| {
                 // Checked when the settings were read.
                 let glob = Glob::new(pattern).ok()?.compile_matcher();
-                Some((glob, Limiter::new(rate.clone(), settings.burst)))
+                Some((glob, Limiter::new(rate.clone(), settings.burst, shared)))
             })
             .collect();
         Self {
             per_identity: settings
                 .per_identity
                 .clone()
-                .map(|rate| Limiter::new(rate, settings.burst)),
+                .map(|rate| Limiter::new(rate, settings.burst, shared)),
             per_tool,
         }
     }
@@ -268,14 +373,14 @@ impl Limits {
     /// `server__tool` name, for a tool call) from its buckets, or says
     /// which limit it is past. The tool's limit is checked first, so that
     /// a call a busy tool refuses does not use up the caller's own limit.
-    pub fn check(&self, identity: &Identity, tool: Option<&str>) -> Result<(), Exceeded> {
+    pub async fn check(&self, identity: &Identity, tool: Option<&str>) -> Result<(), Limited> {
         if let Some(tool) = tool
             && let Some((_, limiter)) = self.per_tool.iter().find(|(glob, _)| glob.is_match(tool))
         {
-            limiter.check(Scope::Tool, tool)?;
+            limiter.check(Scope::Tool, tool).await?;
         }
         if let Some(limiter) = &self.per_identity {
-            limiter.check(Scope::Identity, &key_of(identity))?;
+            limiter.check(Scope::Identity, &key_of(identity)).await?;
         }
         Ok(())
     }
@@ -290,12 +395,12 @@ impl Limits {
         }
     }
 
-    /// How many keys are held, over every limit.
+    /// How many keys are held in this process, over every limit.
     pub fn keys(&self) -> usize {
         self.per_identity
             .iter()
             .chain(self.per_tool.iter().map(|(_, limiter)| limiter))
-            .map(|limiter| limiter.limiter.len())
+            .map(Limiter::keys)
             .sum()
     }
 }
@@ -323,7 +428,14 @@ mod tests {
     }
 
     fn limits(value: Value) -> Limits {
-        Limits::new(&LimitSettings::read(&value).unwrap())
+        Limits::new(&LimitSettings::read(&value).unwrap(), None)
+    }
+
+    fn exceeded(checked: Result<(), Limited>) -> Exceeded {
+        match checked {
+            Err(Limited::Exceeded(exceeded)) => exceeded,
+            other => panic!("not exceeded: {other:?}"),
+        }
     }
 
     #[test]
@@ -339,14 +451,14 @@ mod tests {
         assert!(error.contains("`perIdentiy`"), "{error}");
     }
 
-    #[test]
-    fn an_identity_past_its_limit_is_refused_and_another_is_not() {
+    #[tokio::test]
+    async fn an_identity_past_its_limit_is_refused_and_another_is_not() {
         let limits = limits(serde_json::json!({"perIdentity": "3/min"}));
         let first = client("10.0.0.1");
         for _ in 0..3 {
-            limits.check(&first, Some("utils__echo")).unwrap();
+            limits.check(&first, Some("utils__echo")).await.unwrap();
         }
-        let exceeded = limits.check(&first, Some("utils__echo")).unwrap_err();
+        let exceeded = exceeded(limits.check(&first, Some("utils__echo")).await);
         assert_eq!(exceeded.scope, Scope::Identity);
         assert_eq!(exceeded.key, "10.0.0.1");
         assert!(exceeded.retry_after > Duration::from_secs(10));
@@ -357,26 +469,25 @@ mod tests {
             "{}",
             exceeded.message()
         );
-        limits.check(&client("10.0.0.2"), None).unwrap();
+        limits.check(&client("10.0.0.2"), None).await.unwrap();
         // A subject is counted apart from the address it comes from.
         let subject = Identity {
             subject: Some("alice".to_owned()),
             ..first
         };
-        limits.check(&subject, None).unwrap();
+        limits.check(&subject, None).await.unwrap();
     }
 
-    #[test]
-    fn a_tool_limit_is_shared_by_callers_and_the_first_pattern_wins() {
+    #[tokio::test]
+    async fn a_tool_limit_is_shared_by_callers_and_the_first_pattern_wins() {
         let limits = limits(serde_json::json!({
             "perTool": {"utils__calc": "1/min", "utils__*": "2/min"}
         }));
         limits
             .check(&client("10.0.0.1"), Some("utils__calc"))
+            .await
             .unwrap();
-        let exceeded = limits
-            .check(&client("10.0.0.2"), Some("utils__calc"))
-            .unwrap_err();
+        let exceeded = exceeded(limits.check(&client("10.0.0.2"), Some("utils__calc")).await);
         assert_eq!(exceeded.scope, Scope::Tool);
         assert_eq!(exceeded.key, "utils__calc");
         assert_eq!(exceeded.rate, "1/min");
@@ -384,30 +495,36 @@ mod tests {
         for _ in 0..2 {
             limits
                 .check(&client("10.0.0.1"), Some("utils__echo"))
+                .await
                 .unwrap();
         }
         limits
             .check(&client("10.0.0.1"), Some("utils__time"))
+            .await
             .unwrap();
         limits
             .check(&client("10.0.0.1"), Some("morse__echo"))
+            .await
             .unwrap();
     }
 
-    #[test]
-    fn burst_bounds_what_passes_at_once() {
+    #[tokio::test]
+    async fn burst_bounds_what_passes_at_once() {
         let limits = limits(serde_json::json!({"perIdentity": "100/min", "burst": 2}));
         let one = client("10.0.0.1");
-        limits.check(&one, None).unwrap();
-        limits.check(&one, None).unwrap();
-        assert!(limits.check(&one, None).is_err());
+        limits.check(&one, None).await.unwrap();
+        limits.check(&one, None).await.unwrap();
+        assert!(limits.check(&one, None).await.is_err());
     }
 
-    #[test]
-    fn the_sweep_forgets_identities_whose_bucket_is_full_again() {
+    #[tokio::test]
+    async fn the_sweep_forgets_identities_whose_bucket_is_full_again() {
         let limits = limits(serde_json::json!({"perIdentity": "1000/s"}));
         for n in 0..50 {
-            limits.check(&client(&format!("10.0.0.{n}")), None).unwrap();
+            limits
+                .check(&client(&format!("10.0.0.{n}")), None)
+                .await
+                .unwrap();
         }
         assert_eq!(limits.keys(), 50);
         std::thread::sleep(Duration::from_millis(20));

@@ -12,6 +12,8 @@
 //!   `upstream_latency_seconds{server}`: what the gateway added to a
 //!   request and what its upstream took;
 //! - `rate_limited_total{limit}`: requests a rate limit refused;
+//! - `redis_errors_total{purpose}`: commands to the shared Redis
+//!   (crate::shared) that failed, for `rate_limits` or `sessions`;
 //! - `upstream_up{server}` (1 or 0) and `upstream_restarts_total{server}`,
 //!   read from the hub when scraped.
 //!
@@ -60,6 +62,22 @@ struct LimitLabels {
     limit: &'static str,
 }
 
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PurposeLabels {
+    purpose: &'static str,
+}
+
+/// The count of failed Redis commands, handed to crate::shared.
+#[derive(Debug, Clone, Default)]
+pub struct RedisErrors(Family<PurposeLabels, Counter>);
+
+impl RedisErrors {
+    /// Counts one failed command made for `purpose`.
+    pub fn count(&self, purpose: &'static str) {
+        self.0.get_or_create(&PurposeLabels { purpose }).inc();
+    }
+}
+
 /// From 100 µs to about 3.3 s, doubling.
 fn latency_histogram() -> Histogram {
     Histogram::new(exponential_buckets(0.0001, 2.0, 16))
@@ -86,6 +104,7 @@ pub struct Metrics {
     added: Family<MethodLabels, Histogram>,
     upstream: Family<ServerLabels, Histogram>,
     limited: Family<LimitLabels, Counter>,
+    redis_errors: RedisErrors,
     up: Family<ServerLabels, Gauge>,
     restarts: Family<ServerLabels, Counter>,
 }
@@ -133,6 +152,12 @@ impl Metrics {
             "Requests refused by a rate limit, by limit",
             limited.clone(),
         );
+        let redis_errors = RedisErrors::default();
+        registry.register(
+            "redis_errors",
+            "Commands to the shared Redis that failed, by what they were for",
+            redis_errors.0.clone(),
+        );
         let up = Family::<ServerLabels, Gauge>::default();
         registry.register(
             "upstream_up",
@@ -151,6 +176,7 @@ impl Metrics {
             added,
             upstream,
             limited,
+            redis_errors,
             up,
             restarts,
         }
@@ -190,6 +216,11 @@ impl Metrics {
                 limit: scope.name(),
             })
             .inc();
+    }
+
+    /// Where failed Redis commands are counted.
+    pub fn redis_errors(&self) -> RedisErrors {
+        self.redis_errors.clone()
     }
 
     /// The text of every metric, the upstreams' health read from
@@ -253,7 +284,12 @@ mod tests {
             upstream: Some(Duration::from_millis(2)),
         });
         metrics.limited(Scope::Identity);
+        metrics.redis_errors().count("sessions");
         let text = metrics.render(&[]);
+        assert!(
+            text.contains("nexo_gateway_redis_errors_total{purpose=\"sessions\"} 1"),
+            "{text}"
+        );
         assert!(
             text.contains(
                 "nexo_gateway_requests_total{method=\"tools/call\",server=\"utils\",\

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::detect::Finding;
 use crate::federation::Upstream;
-use crate::limits::Exceeded;
+use crate::limits::{Exceeded, Unchecked};
 use crate::policy::Decision;
 
 /// The key of the gateway's part of a refused tool call's `_meta`.
@@ -23,7 +23,8 @@ pub const META_KEY: &str = "dev.nexo/gateway";
 pub const DENIED: ErrorCode = ErrorCode(-32001);
 /// A detector blocked the arguments, the result or a description.
 pub const BLOCKED: ErrorCode = ErrorCode(-32003);
-/// The upstream could not be reached, or went away.
+/// The upstream could not be reached, or went away; or the store the rate
+/// limits are kept in (Redis) did not answer.
 pub const UNAVAILABLE: ErrorCode = ErrorCode(-32004);
 /// A rate limit refused the request (-32029, for HTTP's 429).
 pub const LIMITED: ErrorCode = ErrorCode(-32029);
@@ -53,6 +54,9 @@ pub enum Refusal {
     Unavailable(Box<Upstream>),
     /// A rate limit refused the request.
     Limited(Box<Exceeded>),
+    /// A rate limit could not be checked (Redis did not answer) and
+    /// `whenDown` refuses what it cannot count.
+    Unchecked(Unchecked),
 }
 
 impl Refusal {
@@ -84,6 +88,7 @@ impl Refusal {
             Refusal::UpstreamError { code, .. } => ErrorCode(*code),
             Refusal::Unavailable(_) => UNAVAILABLE,
             Refusal::Limited(_) => LIMITED,
+            Refusal::Unchecked(_) => UNAVAILABLE,
         }
     }
 
@@ -121,6 +126,7 @@ impl Refusal {
                 server, message, ..
             } => format!("upstream `{server}`: {message}"),
             Refusal::Limited(exceeded) => exceeded.message(),
+            Refusal::Unchecked(unchecked) => unchecked.message(),
             Refusal::Unavailable(failure) => {
                 let hint = failure.error.hint().unwrap_or_default();
                 if hint.is_empty() {
@@ -165,6 +171,12 @@ impl Refusal {
                 "key": exceeded.key,
                 "retryAfterSeconds": exceeded.retry_after.as_secs_f64(),
             })),
+            Refusal::Unchecked(unchecked) => Some(json!({
+                "decision": "limit",
+                "limit": unchecked.scope.name(),
+                "unchecked": Unchecked::RULE,
+                "retryAfterSeconds": Unchecked::RETRY_AFTER.as_secs_f64(),
+            })),
         }
     }
 
@@ -181,7 +193,8 @@ impl Refusal {
             Refusal::Denied(_)
             | Refusal::Blocked { .. }
             | Refusal::Unavailable(_)
-            | Refusal::Limited(_) => {
+            | Refusal::Limited(_)
+            | Refusal::Unchecked(_) => {
                 let mut result = CallToolResult::error(vec![ContentBlock::text(self.message())]);
                 let mut meta = MetaObject::new();
                 meta.0.insert(
@@ -260,6 +273,12 @@ mod tests {
                     retry_after: std::time::Duration::from_secs(1),
                 })),
                 -32029,
+            ),
+            (
+                Refusal::Unchecked(Unchecked {
+                    scope: crate::limits::Scope::Tool,
+                }),
+                -32004,
             ),
         ];
         for (refusal, code) in table {

@@ -42,7 +42,7 @@ use crate::audit::{AuditLog, Entry, Outcome};
 use crate::auth::{Auth, Authenticated};
 use crate::detect::{Finding, Place};
 use crate::federation::Federation;
-use crate::limits::{Exceeded, Limits};
+use crate::limits::{Exceeded, Limited, Limits, Unchecked};
 use crate::metrics::{Counted, Metrics};
 use crate::policy::{Decision, Identity, Policy, Request, Resolver, Verdict};
 use crate::refusal::Refusal;
@@ -90,6 +90,7 @@ impl Shared {
         audit: AuditLog,
         resolver: Arc<dyn Resolver>,
         limits: Limits,
+        metrics: Metrics,
         auth: Arc<Auth>,
     ) -> Arc<Self> {
         Arc::new(Self {
@@ -97,7 +98,7 @@ impl Shared {
             audit,
             resolver,
             limits,
-            metrics: Metrics::new(),
+            metrics,
             auth,
             changes: broadcast::channel(CHANGE_BACKLOG).0,
         })
@@ -184,8 +185,9 @@ impl GatewayServer {
     }
 
     /// Takes `request` from its rate limits (the tool's, for a tool call,
-    /// by its federated name); past one, the refusal, audited and counted.
-    fn limit(&self, request: &Request, started: Instant) -> Result<(), Refusal> {
+    /// by its federated name); past one, or when one cannot be checked,
+    /// the refusal, audited and counted.
+    async fn limit(&self, request: &Request, started: Instant) -> Result<(), Refusal> {
         let tool = match (&request.method[..], &request.tool) {
             ("tools/call", Some(tool)) => Some(format!(
                 "{}{}{tool}",
@@ -194,23 +196,40 @@ impl GatewayServer {
             )),
             _ => None,
         };
-        let Err(exceeded) = self.shared.limits.check(&request.identity, tool.as_deref()) else {
+        let Err(limited) = self
+            .shared
+            .limits
+            .check(&request.identity, tool.as_deref())
+            .await
+        else {
             return Ok(());
         };
-        self.shared.metrics.limited(exceeded.scope);
+        let (decision, refusal) = match limited {
+            Limited::Exceeded(exceeded) => {
+                self.shared.metrics.limited(exceeded.scope);
+                (
+                    limited_decision(&exceeded),
+                    Refusal::Limited(Box::new(exceeded)),
+                )
+            }
+            Limited::Unchecked(unchecked) => (
+                unchecked_decision(&unchecked),
+                Refusal::Unchecked(unchecked),
+            ),
+        };
         let mut guard = Guard {
             audit: &self.shared.audit,
             metrics: &self.shared.metrics,
             policy: self.view.policy.current(),
             request: request.clone(),
-            decision: limited_decision(&exceeded),
+            decision,
             forwarded: None,
             findings: Vec::new(),
             started,
             upstream: None,
         };
         guard.finish(Outcome::Limited);
-        Err(Refusal::Limited(Box::new(exceeded)))
+        Err(refusal)
     }
 
     /// A denial when the tool called needs scopes (`toolScopes`) the
@@ -272,7 +291,7 @@ impl GatewayServer {
             tool: Some(tool.clone()),
             arguments: Value::Object(params.arguments.unwrap_or_default()),
         };
-        self.limit(&request, started)?;
+        self.limit(&request, started).await?;
         let mut guard = self.guard(request, started).await;
         let arguments = guard.admit()?;
         let asked = Instant::now();
@@ -317,7 +336,7 @@ impl GatewayServer {
             tool: Some(prompt.clone()),
             arguments: Value::Object(params.arguments.unwrap_or_default()),
         };
-        self.limit(&request, started)?;
+        self.limit(&request, started).await?;
         let mut guard = self.guard(request, started).await;
         let arguments = guard.admit()?;
         let asked = Instant::now();
@@ -353,7 +372,7 @@ impl GatewayServer {
             tool: None,
             arguments: serde_json::json!({ "uri": uri }),
         };
-        self.limit(&request, started)?;
+        self.limit(&request, started).await?;
         let mut guard = self.guard(request, started).await;
         let arguments = guard.admit()?;
         // A redact rule may have rewritten the URI itself.
@@ -639,6 +658,19 @@ fn limited_decision(exceeded: &Exceeded) -> Decision {
         verdict: Verdict::Deny,
         rule: Some(exceeded.scope.name().to_owned()),
         reason: exceeded.message(),
+        evidence: Vec::new(),
+        redactions: Vec::new(),
+        arguments: None,
+    }
+}
+
+/// How a request whose limit could not be checked is audited: denied by
+/// `whenDown`, named as its rule.
+fn unchecked_decision(unchecked: &Unchecked) -> Decision {
+    Decision {
+        verdict: Verdict::Deny,
+        rule: Some(Unchecked::RULE.to_owned()),
+        reason: unchecked.message(),
         evidence: Vec::new(),
         redactions: Vec::new(),
         arguments: None,

@@ -42,6 +42,10 @@
 //! kept as its SHA-256 digest only: `sha256` gives the digest, `keyFile` a
 //! file holding the key (read and hashed at load).
 //!
+//! `redis` names the Redis that several instances share (see
+//! [`crate::shared`]): `"redis": "redis://127.0.0.1:6379/0"`, or an object
+//! with `url`, `prefix`, `whenDown` and `sessionTtlSeconds`.
+//!
 //! Paths are taken from the configuration file's directory. The detectors'
 //! actions are the policy file's (`[detectors]`), so that a reload changes
 //! them with the rules. A virtual server's tools and prompts are chosen by
@@ -59,6 +63,7 @@ use serde::Deserialize;
 
 use crate::error::SettingsError;
 use crate::limits::LimitSettings;
+use crate::shared::RedisSettings;
 
 /// How often the policy files are checked for changes by default.
 pub const DEFAULT_POLICY_CHECK: Duration = Duration::from_secs(2);
@@ -78,6 +83,8 @@ pub struct Settings {
     pub rate_limits: LimitSettings,
     /// Who may call the gateway.
     pub auth: AuthSettings,
+    /// The Redis instances share; none: everything in this process.
+    pub redis: Option<RedisSettings>,
     /// By upstream, how its calls get a token of their own
     /// ([`crate::exchange`]).
     pub token_exchange: BTreeMap<String, TokenExchange>,
@@ -199,6 +206,7 @@ struct SettingsFile {
     virtual_servers: BTreeMap<String, VirtualFile>,
     rate_limits: Option<serde_json::Value>,
     auth: Option<serde_json::Value>,
+    redis: Option<serde_json::Value>,
     #[serde(default)]
     token_exchange: BTreeMap<String, TokenExchangeFile>,
 }
@@ -279,8 +287,8 @@ impl Settings {
                 fail(
                     format!("the `gateway` settings are not valid: {error}"),
                     "the `gateway` object takes `policy`, `audit`, `policyCheckSeconds`, \
-                 `virtualServers`, `rateLimits`, `auth` and `tokenExchange`; examples/gateway/config.json shows \
-                 each",
+                 `virtualServers`, `rateLimits`, `auth`, `redis` and `tokenExchange`; \
+                 examples/gateway/config.json shows each",
                 )
             })?;
         let path = |written: &str| section.base_dir.join(written);
@@ -351,10 +359,26 @@ impl Settings {
                 })?;
             token_exchange.insert(server, exchange);
         }
+        let redis = file
+            .redis
+            .as_ref()
+            .map(|value| {
+                RedisSettings::read(value).map_err(|message| {
+                    fail(
+                        message,
+                        "write `\"redis\": \"redis://HOST:6379/0\"`, or `\"redis\": {\"url\": \
+                         \"redis://HOST:6379/0\", \"prefix\": \"nexo:gateway:\", \"whenDown\": \
+                         \"refuse\", \"sessionTtlSeconds\": 1800}` (README, gateway, Two \
+                         instances)",
+                    )
+                })
+            })
+            .transpose()?;
         Ok(Self {
             rate_limits,
             auth,
             token_exchange,
+            redis,
             policy: path(&policy),
             audit: path(file.audit.as_deref().unwrap_or("audit.jsonl")),
             policy_check,
@@ -822,6 +846,31 @@ mod tests {
             serde_json::json!({"github": {"tokenEndpoint": "http://127.0.0.1:9000/token"}}),
         );
         assert!(loopback.is_ok(), "plain http is allowed on loopback");
+    }
+
+    #[test]
+    fn redis_is_read_and_a_bad_one_says_what_to_write() {
+        let read = |redis: serde_json::Value| {
+            Settings::read(
+                &section(serde_json::json!({"policy": "p.toml", "redis": redis})),
+                &[],
+            )
+        };
+        let settings = read(serde_json::json!("redis://127.0.0.1:6379/0")).unwrap();
+        assert_eq!(
+            settings.redis.unwrap().url.expose(),
+            "redis://127.0.0.1:6379/0"
+        );
+        let error = read(serde_json::json!("rediss://:secret@db:6380/0")).unwrap_err();
+        assert!(error.message.contains("TLS"), "{}", error.message);
+        assert!(!error.message.contains("secret"), "{}", error.message);
+        assert!(error.hint.contains("redis://HOST:6379/0"), "{}", error.hint);
+        assert!(
+            Settings::read(&section(serde_json::json!({"policy": "p.toml"})), &[])
+                .unwrap()
+                .redis
+                .is_none()
+        );
     }
 
     #[test]

@@ -11,6 +11,14 @@
 //! leniency of [`crate::inbound`], a choice between JSON and SSE responses
 //! that follows the client's `Accept`, and the taps of the tool-call log
 //! and the trace ([`ResponseTap`]).
+//!
+//! A 2025-era session lives in this process (rmcp's `LocalSessionManager`).
+//! Given [`SharedSessions`], rmcp also keeps each session's `initialize`
+//! parameters in that store, and a request carrying a session id this
+//! process does not hold is served after rmcp re-creates the session under
+//! the same id and replays its handshake into the server: instances behind
+//! one load balancer then serve each other's sessions. Without it, nothing
+//! is looked up and an unknown session is a 404.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -32,6 +40,7 @@ use nexo_trace::{Direction, HttpInfo};
 use rmcp::ServerHandler;
 use rmcp::model::Tool;
 use rmcp::transport::common::http_header::HEADER_SESSION_ID;
+use rmcp::transport::streamable_http_server::session::SessionStore;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use sse_stream::SseStream;
@@ -59,6 +68,20 @@ pub struct HttpOptions {
     pub tools: Vec<Tool>,
     pub logger: Option<CallLogger>,
     pub trace: Option<TraceTap>,
+    /// Where 2025-era sessions are kept for other instances; none: in
+    /// this process only.
+    pub sessions: Option<SharedSessions>,
+}
+
+/// A store of 2025-era sessions that several instances share (rmcp's
+/// [`SessionStore`]: each session's `initialize` parameters by its id).
+#[derive(Clone)]
+pub struct SharedSessions(pub Arc<dyn SessionStore>);
+
+impl std::fmt::Debug for SharedSessions {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("SharedSessions")
+    }
 }
 
 type McpService<S> = StreamableHttpService<S, LocalSessionManager>;
@@ -109,14 +132,16 @@ where
     let config = |json_response: bool| {
         // rmcp's own Host and Origin checks are off: `App::refusal` applies
         // ours to every route, not only to /mcp.
-        StreamableHttpServerConfig::default()
+        let mut config = StreamableHttpServerConfig::default()
             .with_legacy_session_mode(true)
             .with_json_response(json_response)
             .with_sse_keep_alive(Some(SSE_KEEP_ALIVE))
             .with_max_request_body_bytes(options.max_body)
             .with_cancellation_token(shutdown.child_token())
             .disable_allowed_hosts()
-            .disable_allowed_origins()
+            .disable_allowed_origins();
+        config.session_store = options.sessions.as_ref().map(|shared| shared.0.clone());
+        config
     };
     let legacy = Arc::new(LegacySessions::new(
         server.clone(),

@@ -35,7 +35,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use crate::calllog::CallLogger;
 pub use crate::error::ServeError;
-pub use crate::http::{HttpApp, HttpOptions, MCP_PATH, app};
+pub use crate::http::{HttpApp, HttpOptions, MCP_PATH, SharedSessions, app};
 pub use crate::legacy_sse::{MESSAGES_PATH, SSE_PATH};
 pub use crate::policy::{HostPolicy, OriginPolicy};
 pub use crate::stdio::LineTransport;
@@ -187,6 +187,7 @@ where
                 tools: options.tools.clone(),
                 logger,
                 trace: trace.clone(),
+                sessions: None,
             };
             app(server, http_options, shutdown)
         },

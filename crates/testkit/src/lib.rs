@@ -5,18 +5,22 @@
 //! server cannot hide; [`contains`], a JSON subset check for results; and
 //! [`Echo`], a one-tool server for the client's own tests; [`Skills`], a
 //! server of skills (SEP-2640), some of them tampered with; [`Tasks`], a
-//! server whose tools run as tasks (the tasks extension of 2026-07-28).
+//! server whose tools run as tasks (the tasks extension of 2026-07-28);
+//! [`RedisServer`], a real `redis-server` on loopback for the tests of what
+//! gateway instances share.
 //!
 //! Dev-only: nexo crates take it as a dev-dependency, never a normal one. It
 //! knows no particular server; each server's tests keep their own
 //! assertions.
 
 mod echo;
+mod redis;
 mod skills;
 mod tasks;
 mod wire;
 
 pub use echo::Echo;
+pub use redis::RedisServer;
 pub use skills::{Skills, skill_md};
 pub use tasks::{CONFIRM_KEY, Tasks};
 pub use wire::{Exchange, Wire};

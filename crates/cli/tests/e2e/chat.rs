@@ -1229,6 +1229,7 @@ async fn tasks_server(dir: &std::path::Path, fixture: &nexo_testkit::Tasks) -> S
         tools: Vec::new(),
         logger: None,
         trace: None,
+        sessions: None,
     };
     let app = nexo_serve::app(fixture.clone(), options, Default::default());
     let service = axum::ServiceExt::<axum::extract::Request>::into_make_service(app);

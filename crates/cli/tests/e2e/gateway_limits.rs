@@ -86,33 +86,7 @@ impl Gateway {
 
     /// A 2025-06-18 session from the loopback address `from`.
     async fn session(&self, from: &str) -> Session {
-        let from: IpAddr = from.parse().unwrap();
-        let client = reqwest::Client::builder()
-            .no_proxy()
-            .local_address(from)
-            .timeout(PATIENCE)
-            .build()
-            .unwrap();
-        let mut session = Session {
-            client,
-            url: format!("{}/mcp", self.base),
-            id: None,
-            next: 1,
-        };
-        let reply = session
-            .post(
-                json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {},
-                "clientInfo": {"name": "e2e", "version": "0"}}}),
-            )
-            .await;
-        assert_eq!(reply.status, 200, "{reply:#?}");
-        session.id = Some(reply.header("mcp-session-id").unwrap().to_owned());
-        let reply = session
-            .post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await;
-        assert_eq!(reply.status, 202, "{reply:#?}");
-        session
+        Session::open(&self.base, from).await
     }
 
     async fn metrics(&self, origin: Option<&str>) -> Reply {
@@ -138,15 +112,59 @@ impl Gateway {
     }
 }
 
-struct Session {
-    client: reqwest::Client,
-    url: String,
-    id: Option<String>,
+/// A 2025-06-18 session over raw Streamable HTTP, from one loopback
+/// address.
+pub(crate) struct Session {
+    pub(crate) client: reqwest::Client,
+    pub(crate) url: String,
+    pub(crate) id: Option<String>,
     next: u64,
 }
 
 impl Session {
-    async fn post(&self, body: Value) -> Reply {
+    /// Initializes a session at the gateway at `base` from the loopback
+    /// address `from`.
+    pub(crate) async fn open(base: &str, from: &str) -> Self {
+        let from: IpAddr = from.parse().unwrap();
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .local_address(from)
+            .timeout(PATIENCE)
+            .build()
+            .unwrap();
+        let mut session = Self {
+            client,
+            url: format!("{base}/mcp"),
+            id: None,
+            next: 1,
+        };
+        let reply = session
+            .post(
+                json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "e2e", "version": "0"}}}),
+            )
+            .await;
+        assert_eq!(reply.status, 200, "{reply:#?}");
+        session.id = Some(reply.header("mcp-session-id").unwrap().to_owned());
+        let reply = session
+            .post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        assert_eq!(reply.status, 202, "{reply:#?}");
+        session
+    }
+
+    /// The same session (id, address) sent to the gateway at `base`.
+    pub(crate) fn at(&self, base: &str) -> Self {
+        Self {
+            client: self.client.clone(),
+            url: format!("{base}/mcp"),
+            id: self.id.clone(),
+            next: self.next + 1000,
+        }
+    }
+
+    pub(crate) async fn post(&self, body: Value) -> Reply {
         let mut request = self
             .client
             .post(&self.url)
@@ -166,7 +184,12 @@ impl Session {
 
     /// `tools/call` of `tool` with `arguments` (and `_meta`, when given):
     /// the JSON-RPC response, the last of the reply's messages.
-    async fn call(&mut self, tool: &str, arguments: Value, meta: Option<Value>) -> Value {
+    pub(crate) async fn call(
+        &mut self,
+        tool: &str,
+        arguments: Value,
+        meta: Option<Value>,
+    ) -> Value {
         self.next += 1;
         let mut params = json!({"name": tool, "arguments": arguments});
         if let Some(meta) = meta {
@@ -191,19 +214,19 @@ impl Session {
     }
 }
 
-fn text(response: &Value) -> &str {
+pub(crate) fn text(response: &Value) -> &str {
     response["result"]["content"][0]["text"]
         .as_str()
         .unwrap_or_else(|| panic!("no text in {response}"))
 }
 
-fn is_error(response: &Value) -> bool {
+pub(crate) fn is_error(response: &Value) -> bool {
     response["result"]["isError"] == json!(true)
 }
 
 /// The value of the sample `name{labels}` in a Prometheus text, 0 when
 /// absent; every label given must match.
-fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
+pub(crate) fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
     text.lines()
         .filter(|line| !line.starts_with('#'))
         .filter_map(|line| {

@@ -5,7 +5,9 @@
 //! still sending when its body is refused) is checked on 127.0.0.1 with a
 //! real Python client. The server behind it is [`Fixture`], a one-tool rmcp
 //! handler, since serve knows no particular server. [`trace`] checks the
-//! `--trace` records of whole exchanges on both HTTP transports.
+//! `--trace` records of whole exchanges on both HTTP transports;
+//! [`sessions`], a 2025-era session served by another application sharing
+//! its session store.
 
 #![expect(
     clippy::unwrap_used,
@@ -17,13 +19,16 @@ mod calllog;
 mod health;
 mod limits;
 mod policy;
+mod sessions;
 mod trace;
 
 use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode};
 use bytes::Bytes;
 use http_body_util::BodyExt;
-use nexo_serve::{CallLogger, HostPolicy, HttpApp, HttpOptions, OriginPolicy, TraceTap, app};
+use nexo_serve::{
+    CallLogger, HostPolicy, HttpApp, HttpOptions, OriginPolicy, SharedSessions, TraceTap, app,
+};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -86,7 +91,7 @@ impl ServerHandler for Fixture {
 /// of `max_body` bytes, as if listening on 127.0.0.1.
 pub fn application(origins: &[&str], max_body: usize) -> HttpApp<Fixture> {
     let origins: Vec<String> = origins.iter().map(|origin| (*origin).to_owned()).collect();
-    build(OriginPolicy::new(&origins), max_body, None, None)
+    build(OriginPolicy::new(&origins), max_body, None, None, None)
 }
 
 /// The application with the defaults and a tool-call log.
@@ -95,6 +100,7 @@ pub fn application_with(logger: Option<CallLogger>) -> HttpApp<Fixture> {
         OriginPolicy::default(),
         nexo_serve::DEFAULT_MAX_BODY,
         logger,
+        None,
         None,
     )
 }
@@ -106,6 +112,18 @@ pub fn application_traced(trace: TraceTap) -> HttpApp<Fixture> {
         nexo_serve::DEFAULT_MAX_BODY,
         None,
         Some(trace),
+        None,
+    )
+}
+
+/// The application with the defaults, its sessions kept in `sessions` too.
+pub fn application_sharing(sessions: SharedSessions) -> HttpApp<Fixture> {
+    build(
+        OriginPolicy::default(),
+        nexo_serve::DEFAULT_MAX_BODY,
+        None,
+        None,
+        Some(sessions),
     )
 }
 
@@ -114,6 +132,7 @@ fn build(
     max_body: usize,
     logger: Option<CallLogger>,
     trace: Option<TraceTap>,
+    sessions: Option<SharedSessions>,
 ) -> HttpApp<Fixture> {
     let options = HttpOptions {
         origins,
@@ -122,6 +141,7 @@ fn build(
         tools: vec![echo_tool()],
         logger,
         trace,
+        sessions,
     };
     app(Fixture, options, CancellationToken::new())
 }
