@@ -36,11 +36,13 @@ use std::time::Duration;
 
 use ::http::HeaderMap;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientConfig, GetPromptRequestParams,
-    GetPromptResult, GetSkillRequestParams, InputResponses, JsonObject, Prompt, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResult, Resource, ServerPeerInfo, Skill, Tool,
+    CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
+    ClientCapabilities, ClientConfig, ClientRequest, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResult, GetSkillRequestParams, GetTaskParams, GetTaskResult,
+    InputResponses, JsonObject, Prompt, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResult, Resource, ServerPeerInfo, ServerResult, Skill, Tool, UpdateTaskParams,
 };
-use rmcp::service::{ClientLifecycleMode, RunningService, ServiceError};
+use rmcp::service::{ClientLifecycleMode, PeerRequestOptions, RunningService, ServiceError};
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
 };
@@ -1026,25 +1028,8 @@ impl Session {
         limits: CallLimits,
         observer: Option<TaskObserver>,
     ) -> Result<CallToolResult, ClientError> {
-        self.call_tool_with_meta(name, arguments, limits, observer, None)
-            .await
-    }
-
-    /// [`Session::call_tool_observed`], the request's `_meta` carrying the
-    /// entries of `meta` as well (a gateway's `traceparent`, say).
-    pub async fn call_tool_with_meta(
-        &self,
-        name: &str,
-        arguments: JsonObject,
-        limits: CallLimits,
-        observer: Option<TaskObserver>,
-        meta: Option<&rmcp::model::MetaObject>,
-    ) -> Result<CallToolResult, ClientError> {
         let started = tokio::time::Instant::now();
         let mut params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
-        if let Some(meta) = meta.filter(|meta| !meta.0.is_empty()) {
-            params.meta = Some(rmcp::model::RequestMetaObject(meta.clone()));
-        }
         if self.notices {
             let mut meta =
                 rmcp::model::RequestMetaObject::with_progress_token(rmcp::model::ProgressToken(
@@ -1055,9 +1040,6 @@ impl Session {
                 reason = "SEP-2577 deprecates logging, but servers before it log only when asked"
             )]
             meta.set_log_level(rmcp::model::LoggingLevel::Info);
-            if let Some(given) = params.meta.take() {
-                meta.0.0.extend(given.0.0);
-            }
             params.meta = Some(meta);
         }
         let seed = match self
@@ -1126,6 +1108,71 @@ impl Session {
             params.request_state = asked.request_state;
         }
         Err(ServiceError::InputRequiredRoundsExceeded { max_rounds })
+    }
+
+    /// One `tools/call` within `limits`, answered as the server answers it:
+    /// an `input_required` result or a task is handed back, not followed
+    /// (for a gateway, whose client answers them). `capabilities`, when
+    /// given, are declared in the request's `_meta` instead of this
+    /// session's own (2026-07-28): a gateway declares its client's, so that
+    /// the server asks only for what that client can answer.
+    pub async fn call_tool_once(
+        &self,
+        params: CallToolRequestParams,
+        limits: CallLimits,
+        capabilities: Option<ClientCapabilities>,
+    ) -> Result<CallToolResponse, ClientError> {
+        let mut options = PeerRequestOptions::no_options();
+        if let Some(capabilities) = capabilities {
+            let mut meta = rmcp::model::RequestMetaObject::new();
+            meta.set_client_capabilities(capabilities);
+            options = options.with_meta(meta);
+        }
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let call = async {
+            let answer = self
+                .service
+                .send_request_with_option(request, options)
+                .await?
+                .await_response()
+                .await?;
+            match answer {
+                ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
+                ServerResult::InputRequiredResult(asked) => {
+                    Ok(CallToolResponse::InputRequired(asked))
+                }
+                ServerResult::CreateTaskResult(created) => Ok(CallToolResponse::Task(created)),
+                _ => Err(ServiceError::UnexpectedResponse),
+            }
+        };
+        self.limited(Method::CallTool, limits, call).await
+    }
+
+    /// `tasks/get` of a task this session's server runs, as it answers.
+    pub async fn get_task(&self, params: GetTaskParams) -> Result<GetTaskResult, ClientError> {
+        self.bounded(Method::Task, self.service.get_task(params))
+            .await
+    }
+
+    /// `tasks/update`: answers to the input a task of the server asked for.
+    pub async fn update_task(&self, params: UpdateTaskParams) -> Result<(), ClientError> {
+        self.bounded(Method::Task, self.service.update_task(params))
+            .await
+    }
+
+    /// `tasks/cancel` of a task this session's server runs.
+    pub async fn cancel_task(&self, params: CancelTaskParams) -> Result<(), ClientError> {
+        self.bounded(Method::Task, self.service.cancel_task(params))
+            .await
+    }
+
+    /// `completion/complete`, as the server answers it.
+    pub async fn complete(
+        &self,
+        params: CompleteRequestParams,
+    ) -> Result<CompleteResult, ClientError> {
+        self.bounded(Method::Complete, self.service.complete(params))
+            .await
     }
 
     pub async fn list_resources(&self) -> Result<Vec<Resource>, ClientError> {
