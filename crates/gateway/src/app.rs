@@ -11,8 +11,12 @@
 //! credential (when `auth` is configured): the Protected Resource Metadata
 //! is answered here, a request without a valid credential gets its
 //! challenge, and a valid one goes on with the [`Authenticated`] identity
-//! in its extensions and without its `Authorization` header. Without
-//! `auth`, [`Gateway::serve`] refuses an address that is not loopback.
+//! in its extensions and without its `Authorization` header. When some
+//! tool needs scopes of its own (`toolScopes`), a POST's body is read
+//! here as well, and a `tools/call` of such a tool by a token without them
+//! gets the step-up challenge (403, [`crate::auth::Rejection::ToolScope`]).
+//! Without `auth`, [`Gateway::serve`] refuses an address that is not
+//! loopback.
 //!
 //! [`Prepared::load`] reads what can be wrong in files before any upstream
 //! starts; [`Prepared::start`] takes the running hub.
@@ -160,13 +164,14 @@ impl Gateway {
     /// The HTTP application; cancelling `shutdown` ends every session.
     pub fn app(&self, http: &HttpOptions, shutdown: &CancellationToken) -> GatewayApp {
         let app = |view: &Arc<View>| {
-            nexo_serve::app(
-                GatewayServer::new(self.shared.clone(), view.clone()),
-                http.clone(),
-                shutdown.child_token(),
-            )
+            let server = GatewayServer::new(self.shared.clone(), view.clone());
+            Endpoint {
+                app: nexo_serve::app(server.clone(), http.clone(), shutdown.child_token()),
+                server,
+            }
         };
         GatewayApp {
+            max_body: http.max_body,
             metrics: Arc::new(MetricsEndpoint {
                 shared: self.shared.clone(),
                 origins: http.origins.clone(),
@@ -314,8 +319,17 @@ fn plain(status: http::StatusCode, text: &'static str) -> Response {
 pub struct GatewayApp {
     metrics: Arc<MetricsEndpoint>,
     auth: Arc<Auth>,
-    main: HttpApp<GatewayServer>,
-    virtual_servers: Arc<HashMap<String, HttpApp<GatewayServer>>>,
+    /// The largest body read for the step-up check (nexo-serve's limit).
+    max_body: usize,
+    main: Endpoint,
+    virtual_servers: Arc<HashMap<String, Endpoint>>,
+}
+
+/// One endpoint's application and the server inside it.
+#[derive(Clone)]
+struct Endpoint {
+    app: HttpApp<GatewayServer>,
+    server: GatewayServer,
 }
 
 impl tower::Service<Request> for GatewayApp {
@@ -351,12 +365,82 @@ impl tower::Service<Request> for GatewayApp {
                     Err(rejection) => return Ok(auth.challenge(&rejection)),
                 }
             }
+            if auth.has_tool_scopes()
+                && request.method() == http::Method::POST
+                && let Some(endpoint) = this.endpoint(request.uri().path())
+            {
+                request = match step_up(&endpoint.server, &auth, request, this.max_body).await {
+                    Ok(request) => request,
+                    Err(challenge) => return Ok(challenge),
+                };
+            }
             this.route(request).await
         })
     }
 }
 
+/// `request` again, its body read; or the step-up challenge when it calls
+/// a tool whose scopes the caller lacks (see [`GatewayServer::step_up`]).
+async fn step_up(
+    server: &GatewayServer,
+    auth: &Auth,
+    request: Request,
+    max_body: usize,
+) -> Result<Request, Response> {
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, max_body).await else {
+        let mut response = Response::new(axum::body::Body::from(format!(
+            "the request body could not be read whole within {max_body} bytes; send a smaller \
+             request, or start the gateway with a larger `--max-body`\n"
+        )));
+        *response.status_mut() = http::StatusCode::PAYLOAD_TOO_LARGE;
+        return Err(response);
+    };
+    for (name, arguments) in tool_calls(&parts.headers, &bytes) {
+        if let Some(rejection) = server.step_up(&parts, &name, arguments) {
+            return Err(auth.challenge(&rejection));
+        }
+    }
+    Ok(Request::from_parts(parts, axum::body::Body::from(bytes)))
+}
+
+/// The tools `body` calls, by name with their arguments: one message or a
+/// batch. A 2026-07-28 request whose `Mcp-Name` header is not the tool's
+/// name is left to nexo-serve, which answers it as a header mismatch.
+fn tool_calls(headers: &http::HeaderMap, body: &[u8]) -> Vec<(String, serde_json::Value)> {
+    let Ok(message) = serde_json::from_slice::<serde_json::Value>(body) else {
+        return Vec::new();
+    };
+    let messages = match message {
+        serde_json::Value::Array(messages) => messages,
+        message => vec![message],
+    };
+    let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
+    let standard_headers = header("mcp-protocol-version")
+        .is_some_and(|version| version >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str());
+    messages
+        .into_iter()
+        .filter(|message| message["method"] == "tools/call")
+        .filter_map(|mut message| {
+            let name = message["params"]["name"].as_str()?.to_owned();
+            if standard_headers && header("mcp-name") != Some(name.as_str()) {
+                return None;
+            }
+            Some((name, message["params"]["arguments"].take()))
+        })
+        .collect()
+}
+
 impl GatewayApp {
+    /// The endpoint serving `path`: `/mcp` or a virtual server's.
+    fn endpoint(&self, path: &str) -> Option<&Endpoint> {
+        if path == MCP_PATH {
+            return Some(&self.main);
+        }
+        let name = path.strip_prefix(MCP_PATH)?.strip_prefix('/')?;
+        self.virtual_servers.get(name)
+    }
+
     /// Hands `request` to its endpoint's application.
     fn route(&mut self, mut request: Request) -> BoxFuture<'static, Result<Response, Infallible>> {
         // Behind authentication when it is configured: it names every tool.
@@ -370,8 +454,8 @@ impl GatewayApp {
             .strip_prefix(MCP_PATH)
             .and_then(|rest| rest.strip_prefix('/'))
             .map(str::to_owned);
-        if let Some(app) = name.and_then(|name| self.virtual_servers.get(&name).cloned()) {
-            let mut app = app;
+        if let Some(endpoint) = name.and_then(|name| self.virtual_servers.get(&name).cloned()) {
+            let mut app = endpoint.app;
             let path_and_query = match request.uri().query() {
                 Some(query) => format!("{MCP_PATH}?{query}"),
                 None => MCP_PATH.to_owned(),
@@ -381,6 +465,6 @@ impl GatewayApp {
             }
             return tower::Service::call(&mut app, request);
         }
-        tower::Service::call(&mut self.main, request)
+        tower::Service::call(&mut self.main.app, request)
     }
 }

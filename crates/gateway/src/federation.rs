@@ -4,7 +4,10 @@
 //! model); resources by `nexo://<server>/<uri>` ([`UriNamespace`]: the
 //! upstream's URI kept whole after the server's label, so that the mapping
 //! is undone by cutting the prefix, and two servers can never meet on one
-//! address). Lists are merged in the configuration's order of servers.
+//! address); task ids by `server__id` (the upstream's id kept whole after
+//! the server's name, so that `tasks/get`, `tasks/update` and
+//! `tasks/cancel` reach the upstream that runs the task). Lists are merged
+//! in the configuration's order of servers.
 //!
 //! The hub keeps the upstreams connected (a child that exits is started
 //! again, with a growing delay); while one restarts, its last tools stay
@@ -19,10 +22,12 @@ use std::time::Duration;
 
 use futures::future::join_all;
 use nexo_client::hub::{Changed, Hub};
-use nexo_client::namespace::{Namespace, UriNamespace};
+use nexo_client::namespace::{Namespace, SEPARATOR, UriNamespace};
 use nexo_client::{ClientError, Session};
 use rmcp::model::{
-    CallToolResult, GetPromptResult, JsonObject, Prompt, ReadResourceResult, Resource, Tool,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities,
+    CompleteRequestParams, CompleteResult, GetPromptResult, GetTaskParams, GetTaskResult,
+    JsonObject, Prompt, ReadResourceResult, Resource, Tool, UpdateTaskParams,
 };
 
 /// How long a list waits for an upstream that is not connected: not at
@@ -119,17 +124,97 @@ impl Federation {
         )
     }
 
-    /// Calls `tool` on `server` (see the module comment for restarts).
-    /// `meta` goes in the request's `_meta` (the trace context).
-    pub async fn call_tool(
+    /// One `tools/call` of `params` on `server`, answered as the upstream
+    /// answers it: an `input_required` result or a task is handed back for
+    /// the gateway's client, whose `capabilities` the request declares
+    /// (see nexo-client's `Hub::call_tool_once`).
+    pub async fn call_tool_once(
         &self,
         server: &str,
-        tool: &str,
-        arguments: JsonObject,
-        meta: Option<rmcp::model::MetaObject>,
-    ) -> Result<CallToolResult, Upstream> {
+        params: CallToolRequestParams,
+        capabilities: Option<ClientCapabilities>,
+    ) -> Result<CallToolResponse, Upstream> {
         self.hub
-            .call_tool_with_meta(server, tool, arguments, None, meta)
+            .call_tool_once(server, params, capabilities)
+            .await
+            .map_err(|error| upstream(server, error))
+    }
+
+    /// The federated id of the task `id` that `server` runs.
+    pub fn qualify_task(&self, server: &str, id: &str) -> String {
+        format!("{server}{SEPARATOR}{id}")
+    }
+
+    /// The server and its own id of the task a federated id stands for.
+    pub fn resolve_task<'t>(&self, task: &'t str) -> Option<(String, &'t str)> {
+        self.servers
+            .iter()
+            .filter_map(|server| {
+                let id = task
+                    .strip_prefix(server.as_str())?
+                    .strip_prefix(SEPARATOR)?;
+                Some((server, id))
+            })
+            .max_by_key(|(server, _)| server.len())
+            .map(|(server, id)| (server.clone(), id))
+    }
+
+    /// `tasks/get` on `server`.
+    pub async fn get_task(
+        &self,
+        server: &str,
+        params: GetTaskParams,
+    ) -> Result<GetTaskResult, Upstream> {
+        let session = self.session(server).await?;
+        session
+            .get_task(params)
+            .await
+            .map_err(|error| upstream(server, error))
+    }
+
+    /// `tasks/update` on `server`.
+    pub async fn update_task(
+        &self,
+        server: &str,
+        params: UpdateTaskParams,
+    ) -> Result<(), Upstream> {
+        let session = self.session(server).await?;
+        session
+            .update_task(params)
+            .await
+            .map_err(|error| upstream(server, error))
+    }
+
+    /// `tasks/cancel` on `server`.
+    pub async fn cancel_task(
+        &self,
+        server: &str,
+        params: CancelTaskParams,
+    ) -> Result<(), Upstream> {
+        let session = self.session(server).await?;
+        session
+            .cancel_task(params)
+            .await
+            .map_err(|error| upstream(server, error))
+    }
+
+    /// `completion/complete` on `server`, its reference the upstream's own.
+    pub async fn complete(
+        &self,
+        server: &str,
+        params: CompleteRequestParams,
+    ) -> Result<CompleteResult, Upstream> {
+        let session = self.session(server).await?;
+        session
+            .complete(params)
+            .await
+            .map_err(|error| upstream(server, error))
+    }
+
+    /// `server`'s session, waiting for it while it restarts.
+    async fn session(&self, server: &str) -> Result<Arc<Session>, Upstream> {
+        self.hub
+            .session(server, RESTART_WAIT)
             .await
             .map_err(|error| upstream(server, error))
     }

@@ -27,6 +27,10 @@ pub const BLOCKED: ErrorCode = ErrorCode(-32003);
 pub const UNAVAILABLE: ErrorCode = ErrorCode(-32004);
 /// A rate limit refused the request (-32029, for HTTP's 429).
 pub const LIMITED: ErrorCode = ErrorCode(-32029);
+/// The upstream needs the user to visit a URL first (2025-11-25): relayed
+/// as the upstream sent it, message and `data.elicitations` untouched, for
+/// the client to open them.
+pub const URL_ELICITATION_REQUIRED: ErrorCode = ErrorCode(-32042);
 
 /// Why a request got no upstream answer.
 #[derive(Debug, Clone)]
@@ -93,6 +97,14 @@ impl Refusal {
                 what,
                 name,
                 endpoint,
+            } if *what == "task" => format!(
+                "the gateway knows no task `{name}` at {endpoint}; a task's id is the one the \
+                 `tools/call` that started it answered"
+            ),
+            Refusal::Unknown {
+                what,
+                name,
+                endpoint,
             } => format!(
                 "the gateway offers no {what} `{name}` at {endpoint}; list them with `{what}s/list`"
             ),
@@ -116,6 +128,9 @@ impl Refusal {
                     shown.join(", "),
                     if kinds.len() == 1 { "s" } else { "" },
                 )
+            }
+            Refusal::UpstreamError { code, message, .. } if *code == URL_ELICITATION_REQUIRED.0 => {
+                message.clone()
             }
             Refusal::UpstreamError {
                 server, message, ..
@@ -150,6 +165,9 @@ impl Refusal {
                 "place": place,
                 "findings": findings,
             })),
+            Refusal::UpstreamError { code, data, .. } if *code == URL_ELICITATION_REQUIRED.0 => {
+                data.clone()
+            }
             Refusal::UpstreamError { server, data, .. } => Some(json!({
                 "upstream": server,
                 "data": data,

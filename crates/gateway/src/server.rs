@@ -26,11 +26,12 @@ use std::time::{Duration, Instant};
 
 use nexo_client::hub::{Change, Changed};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, Implementation, JsonObject, ListPromptsResult,
-    ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
-    ServerConfig, SubscriptionFilter, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
+    ClientCapabilities, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, GetTaskParams, GetTaskResult, Implementation, JsonObject,
+    ListPromptsResult, ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference,
+    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -38,7 +39,7 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 use crate::audit::{AuditLog, Entry, Outcome};
-use crate::auth::{Auth, Authenticated};
+use crate::auth::{Auth, Authenticated, MissingScopes, Rejection};
 use crate::detect::{Finding, Place};
 use crate::federation::Federation;
 use crate::limits::{Exceeded, Limits};
@@ -48,6 +49,10 @@ use crate::refusal::Refusal;
 use crate::tracecontext;
 use crate::view::View;
 
+/// How long a 2026-07-28 client may keep a list (`ttlMs`): a list change
+/// of an upstream is announced to it, and a tool a reloaded policy hides
+/// meanwhile is still refused when called.
+const LIST_TTL_MS: u64 = 60_000;
 /// How many list changes a slow client may fall behind by.
 const CHANGE_BACKLOG: usize = 64;
 /// How often a 2025-era session's forwarder checks that its client is
@@ -219,29 +224,55 @@ impl GatewayServer {
             .tool
             .as_deref()
             .filter(|_| request.method == "tools/call")?;
-        let federated = format!(
-            "{}{}{tool}",
-            request.server,
-            nexo_client::namespace::SEPARATOR
-        );
-        let (pattern, missing) = self
-            .shared
+        let missing = self.missing_scopes(&request.identity, &request.server, tool)?;
+        Some(scope_decision(&missing))
+    }
+
+    fn missing_scopes(
+        &self,
+        identity: &Identity,
+        server: &str,
+        tool: &str,
+    ) -> Option<MissingScopes> {
+        let federated = format!("{server}{}{tool}", nexo_client::namespace::SEPARATOR);
+        self.shared
             .auth
-            .missing_tool_scopes(&request.identity.scopes, &federated)?;
-        let shown: Vec<String> = missing.iter().map(|scope| format!("`{scope}`")).collect();
-        Some(Decision {
-            verdict: Verdict::Deny,
-            rule: Some(format!("auth.oauth.toolScopes[{pattern}]")),
-            reason: format!(
-                "the token lacks the scope{} {} this tool needs; ask the authorization server \
-                 for a token with {}",
-                if missing.len() == 1 { "" } else { "s" },
-                shown.join(", "),
-                if missing.len() == 1 { "it" } else { "them" },
-            ),
-            evidence: Vec::new(),
-            redactions: Vec::new(),
-            arguments: None,
+            .missing_tool_scopes(&identity.scopes, &federated)
+    }
+
+    /// The step-up challenge for a `tools/call` of `name` (as this endpoint
+    /// offers it) whose tool needs scopes the caller (`parts`) lacks: the
+    /// refusal audited and counted, for the HTTP layer to answer with 403.
+    pub fn step_up(
+        &self,
+        parts: &http::request::Parts,
+        name: &str,
+        arguments: Value,
+    ) -> Option<Rejection> {
+        let (server, tool) = self.view.resolve_tool(self.federation(), name)?;
+        let identity = identity_from_parts(Some(parts));
+        let missing = self.missing_scopes(&identity, &server, &tool)?;
+        let mut guard = Guard {
+            audit: &self.shared.audit,
+            metrics: &self.shared.metrics,
+            policy: self.view.policy.current(),
+            request: Request {
+                identity,
+                server,
+                method: "tools/call".to_owned(),
+                tool: Some(tool),
+                arguments,
+            },
+            decision: scope_decision(&missing),
+            forwarded: None,
+            findings: Vec::new(),
+            started: Instant::now(),
+            upstream: None,
+        };
+        guard.finish(Outcome::Denied);
+        Some(Rejection::ToolScope {
+            tool: name.to_owned(),
+            missing,
         })
     }
 
@@ -253,12 +284,21 @@ impl GatewayServer {
         }
     }
 
+    /// A `tools/call`, decided and passed on, declaring the client's
+    /// `capabilities` to the upstream (so that it asks the client only for
+    /// what it can answer, and starts a task only for a client that
+    /// follows tasks). Its Multi Round-Trip Request fields
+    /// (`inputResponses`, `requestState`) go upstream untouched, and an
+    /// `input_required` answer comes back untouched: each round is a
+    /// request of its own, decided and audited. A task the upstream starts
+    /// reaches the client under its federated id.
     async fn call(
         &self,
         params: CallToolRequestParams,
         identity: Identity,
         trace: MetaObject,
-    ) -> Result<CallToolResult, Refusal> {
+        capabilities: Option<ClientCapabilities>,
+    ) -> Result<CallToolResponse, Refusal> {
         let started = Instant::now();
         let Some((server, tool)) = self.view.resolve_tool(self.federation(), &params.name) else {
             return Err(self.unknown("tool", &params.name));
@@ -273,14 +313,29 @@ impl GatewayServer {
         self.limit(&request, started)?;
         let mut guard = self.guard(request, started).await;
         let arguments = guard.admit()?;
+        let mut upstream = CallToolRequestParams::new(tool.clone()).with_arguments(arguments);
+        upstream.meta = Some(rmcp::model::RequestMetaObject(trace));
+        upstream.input_responses = params.input_responses;
+        upstream.request_state = params.request_state;
         let asked = Instant::now();
         let answer = self
             .federation()
-            .call_tool(&server, &tool, arguments, Some(trace))
+            .call_tool_once(&server, upstream, capabilities)
             .await;
         guard.upstream = Some(asked.elapsed());
         let result = match answer {
-            Ok(result) => result,
+            Ok(CallToolResponse::Complete(result)) => result,
+            Ok(CallToolResponse::Task(mut created)) => {
+                created.task.task_id = self
+                    .federation()
+                    .qualify_task(&server, &created.task.task_id);
+                guard.finish(Outcome::Ok);
+                return Ok(CallToolResponse::Task(created));
+            }
+            Ok(other) => {
+                guard.finish(Outcome::Ok);
+                return Ok(other);
+            }
             Err(failure) => return Err(guard.failed(Refusal::upstream(failure))),
         };
         let result: CallToolResult = guard.inspect_result(&result)?;
@@ -290,7 +345,15 @@ impl GatewayServer {
             Outcome::Ok
         };
         guard.finish(outcome);
-        Ok(result)
+        Ok(CallToolResponse::Complete(result))
+    }
+
+    /// The upstream and its own id of the task a client names, or the
+    /// refusal.
+    fn task<'t>(&self, task: &'t str) -> Result<(String, &'t str), ErrorData> {
+        self.federation()
+            .resolve_task(task)
+            .ok_or_else(|| self.unknown("task", task).to_error())
     }
 
     async fn prompt(
@@ -383,24 +446,19 @@ impl GatewayServer {
         Ok(result)
     }
 
-    /// The tools `identity` may see, their descriptions inspected.
-    fn visible_tools(&self, identity: &Identity) -> Vec<Tool> {
+    /// The tools `identity` may see, their descriptions inspected, and
+    /// whether any was left out for this identity (rather than for all).
+    fn visible_tools(&self, identity: &Identity) -> (Vec<Tool>, bool) {
         let policy = self.view.policy.current();
         let mut tools = Vec::new();
+        let mut filtered = false;
         for offered in self.view.tools(self.federation()) {
-            let federated = format!(
-                "{}{}{}",
-                offered.server,
-                nexo_client::namespace::SEPARATOR,
-                offered.upstream
-            );
             if !policy.tool_visible(identity, &offered.server, &offered.upstream)
                 || self
-                    .shared
-                    .auth
-                    .missing_tool_scopes(&identity.scopes, &federated)
+                    .missing_scopes(identity, &offered.server, &offered.upstream)
                     .is_some()
             {
+                filtered = true;
                 continue;
             }
             let Ok(mut value) = serde_json::to_value(&offered.item) else {
@@ -447,7 +505,7 @@ impl GatewayServer {
                 }
             }
         }
-        tools
+        (tools, filtered)
     }
 }
 
@@ -472,16 +530,19 @@ fn trace_of(
 /// The client's identity: what authentication established (see
 /// [`crate::app::GatewayApp`]) and its address.
 fn identity_of(extensions: &rmcp::model::Extensions) -> Identity {
-    let client = extensions
-        .get::<http::request::Parts>()
+    identity_from_parts(extensions.get::<http::request::Parts>())
+}
+
+/// The identity of the HTTP request `parts`, if there is one.
+fn identity_from_parts(parts: Option<&http::request::Parts>) -> Identity {
+    let client = parts
         .and_then(|parts| {
             parts
                 .extensions
                 .get::<axum::extract::ConnectInfo<SocketAddr>>()
         })
         .map(|info| info.0.ip());
-    let authenticated = extensions
-        .get::<http::request::Parts>()
+    let authenticated = parts
         .and_then(|parts| parts.extensions.get::<Authenticated>())
         .cloned()
         .unwrap_or_default();
@@ -613,6 +674,34 @@ impl Guard<'_> {
     }
 }
 
+/// How a call refused for a tool's missing scopes is audited: denied,
+/// naming the `toolScopes` pattern as its rule.
+fn scope_decision(missing: &MissingScopes) -> Decision {
+    let shown: Vec<String> = missing
+        .missing
+        .iter()
+        .map(|scope| format!("`{scope}`"))
+        .collect();
+    Decision {
+        verdict: Verdict::Deny,
+        rule: Some(format!("auth.oauth.toolScopes[{}]", missing.pattern)),
+        reason: format!(
+            "the token lacks the scope{} {} this tool needs; ask the authorization server for a \
+             token with {}",
+            if missing.missing.len() == 1 { "" } else { "s" },
+            shown.join(", "),
+            if missing.missing.len() == 1 {
+                "it"
+            } else {
+                "them"
+            },
+        ),
+        evidence: Vec::new(),
+        redactions: Vec::new(),
+        arguments: None,
+    }
+}
+
 /// How a rate-limited request is audited: denied by the limit, named as
 /// its rule.
 fn limited_decision(exceeded: &Exceeded) -> Decision {
@@ -640,6 +729,8 @@ fn write(audit: &AuditLog, entry: Entry) {
 impl ServerHandler for GatewayServer {
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
+            .enable_completions()
+            .enable_tasks()
             .enable_tools()
             .enable_tool_list_changed()
             .enable_prompts()
@@ -659,9 +750,18 @@ impl ServerHandler for GatewayServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let identity = identity_of(&context.extensions);
-        Ok(ListToolsResult::with_all_items(
-            self.visible_tools(&identity),
-        ))
+        let (tools, filtered) = self.visible_tools(&identity);
+        // A list the policy or the token's scopes cut for this caller, or
+        // one behind authentication (whose scopes may cut it), is no one
+        // else's to reuse.
+        let scope = if filtered || !self.shared.auth.is_open() {
+            CacheScope::Private
+        } else {
+            CacheScope::Public
+        };
+        Ok(ListToolsResult::with_all_items(tools)
+            .with_ttl_ms(LIST_TTL_MS)
+            .with_cache_scope(scope))
     }
 
     async fn call_tool(
@@ -671,10 +771,99 @@ impl ServerHandler for GatewayServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let identity = identity_of(&context.extensions);
         let trace = trace_of(request.meta.as_ref(), &context);
-        match self.call(request, identity, trace).await {
-            Ok(result) => Ok(result.into()),
+        let capabilities = context.client_capabilities();
+        match self.call(request, identity, trace, capabilities).await {
+            Ok(response) => Ok(response),
             Err(refusal) => refusal.to_tool_answer().map(Into::into),
         }
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let federated = request.task_id.clone();
+        let (server, id) = self.task(&federated)?;
+        let mut upstream = request;
+        upstream.task_id = id.to_owned();
+        let mut result = self
+            .federation()
+            .get_task(&server, upstream)
+            .await
+            .map_err(|failure| Refusal::upstream(failure).to_error())?;
+        result.task.task.task_id = federated;
+        Ok(result)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let (server, id) = self.task(&request.task_id)?;
+        let mut upstream = request.clone();
+        upstream.task_id = id.to_owned();
+        self.federation()
+            .update_task(&server, upstream)
+            .await
+            .map_err(|failure| Refusal::upstream(failure).to_error())
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let (server, id) = self.task(&request.task_id)?;
+        let mut upstream = request.clone();
+        upstream.task_id = id.to_owned();
+        self.federation()
+            .cancel_task(&server, upstream)
+            .await
+            .map_err(|failure| Refusal::upstream(failure).to_error())
+    }
+
+    /// Completion for a prompt's or a resource template's argument, asked
+    /// of the upstream that offers it under its own name.
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let mut upstream = request.clone();
+        let server = match &mut upstream.r#ref {
+            Reference::Prompt(prompt) => {
+                let Some((server, name)) = self
+                    .view
+                    .resolve_prompt(self.federation(), &prompt.name)
+                    .await
+                else {
+                    return Err(self.unknown("prompt", &prompt.name).to_error());
+                };
+                prompt.name = name;
+                server
+            }
+            Reference::Resource(resource) => {
+                let Some((server, uri)) = self.view.resolve_uri(self.federation(), &resource.uri)
+                else {
+                    return Err(self.unknown("resource", &resource.uri).to_error());
+                };
+                resource.uri = uri;
+                server
+            }
+            _ => {
+                return Err(ErrorData::invalid_params(
+                    "the gateway completes the arguments of prompts (`ref/prompt`) and \
+                     resources (`ref/resource`) only",
+                    None,
+                ));
+            }
+        };
+        self.federation()
+            .complete(&server, upstream)
+            .await
+            .map_err(|failure| Refusal::upstream(failure).to_error())
     }
 
     async fn list_prompts(
@@ -685,7 +874,9 @@ impl ServerHandler for GatewayServer {
         let prompts = self.view.prompts(self.federation()).await;
         Ok(ListPromptsResult::with_all_items(
             prompts.into_iter().map(|offered| offered.item).collect(),
-        ))
+        )
+        .with_ttl_ms(LIST_TTL_MS)
+        .with_cache_scope(CacheScope::Public))
     }
 
     async fn get_prompt(
@@ -709,7 +900,9 @@ impl ServerHandler for GatewayServer {
         let resources = self.view.resources(self.federation()).await;
         Ok(ListResourcesResult::with_all_items(
             resources.into_iter().map(|offered| offered.item).collect(),
-        ))
+        )
+        .with_ttl_ms(LIST_TTL_MS)
+        .with_cache_scope(CacheScope::Public))
     }
 
     async fn read_resource(

@@ -2,10 +2,14 @@
 //! resources under their federated names ([`crate::federation`]);
 //! `/mcp/NAME` a virtual server's choice of them, renamed, re-described
 //! and decided by its own policy ([`crate::settings::VirtualServer`]).
+//! A tool's MCP Apps interface (`_meta.ui.resourceUri`, a `ui://`
+//! resource of its upstream) is pointed at the resource's federated
+//! address, so that a client reads it through the gateway like any other.
 
 use std::sync::Arc;
 
 use rmcp::model::{Prompt, Resource, Tool};
+use serde_json::Value;
 
 use crate::federation::Federation;
 use crate::policy::PolicyHandle;
@@ -55,6 +59,7 @@ impl View {
                     .filter_map(|(server, mut tool)| {
                         let upstream = tool.name.to_string();
                         tool.name = names.qualified(&server, &upstream)?.to_owned().into();
+                        federate_ui(federation, &server, &mut tool);
                         Some(Offered {
                             server,
                             upstream,
@@ -75,6 +80,7 @@ impl View {
                     if let Some(description) = &chosen.description {
                         tool.description = Some(description.clone().into());
                     }
+                    federate_ui(federation, &chosen.server, &mut tool);
                     Some(Offered {
                         server: chosen.server.clone(),
                         upstream: chosen.name.clone(),
@@ -197,5 +203,22 @@ impl View {
             Offer::All => true,
             Offer::Virtual(chosen) => chosen.resources.contains(server),
         }
+    }
+}
+
+/// Points `tool`'s MCP Apps interface (`_meta.ui.resourceUri`) at the
+/// federated address of that resource of `server`.
+fn federate_ui(federation: &Federation, server: &str, tool: &mut Tool) {
+    let Some(meta) = tool.meta.as_mut() else {
+        return;
+    };
+    let Some(Value::Object(ui)) = meta.0.get_mut("ui") else {
+        return;
+    };
+    let Some(Value::String(uri)) = ui.get_mut("resourceUri") else {
+        return;
+    };
+    if let Some(federated) = federation.qualify_uri(server, uri) {
+        *uri = federated;
     }
 }
