@@ -38,8 +38,9 @@ use ::http::HeaderMap;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
     ClientCapabilities, ClientConfig, ClientRequest, CompleteRequestParams, CompleteResult,
-    GetPromptRequestParams, GetPromptResult, GetSkillRequestParams, GetTaskParams, GetTaskResult,
-    InputResponses, JsonObject, Prompt, ProtocolVersion, ReadResourceRequestParams,
+    GetPromptRequest, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
+    GetSkillRequestParams, GetTaskParams, GetTaskResult, InputResponses, JsonObject, Prompt,
+    ProtocolVersion, ReadResourceRequest, ReadResourceRequestParams, ReadResourceResponse,
     ReadResourceResult, Resource, ServerPeerInfo, ServerResult, Skill, Tool, UpdateTaskParams,
 };
 use rmcp::service::{ClientLifecycleMode, PeerRequestOptions, RunningService, ServiceError};
@@ -855,11 +856,7 @@ impl Session {
         method: Method,
         call: impl Future<Output = Result<T, ServiceError>>,
     ) -> Result<T, ClientError> {
-        let limits = CallLimits {
-            idle: self.timeout,
-            total: None,
-        };
-        self.limited(method, limits, call).await
+        self.limited(method, self.default_limits(), call).await
     }
 
     /// Runs one request of `method` within `limits`; the server's progress
@@ -999,11 +996,8 @@ impl Session {
         name: &str,
         arguments: JsonObject,
     ) -> Result<CallToolResult, ClientError> {
-        let limits = CallLimits {
-            idle: self.timeout,
-            total: None,
-        };
-        self.call_tool_within(name, arguments, limits).await
+        self.call_tool_within(name, arguments, self.default_limits())
+            .await
     }
 
     /// Calls `name` within `limits` (a long tool's own, from the config).
@@ -1122,30 +1116,49 @@ impl Session {
         limits: CallLimits,
         capabilities: Option<ClientCapabilities>,
     ) -> Result<CallToolResponse, ClientError> {
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        match self
+            .once(Method::CallTool, limits, request, capabilities)
+            .await?
+        {
+            ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
+            ServerResult::InputRequiredResult(asked) => Ok(CallToolResponse::InputRequired(asked)),
+            ServerResult::CreateTaskResult(created) => Ok(CallToolResponse::Task(created)),
+            _ => Err(self.service_error(Method::CallTool, ServiceError::UnexpectedResponse)),
+        }
+    }
+
+    /// One request within `limits`, its answer as the server gave it,
+    /// `capabilities` (when given) declared in its `_meta`.
+    async fn once(
+        &self,
+        method: Method,
+        limits: CallLimits,
+        request: ClientRequest,
+        capabilities: Option<ClientCapabilities>,
+    ) -> Result<ServerResult, ClientError> {
         let mut options = PeerRequestOptions::no_options();
         if let Some(capabilities) = capabilities {
             let mut meta = rmcp::model::RequestMetaObject::new();
             meta.set_client_capabilities(capabilities);
             options = options.with_meta(meta);
         }
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let call = async {
-            let answer = self
-                .service
+            self.service
                 .send_request_with_option(request, options)
                 .await?
                 .await_response()
-                .await?;
-            match answer {
-                ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
-                ServerResult::InputRequiredResult(asked) => {
-                    Ok(CallToolResponse::InputRequired(asked))
-                }
-                ServerResult::CreateTaskResult(created) => Ok(CallToolResponse::Task(created)),
-                _ => Err(ServiceError::UnexpectedResponse),
-            }
+                .await
         };
-        self.limited(Method::CallTool, limits, call).await
+        self.limited(method, limits, call).await
+    }
+
+    /// The limits of a request that gives none: the session's time limit.
+    fn default_limits(&self) -> CallLimits {
+        CallLimits {
+            idle: self.timeout,
+            total: None,
+        }
     }
 
     /// `tasks/get` of a task this session's server runs, as it answers.
@@ -1181,19 +1194,30 @@ impl Session {
     }
 
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
-        self.read_resource_with_meta(uri, None).await
-    }
-
-    /// [`Session::read_resource`], the request's `_meta` being `meta`.
-    pub async fn read_resource_with_meta(
-        &self,
-        uri: &str,
-        meta: Option<&rmcp::model::MetaObject>,
-    ) -> Result<ReadResourceResult, ClientError> {
-        let mut params = ReadResourceRequestParams::new(uri);
-        params.meta = meta.map(|meta| rmcp::model::RequestMetaObject(meta.clone()));
+        let params = ReadResourceRequestParams::new(uri);
         self.bounded(Method::ReadResource, self.service.read_resource(params))
             .await
+    }
+
+    /// One `resources/read` answered as the server answers it, an
+    /// `input_required` result handed back (see [`Session::call_tool_once`]).
+    pub async fn read_resource_once(
+        &self,
+        params: ReadResourceRequestParams,
+        capabilities: Option<ClientCapabilities>,
+    ) -> Result<ReadResourceResponse, ClientError> {
+        let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params));
+        let limits = self.default_limits();
+        match self
+            .once(Method::ReadResource, limits, request, capabilities)
+            .await?
+        {
+            ServerResult::ReadResourceResult(result) => Ok(ReadResourceResponse::Complete(result)),
+            ServerResult::InputRequiredResult(asked) => {
+                Ok(ReadResourceResponse::InputRequired(asked))
+            }
+            _ => Err(self.service_error(Method::ReadResource, ServiceError::UnexpectedResponse)),
+        }
     }
 
     /// Whether the server declares the skills extension (SEP-2640).
@@ -1230,21 +1254,29 @@ impl Session {
         name: &str,
         arguments: JsonObject,
     ) -> Result<GetPromptResult, ClientError> {
-        self.get_prompt_with_meta(name, arguments, None).await
-    }
-
-    /// [`Session::get_prompt`], the request's `_meta` being `meta`.
-    pub async fn get_prompt_with_meta(
-        &self,
-        name: &str,
-        arguments: JsonObject,
-        meta: Option<&rmcp::model::MetaObject>,
-    ) -> Result<GetPromptResult, ClientError> {
         let mut params = GetPromptRequestParams::new(name);
         params.arguments = Some(arguments);
-        params.meta = meta.map(|meta| rmcp::model::RequestMetaObject(meta.clone()));
         self.bounded(Method::GetPrompt, self.service.get_prompt(params))
             .await
+    }
+
+    /// One `prompts/get` answered as the server answers it, an
+    /// `input_required` result handed back (see [`Session::call_tool_once`]).
+    pub async fn get_prompt_once(
+        &self,
+        params: GetPromptRequestParams,
+        capabilities: Option<ClientCapabilities>,
+    ) -> Result<GetPromptResponse, ClientError> {
+        let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
+        let limits = self.default_limits();
+        match self
+            .once(Method::GetPrompt, limits, request, capabilities)
+            .await?
+        {
+            ServerResult::GetPromptResult(result) => Ok(GetPromptResponse::Complete(result)),
+            ServerResult::InputRequiredResult(asked) => Ok(GetPromptResponse::InputRequired(asked)),
+            _ => Err(self.service_error(Method::GetPrompt, ServiceError::UnexpectedResponse)),
+        }
     }
 
     /// The protocol revision the handshake settled on.

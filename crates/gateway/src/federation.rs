@@ -26,8 +26,9 @@ use nexo_client::namespace::{Namespace, SEPARATOR, UriNamespace};
 use nexo_client::{ClientError, Session};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities,
-    CompleteRequestParams, CompleteResult, GetPromptResult, GetTaskParams, GetTaskResult,
-    JsonObject, Prompt, ReadResourceResult, Resource, Tool, UpdateTaskParams,
+    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
+    GetTaskParams, GetTaskResult, Prompt, ReadResourceRequestParams, ReadResourceResponse,
+    Resource, Tool, UpdateTaskParams,
 };
 
 /// How long a list waits for an upstream that is not connected: not at
@@ -254,21 +255,17 @@ impl Federation {
         merged(lists, "prompts")
     }
 
-    /// Gets `prompt` from `server`, `meta` in the request's `_meta`.
+    /// One `prompts/get` on `server` (waiting for it while it restarts),
+    /// answered as the upstream answers it, declaring `capabilities`.
     pub async fn get_prompt(
         &self,
         server: &str,
-        prompt: &str,
-        arguments: JsonObject,
-        meta: Option<&rmcp::model::MetaObject>,
-    ) -> Result<GetPromptResult, Upstream> {
-        let session = self
-            .hub
-            .session(server, RESTART_WAIT)
-            .await
-            .map_err(|error| upstream(server, error))?;
+        params: GetPromptRequestParams,
+        capabilities: Option<ClientCapabilities>,
+    ) -> Result<GetPromptResponse, Upstream> {
+        let session = self.session(server).await?;
         session
-            .get_prompt_with_meta(prompt, arguments, meta)
+            .get_prompt_once(params, capabilities)
             .await
             .map_err(|error| upstream(server, error))
     }
@@ -298,21 +295,18 @@ impl Federation {
             .map(|(server, uri)| (server.to_owned(), uri))
     }
 
-    /// Reads `uri` (the upstream's own) from `server`, `meta` in the
-    /// request's `_meta`.
+    /// One `resources/read` on `server` (waiting for it while it
+    /// restarts), answered as the upstream answers it, declaring
+    /// `capabilities`.
     pub async fn read_resource(
         &self,
         server: &str,
-        uri: &str,
-        meta: Option<&rmcp::model::MetaObject>,
-    ) -> Result<ReadResourceResult, Upstream> {
-        let session = self
-            .hub
-            .session(server, RESTART_WAIT)
-            .await
-            .map_err(|error| upstream(server, error))?;
+        params: ReadResourceRequestParams,
+        capabilities: Option<ClientCapabilities>,
+    ) -> Result<ReadResourceResponse, Upstream> {
+        let session = self.session(server).await?;
         session
-            .read_resource_with_meta(uri, meta)
+            .read_resource_once(params, capabilities)
             .await
             .map_err(|error| upstream(server, error))
     }

@@ -28,10 +28,10 @@ use nexo_client::hub::{Change, Changed};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
     ClientCapabilities, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, GetTaskParams, GetTaskResult, Implementation, JsonObject,
-    ListPromptsResult, ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference,
-    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool, UpdateTaskParams,
+    GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, JsonObject, ListPromptsResult,
+    ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, Reference, ServerCapabilities, ServerConfig,
+    SubscriptionFilter, Tool, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -356,12 +356,15 @@ impl GatewayServer {
             .ok_or_else(|| self.unknown("task", task).to_error())
     }
 
+    /// A `prompts/get`, decided and passed on; its Multi Round-Trip
+    /// Request rounds pass through as a tool call's do ([`Self::call`]).
     async fn prompt(
         &self,
         params: GetPromptRequestParams,
         identity: Identity,
         trace: MetaObject,
-    ) -> Result<GetPromptResult, Refusal> {
+        capabilities: Option<ClientCapabilities>,
+    ) -> Result<GetPromptResponse, Refusal> {
         let started = Instant::now();
         let Some((server, prompt)) = self
             .view
@@ -380,27 +383,38 @@ impl GatewayServer {
         self.limit(&request, started)?;
         let mut guard = self.guard(request, started).await;
         let arguments = guard.admit()?;
+        let mut upstream = GetPromptRequestParams::new(prompt).with_arguments(arguments);
+        upstream.meta = Some(rmcp::model::RequestMetaObject(trace));
+        upstream.input_responses = params.input_responses;
+        upstream.request_state = params.request_state;
         let asked = Instant::now();
         let answer = self
             .federation()
-            .get_prompt(&server, &prompt, arguments, Some(&trace))
+            .get_prompt(&server, upstream, capabilities)
             .await;
         guard.upstream = Some(asked.elapsed());
         let result = match answer {
-            Ok(result) => result,
+            Ok(GetPromptResponse::Complete(result)) => result,
+            Ok(other) => {
+                guard.finish(Outcome::Ok);
+                return Ok(other);
+            }
             Err(failure) => return Err(guard.failed(Refusal::upstream(failure))),
         };
         let result = guard.inspect_result(&result)?;
         guard.finish(Outcome::Ok);
-        Ok(result)
+        Ok(GetPromptResponse::Complete(result))
     }
 
+    /// A `resources/read`, decided and passed on; its Multi Round-Trip
+    /// Request rounds pass through as a tool call's do ([`Self::call`]).
     async fn read(
         &self,
         params: ReadResourceRequestParams,
         identity: Identity,
         trace: MetaObject,
-    ) -> Result<ReadResourceResult, Refusal> {
+        capabilities: Option<ClientCapabilities>,
+    ) -> Result<ReadResourceResponse, Refusal> {
         let started = Instant::now();
         let Some((server, uri)) = self.view.resolve_uri(self.federation(), &params.uri) else {
             return Err(self.unknown("resource", &params.uri));
@@ -421,14 +435,22 @@ impl GatewayServer {
             .and_then(Value::as_str)
             .unwrap_or(&uri)
             .to_owned();
+        let mut upstream = ReadResourceRequestParams::new(uri);
+        upstream.meta = Some(rmcp::model::RequestMetaObject(trace));
+        upstream.input_responses = params.input_responses;
+        upstream.request_state = params.request_state;
         let asked = Instant::now();
         let answer = self
             .federation()
-            .read_resource(&server, &uri, Some(&trace))
+            .read_resource(&server, upstream, capabilities)
             .await;
         guard.upstream = Some(asked.elapsed());
         let mut result = match answer {
-            Ok(result) => result,
+            Ok(ReadResourceResponse::Complete(result)) => result,
+            Ok(other) => {
+                guard.finish(Outcome::Ok);
+                return Ok(other);
+            }
             Err(failure) => return Err(guard.failed(Refusal::upstream(failure))),
         };
         for contents in &mut result.contents {
@@ -443,7 +465,7 @@ impl GatewayServer {
         }
         let result = guard.inspect_result(&result)?;
         guard.finish(Outcome::Ok);
-        Ok(result)
+        Ok(ReadResourceResponse::Complete(result))
     }
 
     /// The tools `identity` may see, their descriptions inspected, and
@@ -886,9 +908,9 @@ impl ServerHandler for GatewayServer {
     ) -> Result<GetPromptResponse, ErrorData> {
         let identity = identity_of(&context.extensions);
         let trace = trace_of(request.meta.as_ref(), &context);
-        self.prompt(request, identity, trace)
+        let capabilities = context.client_capabilities();
+        self.prompt(request, identity, trace, capabilities)
             .await
-            .map(Into::into)
             .map_err(|refusal| refusal.to_error())
     }
 
@@ -912,9 +934,9 @@ impl ServerHandler for GatewayServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let identity = identity_of(&context.extensions);
         let trace = trace_of(request.meta.as_ref(), &context);
-        self.read(request, identity, trace)
+        let capabilities = context.client_capabilities();
+        self.read(request, identity, trace, capabilities)
             .await
-            .map(Into::into)
             .map_err(|refusal| refusal.to_error())
     }
 

@@ -2,8 +2,8 @@
 //! Streamable HTTP: a request whose `Mcp-Method` or `Mcp-Name` header does
 //! not match its body refused with -32020 before the policy sees it; tasks
 //! (nexo-testkit's `Tasks` upstream) reached again by their federated ids;
-//! `input_required` rounds (the bundled everything server) passed through
-//! with their `requestState`; `completion/complete` routed by federated
+//! `input_required` rounds of a tool and of a prompt (the bundled
+//! everything server) passed through with their `requestState`; `completion/complete` routed by federated
 //! names; a tool's `ui://` interface readable through the gateway; -32042
 //! relayed as the upstream sent it; and the cache hints of list results,
 //! private where the policy cut the list for the caller. The upstreams run
@@ -420,12 +420,36 @@ async fn gateway_protocol_input_required_rounds_pass_through() {
                 "inputResponses": {key: {"action": "accept", "content": {"ok": true}}},
                 "requestState": state,
             }),
-            elicits,
+            elicits.clone(),
         )
         .await;
     assert_eq!(answered["result"]["resultType"], "complete", "{answered}");
     assert_eq!(
         answered["result"]["content"][0]["text"], "state-ok: requestState verified",
+        "{answered}"
+    );
+
+    // A prompt's rounds too.
+    let prompt = "everything__test_input_required_result_prompt";
+    let asked = gateway
+        .request("prompts/get", json!({"name": prompt}), elicits.clone())
+        .await;
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    let state = asked["result"]["requestState"].as_str().unwrap().to_owned();
+    let answered = gateway
+        .request(
+            "prompts/get",
+            json!({
+                "name": prompt,
+                "inputResponses": {"user_context": {"action": "accept",
+                                                    "content": {"context": "the gateway"}}},
+                "requestState": state,
+            }),
+            elicits,
+        )
+        .await;
+    assert_eq!(
+        answered["result"]["messages"][0]["content"]["text"], "Prompt with context: the gateway",
         "{answered}"
     );
 }
