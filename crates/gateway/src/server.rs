@@ -16,6 +16,14 @@
 //! audited as `limited`. A forwarded request carries the W3C trace context
 //! in its `_meta` (crate::tracecontext).
 //!
+//! The 2026-07-28 primitives pass through (README.md says why each goes
+//! as it does): `input_required` rounds and their `requestState` untouched,
+//! the client's capabilities declared upstream; tasks under federated ids
+//! (`tasks/get`, `tasks/update`, `tasks/cancel` reach their upstream, a
+//! finished task's result read by the detectors); `completion/complete`
+//! by the prompt's or resource's federated name; list results with their
+//! cache hints, private when cut for the caller.
+//!
 //! A list change an upstream announces reaches every client: 2025-era
 //! sessions by a notification on their session, 2026-07-28 clients on
 //! their `subscriptions/listen` streams.
@@ -31,7 +39,7 @@ use rmcp::model::{
     GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, JsonObject, ListPromptsResult,
     ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, Reference, ServerCapabilities, ServerConfig,
-    SubscriptionFilter, Tool, UpdateTaskParams,
+    SubscriptionFilter, TaskPayload, Tool, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -346,6 +354,47 @@ impl GatewayServer {
         };
         guard.finish(outcome);
         Ok(CallToolResponse::Complete(result))
+    }
+
+    /// A finished task's result after the detectors read it, as a tool
+    /// call's result is read; audited when they found something.
+    fn inspect_task_result(
+        &self,
+        identity: Identity,
+        server: String,
+        task: &str,
+        result: &JsonObject,
+    ) -> Result<JsonObject, Refusal> {
+        let policy = self.view.policy.current();
+        let mut guard = Guard {
+            audit: &self.shared.audit,
+            metrics: &self.shared.metrics,
+            policy,
+            request: Request {
+                identity,
+                server,
+                method: "tasks/get".to_owned(),
+                tool: None,
+                arguments: serde_json::json!({ "taskId": task }),
+            },
+            decision: Decision {
+                verdict: Verdict::Allow,
+                rule: None,
+                reason: "the result of a task the policy let start".to_owned(),
+                evidence: Vec::new(),
+                redactions: Vec::new(),
+                arguments: None,
+            },
+            forwarded: None,
+            findings: Vec::new(),
+            started: Instant::now(),
+            upstream: None,
+        };
+        let inspected = guard.inspect_result(result)?;
+        if !guard.findings.is_empty() {
+            guard.finish(Outcome::Ok);
+        }
+        Ok(inspected)
     }
 
     /// The upstream and its own id of the task a client names, or the
@@ -803,7 +852,7 @@ impl ServerHandler for GatewayServer {
     async fn get_task(
         &self,
         request: GetTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
         let federated = request.task_id.clone();
         let (server, id) = self.task(&federated)?;
@@ -814,6 +863,12 @@ impl ServerHandler for GatewayServer {
             .get_task(&server, upstream)
             .await
             .map_err(|failure| Refusal::upstream(failure).to_error())?;
+        if let TaskPayload::Completed { result: completed } = &mut result.task.payload {
+            let identity = identity_of(&context.extensions);
+            *completed = self
+                .inspect_task_result(identity, server, &federated, completed)
+                .map_err(|refusal| refusal.to_error())?;
+        }
         result.task.task.task_id = federated;
         Ok(result)
     }

@@ -1,7 +1,8 @@
 //! `nexo gateway` on the protocol of 2026-07-28, by raw wire JSON over
 //! Streamable HTTP: a request whose `Mcp-Method` or `Mcp-Name` header does
 //! not match its body refused with -32020 before the policy sees it; tasks
-//! (nexo-testkit's `Tasks` upstream) reached again by their federated ids;
+//! (nexo-testkit's `Tasks` upstream) reached again by their federated ids,
+//! a finished one's result read by the detectors;
 //! `input_required` rounds of a tool and of a prompt (the bundled
 //! everything server) passed through with their `requestState`; `completion/complete` routed by federated
 //! names; a tool's `ui://` interface readable through the gateway; -32042
@@ -163,6 +164,9 @@ decision = "deny"
 server = "widgets"
 tool = "secret"
 client = "127.0.0.1"
+
+[detectors.secrets]
+results = "redact"
 "#;
 
 /// A gateway in front of `widgets`, the tasks fixture and the bundled
@@ -378,6 +382,51 @@ async fn gateway_protocol_tasks_are_reached_by_their_federated_ids() {
         .await;
     assert!(cancelled.get("result").is_some(), "{cancelled}");
     assert_eq!(fixture.cancels(), [id.strip_prefix("tasks__").unwrap()]);
+
+    // A task that asks for input is answered with tasks/update, and its
+    // result is read by the detectors like a tool call's.
+    let both = json!({"extensions": {"io.modelcontextprotocol/tasks": {}},
+                      "elicitation": {"form": {}}});
+    let confirm = gateway
+        .request(
+            "tools/call",
+            json!({"name": "tasks__confirm", "arguments": {}}),
+            both.clone(),
+        )
+        .await;
+    let id = confirm["result"]["taskId"].as_str().unwrap().to_owned();
+    let waiting = gateway
+        .request("tasks/get", json!({"taskId": id}), both.clone())
+        .await;
+    assert_eq!(waiting["result"]["status"], "input_required", "{waiting}");
+    let answer = json!({"action": "accept",
+                        "content": {"ok": true, "note": "AKIAIOSFODNN7EXAMPLE"}});
+    let updated = gateway
+        .request(
+            "tasks/update",
+            json!({"taskId": id, "inputResponses": {nexo_testkit::CONFIRM_KEY: answer}}),
+            both.clone(),
+        )
+        .await;
+    assert!(updated.get("result").is_some(), "{updated}");
+    let upstream_id = id.strip_prefix("tasks__").unwrap();
+    assert!(
+        fixture
+            .updates()
+            .iter()
+            .any(|(task, _)| task == upstream_id),
+        "{:?}",
+        fixture.updates()
+    );
+    let done = gateway
+        .request("tasks/get", json!({"taskId": id}), both)
+        .await;
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    let text = done["result"]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text: {done}"));
+    assert!(text.starts_with("answered"), "{done}");
+    assert!(!text.contains("AKIAIOSFODNN7EXAMPLE"), "{done}");
 
     let unknown = gateway
         .request(
