@@ -332,6 +332,59 @@ impl Gateway {
         )
     }
 
+    /// A stateless 2026-07-28 `tools/call` of `tool` whose `Mcp-Name`
+    /// header says `header`: its HTTP status, `WWW-Authenticate` and body.
+    fn call_2026(&self, token: &str, tool: &str, header: &str) -> (u16, String, Value) {
+        let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": tool, "arguments": {"text": "hi"},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        }});
+        let out = std::process::Command::new("curl")
+            .args([
+                "-sS",
+                "-w",
+                "\n%{http_code}",
+                "-D",
+                "/dev/stderr",
+                "-H",
+                "Content-Type: application/json",
+                "-H",
+                "Accept: application/json, text/event-stream",
+                "-H",
+                "MCP-Protocol-Version: 2026-07-28",
+                "-H",
+                "Mcp-Method: tools/call",
+                "-H",
+                &format!("Mcp-Name: {header}"),
+                "-H",
+                &format!("Authorization: Bearer {token}"),
+                "--data",
+                &call.to_string(),
+            ])
+            .arg(self.url())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let (body, status) = stdout.rsplit_once('\n').unwrap();
+        let challenge = String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .find_map(|line| {
+                let (name, value) = line.split_once(':')?;
+                name.eq_ignore_ascii_case("www-authenticate")
+                    .then(|| value.trim().to_owned())
+            })
+            .unwrap_or_default();
+        (
+            status.trim().parse().unwrap(),
+            challenge,
+            serde_json::from_str(body).unwrap_or(Value::Null),
+        )
+    }
+
     fn audit(&self) -> Vec<Value> {
         std::fs::read_to_string(self.dir.path().join("audit.jsonl"))
             .unwrap_or_default()
@@ -503,6 +556,15 @@ fn gateway_auth_identity_reaches_the_policy_and_the_audit() {
         challenge.contains("rule `auth.oauth.toolScopes[utils__sha2*]`"),
         "{challenge}"
     );
+    // The same over 2026-07-28; a header naming another tool is a header
+    // mismatch (400, -32020) before it is a missing scope.
+    let (status, challenge, body) = gateway.call_2026(&alice, "utils__sha256", "utils__sha256");
+    assert_eq!(status, 403, "{body}");
+    assert!(challenge.contains("scope=\"mcp hash\""), "{challenge}");
+    let (status, challenge, body) = gateway.call_2026(&alice, "utils__sha256", "utils__echo");
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["error"]["code"], -32020, "{body}");
+    assert!(challenge.is_empty(), "{challenge}");
     let alice_hashing = key.sign(&claims(&issuer, "alice", "mcp hash"));
     gateway
         .nexo(
