@@ -41,7 +41,8 @@ use rmcp::model::{
     GetPromptRequest, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
     GetSkillRequestParams, GetTaskParams, GetTaskResult, InputResponses, JsonObject, Prompt,
     ProtocolVersion, ReadResourceRequest, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ServerPeerInfo, ServerResult, Skill, Tool, UpdateTaskParams,
+    ReadResourceResult, Resource, ResourceTemplate, ServerPeerInfo, ServerResult, Skill, Tool,
+    UpdateTaskParams,
 };
 use rmcp::service::{ClientLifecycleMode, PeerRequestOptions, RunningService, ServiceError};
 use rmcp::transport::streamable_http_client::{
@@ -1186,6 +1187,15 @@ impl Session {
     ) -> Result<CompleteResult, ClientError> {
         self.bounded(Method::Complete, self.service.complete(params))
             .await
+    }
+
+    /// Every resource template the server lists (every page).
+    pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>, ClientError> {
+        self.bounded(
+            Method::ListResources,
+            self.service.list_all_resource_templates(),
+        )
+        .await
     }
 
     pub async fn list_resources(&self) -> Result<Vec<Resource>, ClientError> {

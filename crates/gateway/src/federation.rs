@@ -28,7 +28,7 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities,
     CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
     GetTaskParams, GetTaskResult, Prompt, ReadResourceRequestParams, ReadResourceResponse,
-    Resource, Tool, UpdateTaskParams,
+    Resource, ResourceTemplate, Tool, UpdateTaskParams,
 };
 
 /// How long a list waits for an upstream that is not connected: not at
@@ -281,6 +281,17 @@ impl Federation {
         )
         .await;
         merged(lists, "resources")
+    }
+
+    /// Every connected upstream's resource templates as `(server,
+    /// template)`, each as the upstream gives it.
+    pub async fn resource_templates(&self) -> Vec<(String, ResourceTemplate)> {
+        let offering = self.offering(Capability::Resources).await;
+        let lists = join_all(offering.iter().map(|(server, session)| async move {
+            (server, session.list_resource_templates().await)
+        }))
+        .await;
+        merged(lists, "resource templates")
     }
 
     /// The federated address of `uri` on `server`.

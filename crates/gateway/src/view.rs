@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{Prompt, Resource, Tool};
+use rmcp::model::{Prompt, Resource, ResourceTemplate, Tool};
 use serde_json::Value;
 
 use crate::federation::Federation;
@@ -187,6 +187,22 @@ impl View {
                     upstream,
                     item: resource,
                 })
+            })
+            .collect()
+    }
+
+    /// The resource templates offered, each mapped to its federated
+    /// address (`nexo://SERVER/TEMPLATE`: what it expands to is a federated
+    /// address of that server).
+    pub async fn resource_templates(&self, federation: &Federation) -> Vec<ResourceTemplate> {
+        federation
+            .resource_templates()
+            .await
+            .into_iter()
+            .filter(|(server, _)| self.offers_resources_of(server))
+            .filter_map(|(server, mut template)| {
+                template.uri_template = federation.qualify_uri(&server, &template.uri_template)?;
+                Some(template)
             })
             .collect()
     }

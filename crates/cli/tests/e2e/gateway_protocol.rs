@@ -2,22 +2,24 @@
 //! Streamable HTTP: a request whose `Mcp-Method` or `Mcp-Name` header does
 //! not match its body refused with -32020 before the policy sees it; tasks
 //! (nexo-testkit's `Tasks` upstream) reached again by their federated ids,
-//! a finished one's result read by the detectors;
-//! `input_required` rounds of a tool and of a prompt (the bundled
-//! everything server) passed through with their `requestState`; `completion/complete` routed by federated
-//! names; a tool's `ui://` interface readable through the gateway; -32042
-//! relayed as the upstream sent it; and the cache hints of list results,
-//! private where the policy cut the list for the caller. The upstreams run
-//! in this process on 127.0.0.1; the gateway is the `nexo` binary.
+//! a finished one's result read by the detectors; `input_required` rounds
+//! of a tool and of a prompt (the bundled everything server) passed through
+//! with their `requestState`; `completion/complete` routed by federated
+//! names, resource templates listed under them; a tool's `ui://` interface
+//! readable through the gateway; -32042 relayed as the upstream sent it;
+//! and the cache hints of list results, private where the policy cut the
+//! list for the caller. The upstreams run in this process on 127.0.0.1;
+//! the gateway is the `nexo` binary.
 
 use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     CompletionInfo, ContentBlock, ErrorCode, Implementation, ListPromptsResult,
-    ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams, Prompt,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference, Resource,
-    ResourceContents, ServerCapabilities, ServerConfig, Tool,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
+    PaginatedRequestParams, Prompt, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Reference, Resource, ResourceContents, ResourceTemplate,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -27,6 +29,8 @@ use crate::support::{Http, Proc, Reply, SEED_ACCEPT, TempDir};
 
 /// The interface `widgets`'s `show` tool names.
 const UI: &str = "ui://widgets/show.html";
+/// `widgets`'s resource template.
+const ITEM: &str = "widgets://item/{id}";
 
 /// An upstream with what the others lack: a tool with an MCP Apps
 /// interface (`ui://`), a tool that needs the user to visit a URL first
@@ -94,6 +98,16 @@ impl ServerHandler for Widgets {
         Ok(ListResourcesResult::with_all_items(vec![Resource::new(
             UI, "show",
         )]))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new(ITEM, "item"),
+        ]))
     }
 
     async fn read_resource(
@@ -533,17 +547,30 @@ async fn gateway_protocol_completions_apps_url_elicitation_and_cache_hints() {
         json!(["prompt:greet"]),
         "{prompt}"
     );
+    let templates = gateway
+        .request("resources/templates/list", json!({}), json!({}))
+        .await;
+    assert_eq!(templates["result"]["cacheScope"], "public", "{templates}");
+    let item = templates["result"]["resourceTemplates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|template| template["uriTemplate"].as_str())
+        .find(|uri| uri.ends_with(ITEM))
+        .unwrap_or_else(|| panic!("no federated {ITEM}: {templates}"))
+        .to_owned();
+    assert_ne!(item, ITEM);
     let resource = gateway
         .request(
             "completion/complete",
-            json!({"ref": {"type": "ref/resource", "uri": federated_ui},
+            json!({"ref": {"type": "ref/resource", "uri": item},
                    "argument": {"name": "id", "value": "a"}}),
             json!({}),
         )
         .await;
     assert_eq!(
         resource["result"]["completion"]["values"],
-        json!([format!("resource:{UI}")]),
+        json!([format!("resource:{ITEM}")]),
         "{resource}"
     );
 
