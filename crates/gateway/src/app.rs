@@ -468,3 +468,30 @@ impl GatewayApp {
         tower::Service::call(&mut self.main.app, request)
     }
 }
+
+#[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "tests fail loudly on a missing value")]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tools_a_body_calls_are_found_unless_its_headers_disagree() {
+        let batch = br#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a__x","arguments":{"k":1}}},
+                         {"jsonrpc":"2.0","id":2,"method":"tools/list"},
+                         {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"b__y"}}]"#;
+        let calls = tool_calls(&http::HeaderMap::new(), batch);
+        let names: Vec<&str> = calls.iter().map(|(name, _)| name.as_str()).collect();
+        assert_eq!(names, ["a__x", "b__y"]);
+        assert_eq!(calls[0].1, serde_json::json!({"k": 1}));
+
+        let one = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a__x"}}"#;
+        let mut headers = http::HeaderMap::new();
+        headers.insert("mcp-protocol-version", "2026-07-28".parse().unwrap());
+        headers.insert("mcp-name", "a__other".parse().unwrap());
+        // A header mismatch is nexo-serve's to answer (400, -32020).
+        assert!(tool_calls(&headers, one).is_empty());
+        headers.insert("mcp-name", "a__x".parse().unwrap());
+        assert_eq!(tool_calls(&headers, one).len(), 1);
+        assert!(tool_calls(&headers, b"not json").is_empty());
+    }
+}

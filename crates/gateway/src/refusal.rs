@@ -214,6 +214,7 @@ impl Refusal {
 }
 
 #[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "tests fail loudly on a missing value")]
 mod tests {
     use super::*;
     use crate::policy::Verdict;
@@ -283,5 +284,21 @@ mod tests {
         for (refusal, code) in table {
             assert_eq!(refusal.code().0, code, "{refusal:?}");
         }
+    }
+
+    #[test]
+    fn url_elicitation_required_is_relayed_as_the_upstream_sent_it() {
+        let data = json!({"elicitations": [{"mode": "url", "elicitationId": "e1",
+                                            "url": "https://auth.example.test/start"}]});
+        let refusal = Refusal::UpstreamError {
+            server: "shop".to_owned(),
+            code: -32042,
+            message: "sign in first".to_owned(),
+            data: Some(data.clone()),
+        };
+        let error = refusal.to_tool_answer().unwrap_err();
+        assert_eq!(error.code, URL_ELICITATION_REQUIRED);
+        assert_eq!(error.message, "sign in first");
+        assert_eq!(error.data, Some(data));
     }
 }
