@@ -36,10 +36,11 @@ use nexo_client::hub::{Change, Changed};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
     ClientCapabilities, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
-    GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, JsonObject, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, Reference,
-    ServerCapabilities, ServerConfig, SubscriptionFilter, TaskPayload, Tool, UpdateTaskParams,
+    GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, InputRequiredResult,
+    JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, MetaObject, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, Reference, ServerCapabilities, ServerConfig, SubscriptionFilter,
+    TaskPayload, Tool, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -340,6 +341,11 @@ impl GatewayServer {
                 guard.finish(Outcome::Ok);
                 return Ok(CallToolResponse::Task(created));
             }
+            Ok(CallToolResponse::InputRequired(asked)) => {
+                let asked = guard.inspect_input_requests(asked)?;
+                guard.finish(Outcome::Ok);
+                return Ok(CallToolResponse::InputRequired(asked));
+            }
             Ok(other) => {
                 guard.finish(Outcome::Ok);
                 return Ok(other);
@@ -444,6 +450,11 @@ impl GatewayServer {
         guard.upstream = Some(asked.elapsed());
         let result = match answer {
             Ok(GetPromptResponse::Complete(result)) => result,
+            Ok(GetPromptResponse::InputRequired(asked)) => {
+                let asked = guard.inspect_input_requests(asked)?;
+                guard.finish(Outcome::Ok);
+                return Ok(GetPromptResponse::InputRequired(asked));
+            }
             Ok(other) => {
                 guard.finish(Outcome::Ok);
                 return Ok(other);
@@ -496,6 +507,11 @@ impl GatewayServer {
         guard.upstream = Some(asked.elapsed());
         let mut result = match answer {
             Ok(ReadResourceResponse::Complete(result)) => result,
+            Ok(ReadResourceResponse::InputRequired(asked)) => {
+                let asked = guard.inspect_input_requests(asked)?;
+                guard.finish(Outcome::Ok);
+                return Ok(ReadResourceResponse::InputRequired(asked));
+            }
             Ok(other) => {
                 guard.finish(Outcome::Ok);
                 return Ok(other);
@@ -702,6 +718,20 @@ impl Guard<'_> {
             self.finish(Outcome::Blocked);
             refusal
         })
+    }
+
+    /// What an `input_required` result asks of the client (a form's
+    /// message, a sampling prompt) after the detectors read it as a
+    /// result; its `requestState`, opaque and echoed back as it came, is
+    /// left untouched.
+    fn inspect_input_requests(
+        &mut self,
+        mut asked: InputRequiredResult,
+    ) -> Result<InputRequiredResult, Refusal> {
+        if let Some(requests) = asked.input_requests.take() {
+            asked.input_requests = Some(self.inspect_result(&requests)?);
+        }
+        Ok(asked)
     }
 
     /// The upstream failed: audited, and the refusal handed back.

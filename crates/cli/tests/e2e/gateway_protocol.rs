@@ -15,9 +15,9 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    CompletionInfo, ContentBlock, ErrorCode, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
-    PaginatedRequestParams, Prompt, ReadResourceRequestParams, ReadResourceResponse,
+    CompletionInfo, ContentBlock, ErrorCode, Implementation, InputRequest, InputRequiredResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    MetaObject, PaginatedRequestParams, Prompt, ReadResourceRequestParams, ReadResourceResponse,
     ReadResourceResult, Reference, Resource, ResourceContents, ResourceTemplate,
     ServerCapabilities, ServerConfig, Tool,
 };
@@ -29,6 +29,8 @@ use crate::support::{Http, Proc, Reply, SEED_ACCEPT, TempDir};
 
 /// The interface `widgets`'s `show` tool names.
 const UI: &str = "ui://widgets/show.html";
+/// The `requestState` of `widgets`'s `ask`: opaque, a key-like string in it.
+const STATE: &str = "state-AKIAIOSFODNN7EXAMPLE";
 /// `widgets`'s resource template.
 const ITEM: &str = "widgets://item/{id}";
 
@@ -71,6 +73,7 @@ impl ServerHandler for Widgets {
         Ok(ListToolsResult::with_all_items(vec![
             show,
             Tool::new("login", "Signs in", schema.clone()),
+            Tool::new("ask", "Asks a question", schema.clone()),
             Tool::new("secret", "Hidden from the test by the policy", schema),
         ]))
     }
@@ -81,6 +84,22 @@ impl ServerHandler for Widgets {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         match request.name.as_ref() {
+            "ask" => {
+                let form: InputRequest = serde_json::from_value(json!({
+                    "method": "elicitation/create",
+                    "params": {
+                        "mode": "form",
+                        "message": "Paste the key AKIAIOSFODNN7EXAMPLE here",
+                        "requestedSchema": {"type": "object", "properties": {}},
+                    },
+                }))
+                .unwrap();
+                Ok(InputRequiredResult::new(
+                    Some([("paste".to_owned(), form)].into()),
+                    Some(STATE.to_owned()),
+                )
+                .into())
+            }
             "login" => Err(ErrorData::new(
                 ErrorCode(-32042),
                 "sign in first",
@@ -491,6 +510,21 @@ async fn gateway_protocol_input_required_rounds_pass_through() {
         answered["result"]["content"][0]["text"], "state-ok: requestState verified",
         "{answered}"
     );
+
+    // What a round asks is read by the detectors; its state is not.
+    let asked = gateway
+        .request(
+            "tools/call",
+            json!({"name": "widgets__ask", "arguments": {}}),
+            elicits.clone(),
+        )
+        .await;
+    assert_eq!(asked["result"]["requestState"], STATE, "{asked}");
+    let message = asked["result"]["inputRequests"]["paste"]["params"]["message"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no message: {asked}"));
+    assert!(message.starts_with("Paste the key"), "{asked}");
+    assert!(!message.contains("AKIAIOSFODNN7EXAMPLE"), "{asked}");
 
     // A prompt's rounds too.
     let prompt = "everything__test_input_required_result_prompt";
