@@ -33,6 +33,8 @@ pub enum Method {
     GetSkill,
     /// `tasks/get`, `tasks/update` or `tasks/cancel` (the tasks extension).
     Task,
+    /// `completion/complete`.
+    Complete,
 }
 
 #[derive(Debug, Clone, thiserror::Error)]

@@ -18,6 +18,8 @@
 //!
 //! A tool call the server runs as a task is followed to its end (see
 //! [`crate::tasks`]); [`Hub::follow_task`] takes up one whose id was kept.
+//! [`Hub::call_tool_once`] leaves tasks and `input_required` rounds to
+//! its caller, for a gateway that passes them on to its own clients.
 //!
 //! A tool call whose server died under it is repeated once on the new
 //! connection when the tool says it is safe to repeat (annotated read-only
@@ -30,7 +32,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{CallToolResult, JsonObject, Skill, Tool};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, JsonObject, Skill,
+    Tool,
+};
 use tokio::sync::{Notify, broadcast, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -400,37 +405,57 @@ impl Hub {
         arguments: JsonObject,
         observer: Option<TaskObserver>,
     ) -> Result<CallToolResult, ClientError> {
-        self.call_tool_with_meta(server, tool, arguments, observer, None)
-            .await
+        self.repeatable(server, tool, |session, limits| {
+            let (arguments, observer) = (arguments.clone(), observer.clone());
+            async move {
+                session
+                    .call_tool_observed(tool, arguments, limits, observer)
+                    .await
+            }
+        })
+        .await
     }
 
-    /// [`Hub::call_tool_observed`], the request's `_meta` carrying the
-    /// entries of `meta` as well (a gateway's `traceparent`, say).
     /// The time limits of a call of `tool` on `server` (its plan's).
     pub fn call_limits(&self, server: &str, tool: &str) -> Result<CallLimits, ClientError> {
         Ok(self.managed(server)?.plan.limits.for_tool(tool))
     }
 
-    pub async fn call_tool_with_meta(
+    /// One `tools/call` of `params` on `server` as the server answers it,
+    /// declaring `capabilities` ([`Session::call_tool_once`]): its
+    /// `input_required` rounds and its task are the caller's to pass on
+    /// (the gateway's). Repeated as [`Hub::call_tool`] is.
+    pub async fn call_tool_once(
+        &self,
+        server: &str,
+        params: CallToolRequestParams,
+        capabilities: Option<ClientCapabilities>,
+    ) -> Result<CallToolResponse, ClientError> {
+        let tool = params.name.to_string();
+        self.repeatable(server, &tool, |session, limits| {
+            let (params, capabilities) = (params.clone(), capabilities.clone());
+            async move { session.call_tool_once(params, limits, capabilities).await }
+        })
+        .await
+    }
+
+    /// Runs `call` on `server`'s session within `tool`'s limits, once more
+    /// on the new connection if the server died during it and the tool is
+    /// safe to repeat (see the module comment).
+    async fn repeatable<T, F, Fut>(
         &self,
         server: &str,
         tool: &str,
-        arguments: JsonObject,
-        observer: Option<TaskObserver>,
-        meta: Option<rmcp::model::MetaObject>,
-    ) -> Result<CallToolResult, ClientError> {
+        call: F,
+    ) -> Result<T, ClientError>
+    where
+        F: Fn(Arc<Session>, CallLimits) -> Fut,
+        Fut: std::future::Future<Output = Result<T, ClientError>>,
+    {
         let managed = self.managed(server)?;
         let limits = managed.plan.limits.for_tool(tool);
         let (session, generation) = connected(managed, 0, limits.idle).await?;
-        let first = session
-            .call_tool_with_meta(
-                tool,
-                arguments.clone(),
-                limits,
-                observer.clone(),
-                meta.as_ref(),
-            )
-            .await;
+        let first = call(session.clone(), limits).await;
         let error = match first {
             Err(error) if session.is_ended() && error.kind() == ErrorKind::Unreachable => error,
             other => return other,
@@ -454,9 +479,7 @@ impl Hub {
             "the server died during the call; calling again"
         );
         let (session, _) = connected(managed, generation + 1, limits.idle).await?;
-        session
-            .call_tool_with_meta(tool, arguments, limits, observer, meta.as_ref())
-            .await
+        call(session, limits).await
     }
 
     /// Follows the task `task` that `server` runs for a call of `tool`,

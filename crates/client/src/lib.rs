@@ -36,11 +36,15 @@ use std::time::Duration;
 
 use ::http::HeaderMap;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientConfig, GetPromptRequestParams,
-    GetPromptResult, GetSkillRequestParams, InputResponses, JsonObject, Prompt, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResult, Resource, ServerPeerInfo, Skill, Tool,
+    CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
+    ClientCapabilities, ClientConfig, ClientRequest, CompleteRequestParams, CompleteResult,
+    GetPromptRequest, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
+    GetSkillRequestParams, GetTaskParams, GetTaskResult, InputResponses, JsonObject, Prompt,
+    ProtocolVersion, ReadResourceRequest, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceTemplate, ServerPeerInfo, ServerResult, Skill, Tool,
+    UpdateTaskParams,
 };
-use rmcp::service::{ClientLifecycleMode, RunningService, ServiceError};
+use rmcp::service::{ClientLifecycleMode, PeerRequestOptions, RunningService, ServiceError};
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
 };
@@ -853,11 +857,7 @@ impl Session {
         method: Method,
         call: impl Future<Output = Result<T, ServiceError>>,
     ) -> Result<T, ClientError> {
-        let limits = CallLimits {
-            idle: self.timeout,
-            total: None,
-        };
-        self.limited(method, limits, call).await
+        self.limited(method, self.default_limits(), call).await
     }
 
     /// Runs one request of `method` within `limits`; the server's progress
@@ -997,11 +997,8 @@ impl Session {
         name: &str,
         arguments: JsonObject,
     ) -> Result<CallToolResult, ClientError> {
-        let limits = CallLimits {
-            idle: self.timeout,
-            total: None,
-        };
-        self.call_tool_within(name, arguments, limits).await
+        self.call_tool_within(name, arguments, self.default_limits())
+            .await
     }
 
     /// Calls `name` within `limits` (a long tool's own, from the config).
@@ -1026,25 +1023,8 @@ impl Session {
         limits: CallLimits,
         observer: Option<TaskObserver>,
     ) -> Result<CallToolResult, ClientError> {
-        self.call_tool_with_meta(name, arguments, limits, observer, None)
-            .await
-    }
-
-    /// [`Session::call_tool_observed`], the request's `_meta` carrying the
-    /// entries of `meta` as well (a gateway's `traceparent`, say).
-    pub async fn call_tool_with_meta(
-        &self,
-        name: &str,
-        arguments: JsonObject,
-        limits: CallLimits,
-        observer: Option<TaskObserver>,
-        meta: Option<&rmcp::model::MetaObject>,
-    ) -> Result<CallToolResult, ClientError> {
         let started = tokio::time::Instant::now();
         let mut params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
-        if let Some(meta) = meta.filter(|meta| !meta.0.is_empty()) {
-            params.meta = Some(rmcp::model::RequestMetaObject(meta.clone()));
-        }
         if self.notices {
             let mut meta =
                 rmcp::model::RequestMetaObject::with_progress_token(rmcp::model::ProgressToken(
@@ -1055,9 +1035,6 @@ impl Session {
                 reason = "SEP-2577 deprecates logging, but servers before it log only when asked"
             )]
             meta.set_log_level(rmcp::model::LoggingLevel::Info);
-            if let Some(given) = params.meta.take() {
-                meta.0.0.extend(given.0.0);
-            }
             params.meta = Some(meta);
         }
         let seed = match self
@@ -1128,25 +1105,129 @@ impl Session {
         Err(ServiceError::InputRequiredRoundsExceeded { max_rounds })
     }
 
+    /// One `tools/call` within `limits`, answered as the server answers it:
+    /// an `input_required` result or a task is handed back, not followed
+    /// (for a gateway, whose client answers them). `capabilities`, when
+    /// given, are declared in the request's `_meta` instead of this
+    /// session's own (2026-07-28): a gateway declares its client's, so that
+    /// the server asks only for what that client can answer.
+    pub async fn call_tool_once(
+        &self,
+        params: CallToolRequestParams,
+        limits: CallLimits,
+        capabilities: Option<ClientCapabilities>,
+    ) -> Result<CallToolResponse, ClientError> {
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        match self
+            .once(Method::CallTool, limits, request, capabilities)
+            .await?
+        {
+            ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
+            ServerResult::InputRequiredResult(asked) => Ok(CallToolResponse::InputRequired(asked)),
+            ServerResult::CreateTaskResult(created) => Ok(CallToolResponse::Task(created)),
+            _ => Err(self.service_error(Method::CallTool, ServiceError::UnexpectedResponse)),
+        }
+    }
+
+    /// One request within `limits`, its answer as the server gave it,
+    /// `capabilities` (when given) declared in its `_meta`.
+    async fn once(
+        &self,
+        method: Method,
+        limits: CallLimits,
+        request: ClientRequest,
+        capabilities: Option<ClientCapabilities>,
+    ) -> Result<ServerResult, ClientError> {
+        let mut options = PeerRequestOptions::no_options();
+        if let Some(capabilities) = capabilities {
+            let mut meta = rmcp::model::RequestMetaObject::new();
+            meta.set_client_capabilities(capabilities);
+            options = options.with_meta(meta);
+        }
+        let call = async {
+            self.service
+                .send_request_with_option(request, options)
+                .await?
+                .await_response()
+                .await
+        };
+        self.limited(method, limits, call).await
+    }
+
+    /// The limits of a request that gives none: the session's time limit.
+    fn default_limits(&self) -> CallLimits {
+        CallLimits {
+            idle: self.timeout,
+            total: None,
+        }
+    }
+
+    /// `tasks/get` of a task this session's server runs, as it answers.
+    pub async fn get_task(&self, params: GetTaskParams) -> Result<GetTaskResult, ClientError> {
+        self.bounded(Method::Task, self.service.get_task(params))
+            .await
+    }
+
+    /// `tasks/update`: answers to the input a task of the server asked for.
+    pub async fn update_task(&self, params: UpdateTaskParams) -> Result<(), ClientError> {
+        self.bounded(Method::Task, self.service.update_task(params))
+            .await
+    }
+
+    /// `tasks/cancel` of a task this session's server runs.
+    pub async fn cancel_task(&self, params: CancelTaskParams) -> Result<(), ClientError> {
+        self.bounded(Method::Task, self.service.cancel_task(params))
+            .await
+    }
+
+    /// `completion/complete`, as the server answers it.
+    pub async fn complete(
+        &self,
+        params: CompleteRequestParams,
+    ) -> Result<CompleteResult, ClientError> {
+        self.bounded(Method::Complete, self.service.complete(params))
+            .await
+    }
+
+    /// Every resource template the server lists (every page).
+    pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>, ClientError> {
+        self.bounded(
+            Method::ListResources,
+            self.service.list_all_resource_templates(),
+        )
+        .await
+    }
+
     pub async fn list_resources(&self) -> Result<Vec<Resource>, ClientError> {
         self.bounded(Method::ListResources, self.service.list_all_resources())
             .await
     }
 
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
-        self.read_resource_with_meta(uri, None).await
-    }
-
-    /// [`Session::read_resource`], the request's `_meta` being `meta`.
-    pub async fn read_resource_with_meta(
-        &self,
-        uri: &str,
-        meta: Option<&rmcp::model::MetaObject>,
-    ) -> Result<ReadResourceResult, ClientError> {
-        let mut params = ReadResourceRequestParams::new(uri);
-        params.meta = meta.map(|meta| rmcp::model::RequestMetaObject(meta.clone()));
+        let params = ReadResourceRequestParams::new(uri);
         self.bounded(Method::ReadResource, self.service.read_resource(params))
             .await
+    }
+
+    /// One `resources/read` answered as the server answers it, an
+    /// `input_required` result handed back (see [`Session::call_tool_once`]).
+    pub async fn read_resource_once(
+        &self,
+        params: ReadResourceRequestParams,
+        capabilities: Option<ClientCapabilities>,
+    ) -> Result<ReadResourceResponse, ClientError> {
+        let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params));
+        let limits = self.default_limits();
+        match self
+            .once(Method::ReadResource, limits, request, capabilities)
+            .await?
+        {
+            ServerResult::ReadResourceResult(result) => Ok(ReadResourceResponse::Complete(result)),
+            ServerResult::InputRequiredResult(asked) => {
+                Ok(ReadResourceResponse::InputRequired(asked))
+            }
+            _ => Err(self.service_error(Method::ReadResource, ServiceError::UnexpectedResponse)),
+        }
     }
 
     /// Whether the server declares the skills extension (SEP-2640).
@@ -1183,21 +1264,29 @@ impl Session {
         name: &str,
         arguments: JsonObject,
     ) -> Result<GetPromptResult, ClientError> {
-        self.get_prompt_with_meta(name, arguments, None).await
-    }
-
-    /// [`Session::get_prompt`], the request's `_meta` being `meta`.
-    pub async fn get_prompt_with_meta(
-        &self,
-        name: &str,
-        arguments: JsonObject,
-        meta: Option<&rmcp::model::MetaObject>,
-    ) -> Result<GetPromptResult, ClientError> {
         let mut params = GetPromptRequestParams::new(name);
         params.arguments = Some(arguments);
-        params.meta = meta.map(|meta| rmcp::model::RequestMetaObject(meta.clone()));
         self.bounded(Method::GetPrompt, self.service.get_prompt(params))
             .await
+    }
+
+    /// One `prompts/get` answered as the server answers it, an
+    /// `input_required` result handed back (see [`Session::call_tool_once`]).
+    pub async fn get_prompt_once(
+        &self,
+        params: GetPromptRequestParams,
+        capabilities: Option<ClientCapabilities>,
+    ) -> Result<GetPromptResponse, ClientError> {
+        let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
+        let limits = self.default_limits();
+        match self
+            .once(Method::GetPrompt, limits, request, capabilities)
+            .await?
+        {
+            ServerResult::GetPromptResult(result) => Ok(GetPromptResponse::Complete(result)),
+            ServerResult::InputRequiredResult(asked) => Ok(GetPromptResponse::InputRequired(asked)),
+            _ => Err(self.service_error(Method::GetPrompt, ServiceError::UnexpectedResponse)),
+        }
     }
 
     /// The protocol revision the handshake settled on.

@@ -11,8 +11,12 @@
 //! credential (when `auth` is configured): the Protected Resource Metadata
 //! is answered here, a request without a valid credential gets its
 //! challenge, and a valid one goes on with the [`Authenticated`] identity
-//! in its extensions and without its `Authorization` header. Without
-//! `auth`, [`Gateway::serve`] refuses an address that is not loopback.
+//! in its extensions and without its `Authorization` header. When some
+//! tool needs scopes of its own (`toolScopes`), a POST's body is read
+//! here as well, and a `tools/call` of such a tool by a token without them
+//! gets the step-up challenge (403, [`crate::auth::Rejection::ToolScope`]).
+//! Without `auth`, [`Gateway::serve`] refuses an address that is not
+//! loopback.
 //!
 //! With `redis` in the settings (crate::shared), the rate limits' buckets
 //! and the 2025-era sessions are kept there for every instance: each
@@ -219,14 +223,15 @@ impl Gateway {
             if let Some(sessions) = &self.sessions {
                 http.sessions = Some(SharedSessions(Arc::new(sessions.at(&view.path()))));
             }
-            nexo_serve::app(
-                GatewayServer::new(self.shared.clone(), view.clone()),
-                http,
-                shutdown.child_token(),
-            )
+            let server = GatewayServer::new(self.shared.clone(), view.clone());
+            Endpoint {
+                app: nexo_serve::app(server.clone(), http, shutdown.child_token()),
+                server,
+            }
         };
         GatewayApp {
             sessions: self.sessions.clone(),
+            max_body: http.max_body,
             metrics: Arc::new(MetricsEndpoint {
                 shared: self.shared.clone(),
                 origins: http.origins.clone(),
@@ -377,8 +382,17 @@ pub struct GatewayApp {
     sessions: Option<Arc<RedisSessions>>,
     metrics: Arc<MetricsEndpoint>,
     auth: Arc<Auth>,
-    main: HttpApp<GatewayServer>,
-    virtual_servers: Arc<HashMap<String, HttpApp<GatewayServer>>>,
+    /// The largest body read for the step-up check (nexo-serve's limit).
+    max_body: usize,
+    main: Endpoint,
+    virtual_servers: Arc<HashMap<String, Endpoint>>,
+}
+
+/// One endpoint's application and the server inside it.
+#[derive(Clone)]
+struct Endpoint {
+    app: HttpApp<GatewayServer>,
+    server: GatewayServer,
 }
 
 impl tower::Service<Request> for GatewayApp {
@@ -414,12 +428,82 @@ impl tower::Service<Request> for GatewayApp {
                     Err(rejection) => return Ok(auth.challenge(&rejection)),
                 }
             }
+            if auth.has_tool_scopes()
+                && request.method() == http::Method::POST
+                && let Some(endpoint) = this.endpoint(request.uri().path())
+            {
+                request = match step_up(&endpoint.server, &auth, request, this.max_body).await {
+                    Ok(request) => request,
+                    Err(challenge) => return Ok(challenge),
+                };
+            }
             this.route(request).await
         })
     }
 }
 
+/// `request` again, its body read; or the step-up challenge when it calls
+/// a tool whose scopes the caller lacks (see [`GatewayServer::step_up`]).
+async fn step_up(
+    server: &GatewayServer,
+    auth: &Auth,
+    request: Request,
+    max_body: usize,
+) -> Result<Request, Response> {
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, max_body).await else {
+        let mut response = Response::new(axum::body::Body::from(format!(
+            "the request body could not be read whole within {max_body} bytes; send a smaller \
+             request, or start the gateway with a larger `--max-body`\n"
+        )));
+        *response.status_mut() = http::StatusCode::PAYLOAD_TOO_LARGE;
+        return Err(response);
+    };
+    for (name, arguments) in tool_calls(&parts.headers, &bytes) {
+        if let Some(rejection) = server.step_up(&parts, &name, arguments) {
+            return Err(auth.challenge(&rejection));
+        }
+    }
+    Ok(Request::from_parts(parts, axum::body::Body::from(bytes)))
+}
+
+/// The tools `body` calls, by name with their arguments: one message or a
+/// batch. A 2026-07-28 request whose `Mcp-Name` header is not the tool's
+/// name is left to nexo-serve, which answers it as a header mismatch.
+fn tool_calls(headers: &http::HeaderMap, body: &[u8]) -> Vec<(String, serde_json::Value)> {
+    let Ok(message) = serde_json::from_slice::<serde_json::Value>(body) else {
+        return Vec::new();
+    };
+    let messages = match message {
+        serde_json::Value::Array(messages) => messages,
+        message => vec![message],
+    };
+    let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
+    let standard_headers = header("mcp-protocol-version")
+        .is_some_and(|version| version >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str());
+    messages
+        .into_iter()
+        .filter(|message| message["method"] == "tools/call")
+        .filter_map(|mut message| {
+            let name = message["params"]["name"].as_str()?.to_owned();
+            if standard_headers && header("mcp-name") != Some(name.as_str()) {
+                return None;
+            }
+            Some((name, message["params"]["arguments"].take()))
+        })
+        .collect()
+}
+
 impl GatewayApp {
+    /// The endpoint serving `path`: `/mcp` or a virtual server's.
+    fn endpoint(&self, path: &str) -> Option<&Endpoint> {
+        if path == MCP_PATH {
+            return Some(&self.main);
+        }
+        let name = path.strip_prefix(MCP_PATH)?.strip_prefix('/')?;
+        self.virtual_servers.get(name)
+    }
+
     /// Hands `request` to its endpoint's application; a request that a
     /// shared session answered pushes that session's expiry back.
     fn route(&mut self, mut request: Request) -> BoxFuture<'static, Result<Response, Infallible>> {
@@ -434,7 +518,7 @@ impl GatewayApp {
             .strip_prefix(MCP_PATH)
             .and_then(|rest| rest.strip_prefix('/'))
             .and_then(|name| self.virtual_servers.get_key_value(name))
-            .map(|(name, app)| (name.clone(), app.clone()));
+            .map(|(name, endpoint)| (name.clone(), endpoint.app.clone()));
         let touched = self.sessions.clone().and_then(|sessions| {
             let id = request
                 .headers()
@@ -459,7 +543,7 @@ impl GatewayApp {
                 }
                 tower::Service::call(&mut app, request)
             }
-            None => tower::Service::call(&mut self.main, request),
+            None => tower::Service::call(&mut self.main.app, request),
         };
         let Some((sessions, endpoint, id)) = touched else {
             return answered;
@@ -471,5 +555,32 @@ impl GatewayApp {
             }
             Ok(response)
         })
+    }
+}
+
+#[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "tests fail loudly on a missing value")]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tools_a_body_calls_are_found_unless_its_headers_disagree() {
+        let batch = br#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a__x","arguments":{"k":1}}},
+                         {"jsonrpc":"2.0","id":2,"method":"tools/list"},
+                         {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"b__y"}}]"#;
+        let calls = tool_calls(&http::HeaderMap::new(), batch);
+        let names: Vec<&str> = calls.iter().map(|(name, _)| name.as_str()).collect();
+        assert_eq!(names, ["a__x", "b__y"]);
+        assert_eq!(calls[0].1, serde_json::json!({"k": 1}));
+
+        let one = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a__x"}}"#;
+        let mut headers = http::HeaderMap::new();
+        headers.insert("mcp-protocol-version", "2026-07-28".parse().unwrap());
+        headers.insert("mcp-name", "a__other".parse().unwrap());
+        // A header mismatch is nexo-serve's to answer (400, -32020).
+        assert!(tool_calls(&headers, one).is_empty());
+        headers.insert("mcp-name", "a__x".parse().unwrap());
+        assert_eq!(tool_calls(&headers, one).len(), 1);
+        assert!(tool_calls(&headers, b"not json").is_empty());
     }
 }

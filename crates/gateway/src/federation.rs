@@ -4,7 +4,10 @@
 //! model); resources by `nexo://<server>/<uri>` ([`UriNamespace`]: the
 //! upstream's URI kept whole after the server's label, so that the mapping
 //! is undone by cutting the prefix, and two servers can never meet on one
-//! address). Lists are merged in the configuration's order of servers.
+//! address); task ids by `server__id` (the upstream's id kept whole after
+//! the server's name, so that `tasks/get`, `tasks/update` and
+//! `tasks/cancel` reach the upstream that runs the task). Lists are merged
+//! in the configuration's order of servers.
 //!
 //! The hub keeps the upstreams connected (a child that exits is started
 //! again, with a growing delay); while one restarts, its last tools stay
@@ -19,12 +22,15 @@ use std::time::Duration;
 
 use futures::future::join_all;
 use nexo_client::hub::{Changed, Hub};
+use nexo_client::namespace::{Namespace, SEPARATOR, UriNamespace};
+use nexo_client::{ClientError, Secret, Session};
 
 use crate::exchange::Exchanges;
-use nexo_client::namespace::{Namespace, UriNamespace};
-use nexo_client::{ClientError, Secret, Session};
 use rmcp::model::{
-    CallToolResult, GetPromptResult, JsonObject, Prompt, ReadResourceResult, Resource, Tool,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities,
+    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
+    GetTaskParams, GetTaskResult, Prompt, ReadResourceRequestParams, ReadResourceResponse,
+    Resource, ResourceTemplate, Tool, UpdateTaskParams,
 };
 
 /// How long a list waits for an upstream that is not connected: not at
@@ -172,35 +178,110 @@ impl Federation {
             .collect()
     }
 
-    /// Calls `tool` on `server` (see the module comment for restarts).
-    /// `meta` goes in the request's `_meta` (the trace context); `caller`
-    /// is the caller's token, for an upstream of token exchange.
-    pub async fn call_tool(
+    /// One `tools/call` of `params` on `server`, answered as the upstream
+    /// answers it: an `input_required` result or a task is handed back for
+    /// the gateway's client, whose `capabilities` the request declares
+    /// (see nexo-client's `Hub::call_tool_once`); `caller` is the
+    /// caller's token, for an upstream of token exchange.
+    pub async fn call_tool_once(
         &self,
         server: &str,
-        tool: &str,
-        arguments: JsonObject,
-        meta: Option<rmcp::model::MetaObject>,
+        params: CallToolRequestParams,
+        capabilities: Option<ClientCapabilities>,
         caller: Option<&Secret>,
-    ) -> Result<CallToolResult, Upstream> {
+    ) -> Result<CallToolResponse, Upstream> {
         if !self.exchanges.covers(server) {
             return self
                 .hub
-                .call_tool_with_meta(server, tool, arguments, None, meta)
+                .call_tool_once(server, params, capabilities)
                 .await
                 .map_err(|error| upstream(server, error));
         }
         let limits = self
             .hub
-            .call_limits(server, tool)
+            .call_limits(server, &params.name)
             .map_err(|error| upstream(server, error))?;
         let session = self.session(server, caller).await?;
         session
-            .call_tool_with_meta(tool, arguments, limits, None, meta.as_ref())
+            .call_tool_once(params, limits, capabilities)
             .await
             .map_err(|error| upstream(server, error))
     }
 
+    /// The federated id of the task `id` that `server` runs.
+    pub fn qualify_task(&self, server: &str, id: &str) -> String {
+        format!("{server}{SEPARATOR}{id}")
+    }
+
+    /// The server and its own id of the task a federated id stands for.
+    pub fn resolve_task<'t>(&self, task: &'t str) -> Option<(String, &'t str)> {
+        self.servers
+            .iter()
+            .filter_map(|server| {
+                let id = task
+                    .strip_prefix(server.as_str())?
+                    .strip_prefix(SEPARATOR)?;
+                Some((server, id))
+            })
+            .max_by_key(|(server, _)| server.len())
+            .map(|(server, id)| (server.clone(), id))
+    }
+
+    /// `tasks/get` on `server`.
+    pub async fn get_task(
+        &self,
+        server: &str,
+        params: GetTaskParams,
+        caller: Option<&Secret>,
+    ) -> Result<GetTaskResult, Upstream> {
+        let session = self.session(server, caller).await?;
+        session
+            .get_task(params)
+            .await
+            .map_err(|error| upstream(server, error))
+    }
+
+    /// `tasks/update` on `server`.
+    pub async fn update_task(
+        &self,
+        server: &str,
+        params: UpdateTaskParams,
+        caller: Option<&Secret>,
+    ) -> Result<(), Upstream> {
+        let session = self.session(server, caller).await?;
+        session
+            .update_task(params)
+            .await
+            .map_err(|error| upstream(server, error))
+    }
+
+    /// `tasks/cancel` on `server`.
+    pub async fn cancel_task(
+        &self,
+        server: &str,
+        params: CancelTaskParams,
+        caller: Option<&Secret>,
+    ) -> Result<(), Upstream> {
+        let session = self.session(server, caller).await?;
+        session
+            .cancel_task(params)
+            .await
+            .map_err(|error| upstream(server, error))
+    }
+
+    /// `completion/complete` on `server`, its reference the upstream's own.
+    pub async fn complete(
+        &self,
+        server: &str,
+        params: CompleteRequestParams,
+        caller: Option<&Secret>,
+    ) -> Result<CompleteResult, Upstream> {
+        let session = self.session(server, caller).await?;
+        session
+            .complete(params)
+            .await
+            .map_err(|error| upstream(server, error))
+    }
     /// The session a request to `server` goes over: the caller's own for
     /// an upstream of token exchange, else the hub's (waiting out a
     /// restart).
@@ -257,18 +338,18 @@ impl Federation {
         merged(lists, "prompts")
     }
 
-    /// Gets `prompt` from `server`, `meta` in the request's `_meta`.
+    /// One `prompts/get` on `server` (waiting for it while it restarts),
+    /// answered as the upstream answers it, declaring `capabilities`.
     pub async fn get_prompt(
         &self,
         server: &str,
-        prompt: &str,
-        arguments: JsonObject,
-        meta: Option<&rmcp::model::MetaObject>,
+        params: GetPromptRequestParams,
+        capabilities: Option<ClientCapabilities>,
         caller: Option<&Secret>,
-    ) -> Result<GetPromptResult, Upstream> {
+    ) -> Result<GetPromptResponse, Upstream> {
         let session = self.session(server, caller).await?;
         session
-            .get_prompt_with_meta(prompt, arguments, meta)
+            .get_prompt_once(params, capabilities)
             .await
             .map_err(|error| upstream(server, error))
     }
@@ -286,6 +367,17 @@ impl Federation {
         merged(lists, "resources")
     }
 
+    /// Every connected upstream's resource templates as `(server,
+    /// template)`, each as the upstream gives it.
+    pub async fn resource_templates(&self) -> Vec<(String, ResourceTemplate)> {
+        let offering = self.offering(Capability::Resources).await;
+        let lists = join_all(offering.iter().map(|(server, session)| async move {
+            (server, session.list_resource_templates().await)
+        }))
+        .await;
+        merged(lists, "resource templates")
+    }
+
     /// The federated address of `uri` on `server`.
     pub fn qualify_uri(&self, server: &str, uri: &str) -> Option<String> {
         self.uris.qualify(server, uri)
@@ -298,18 +390,19 @@ impl Federation {
             .map(|(server, uri)| (server.to_owned(), uri))
     }
 
-    /// Reads `uri` (the upstream's own) from `server`, `meta` in the
-    /// request's `_meta`.
+    /// One `resources/read` on `server` (waiting for it while it
+    /// restarts), answered as the upstream answers it, declaring
+    /// `capabilities`.
     pub async fn read_resource(
         &self,
         server: &str,
-        uri: &str,
-        meta: Option<&rmcp::model::MetaObject>,
+        params: ReadResourceRequestParams,
+        capabilities: Option<ClientCapabilities>,
         caller: Option<&Secret>,
-    ) -> Result<ReadResourceResult, Upstream> {
+    ) -> Result<ReadResourceResponse, Upstream> {
         let session = self.session(server, caller).await?;
         session
-            .read_resource_with_meta(uri, meta)
+            .read_resource_once(params, capabilities)
             .await
             .map_err(|error| upstream(server, error))
     }

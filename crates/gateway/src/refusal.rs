@@ -28,6 +28,10 @@ pub const BLOCKED: ErrorCode = ErrorCode(-32003);
 pub const UNAVAILABLE: ErrorCode = ErrorCode(-32004);
 /// A rate limit refused the request (-32029, for HTTP's 429).
 pub const LIMITED: ErrorCode = ErrorCode(-32029);
+/// The upstream needs the user to visit a URL first (2025-11-25): relayed
+/// as the upstream sent it, message and `data.elicitations` untouched, for
+/// the client to open them.
+pub const URL_ELICITATION_REQUIRED: ErrorCode = ErrorCode(-32042);
 
 /// Why a request got no upstream answer.
 #[derive(Debug, Clone)]
@@ -98,6 +102,14 @@ impl Refusal {
                 what,
                 name,
                 endpoint,
+            } if *what == "task" => format!(
+                "the gateway knows no task `{name}` at {endpoint}; a task's id is the one the \
+                 `tools/call` that started it answered"
+            ),
+            Refusal::Unknown {
+                what,
+                name,
+                endpoint,
             } => format!(
                 "the gateway offers no {what} `{name}` at {endpoint}; list them with `{what}s/list`"
             ),
@@ -121,6 +133,9 @@ impl Refusal {
                     shown.join(", "),
                     if kinds.len() == 1 { "s" } else { "" },
                 )
+            }
+            Refusal::UpstreamError { code, message, .. } if *code == URL_ELICITATION_REQUIRED.0 => {
+                message.clone()
             }
             Refusal::UpstreamError {
                 server, message, ..
@@ -156,6 +171,9 @@ impl Refusal {
                 "place": place,
                 "findings": findings,
             })),
+            Refusal::UpstreamError { code, data, .. } if *code == URL_ELICITATION_REQUIRED.0 => {
+                data.clone()
+            }
             Refusal::UpstreamError { server, data, .. } => Some(json!({
                 "upstream": server,
                 "data": data,
@@ -209,6 +227,7 @@ impl Refusal {
 }
 
 #[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "tests fail loudly on a missing value")]
 mod tests {
     use super::*;
     use crate::policy::Verdict;
@@ -284,5 +303,21 @@ mod tests {
         for (refusal, code) in table {
             assert_eq!(refusal.code().0, code, "{refusal:?}");
         }
+    }
+
+    #[test]
+    fn url_elicitation_required_is_relayed_as_the_upstream_sent_it() {
+        let data = json!({"elicitations": [{"mode": "url", "elicitationId": "e1",
+                                            "url": "https://auth.example.test/start"}]});
+        let refusal = Refusal::UpstreamError {
+            server: "shop".to_owned(),
+            code: -32042,
+            message: "sign in first".to_owned(),
+            data: Some(data.clone()),
+        };
+        let error = refusal.to_tool_answer().unwrap_err();
+        assert_eq!(error.code, URL_ELICITATION_REQUIRED);
+        assert_eq!(error.message, "sign in first");
+        assert_eq!(error.data, Some(data));
     }
 }

@@ -16,6 +16,14 @@
 //! audited as `limited`. A forwarded request carries the W3C trace context
 //! in its `_meta` (crate::tracecontext).
 //!
+//! The 2026-07-28 primitives pass through (README.md says why each goes
+//! as it does): `input_required` rounds and their `requestState` untouched,
+//! the client's capabilities declared upstream; tasks under federated ids
+//! (`tasks/get`, `tasks/update`, `tasks/cancel` reach their upstream, a
+//! finished task's result read by the detectors); `completion/complete`
+//! by the prompt's or resource's federated name; list results with their
+//! cache hints, private when cut for the caller.
+//!
 //! A list change an upstream announces reaches every client: 2025-era
 //! sessions by a notification on their session, 2026-07-28 clients on
 //! their `subscriptions/listen` streams.
@@ -27,11 +35,13 @@ use std::time::{Duration, Instant};
 use nexo_client::Secret;
 use nexo_client::hub::{Change, Changed};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, Implementation, JsonObject, ListPromptsResult,
-    ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
-    ServerConfig, SubscriptionFilter, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
+    ClientCapabilities, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
+    GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, InputRequiredResult,
+    JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, MetaObject, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, Reference, ServerCapabilities, ServerConfig, SubscriptionFilter,
+    TaskPayload, Tool, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -39,7 +49,7 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 use crate::audit::{AuditLog, Entry, Outcome};
-use crate::auth::{Auth, Authenticated};
+use crate::auth::{Auth, Authenticated, MissingScopes, Rejection};
 use crate::detect::{Finding, Place};
 use crate::federation::Federation;
 use crate::limits::{Exceeded, Limited, Limits, Unchecked};
@@ -49,6 +59,10 @@ use crate::refusal::Refusal;
 use crate::tracecontext;
 use crate::view::View;
 
+/// How long a 2026-07-28 client may keep a list (`ttlMs`): a list change
+/// of an upstream is announced to it, and a tool a reloaded policy hides
+/// meanwhile is still refused when called.
+const LIST_TTL_MS: u64 = 60_000;
 /// How many list changes a slow client may fall behind by.
 const CHANGE_BACKLOG: usize = 64;
 /// How often a 2025-era session's forwarder checks that its client is
@@ -239,29 +253,55 @@ impl GatewayServer {
             .tool
             .as_deref()
             .filter(|_| request.method == "tools/call")?;
-        let federated = format!(
-            "{}{}{tool}",
-            request.server,
-            nexo_client::namespace::SEPARATOR
-        );
-        let (pattern, missing) = self
-            .shared
+        let missing = self.missing_scopes(&request.identity, &request.server, tool)?;
+        Some(scope_decision(&missing))
+    }
+
+    fn missing_scopes(
+        &self,
+        identity: &Identity,
+        server: &str,
+        tool: &str,
+    ) -> Option<MissingScopes> {
+        let federated = format!("{server}{}{tool}", nexo_client::namespace::SEPARATOR);
+        self.shared
             .auth
-            .missing_tool_scopes(&request.identity.scopes, &federated)?;
-        let shown: Vec<String> = missing.iter().map(|scope| format!("`{scope}`")).collect();
-        Some(Decision {
-            verdict: Verdict::Deny,
-            rule: Some(format!("auth.oauth.toolScopes[{pattern}]")),
-            reason: format!(
-                "the token lacks the scope{} {} this tool needs; ask the authorization server \
-                 for a token with {}",
-                if missing.len() == 1 { "" } else { "s" },
-                shown.join(", "),
-                if missing.len() == 1 { "it" } else { "them" },
-            ),
-            evidence: Vec::new(),
-            redactions: Vec::new(),
-            arguments: None,
+            .missing_tool_scopes(&identity.scopes, &federated)
+    }
+
+    /// The step-up challenge for a `tools/call` of `name` (as this endpoint
+    /// offers it) whose tool needs scopes the caller (`parts`) lacks: the
+    /// refusal audited and counted, for the HTTP layer to answer with 403.
+    pub fn step_up(
+        &self,
+        parts: &http::request::Parts,
+        name: &str,
+        arguments: Value,
+    ) -> Option<Rejection> {
+        let (server, tool) = self.view.resolve_tool(self.federation(), name)?;
+        let identity = identity_from_parts(Some(parts));
+        let missing = self.missing_scopes(&identity, &server, &tool)?;
+        let mut guard = Guard {
+            audit: &self.shared.audit,
+            metrics: &self.shared.metrics,
+            policy: self.view.policy.current(),
+            request: Request {
+                identity,
+                server,
+                method: "tools/call".to_owned(),
+                tool: Some(tool),
+                arguments,
+            },
+            decision: scope_decision(&missing),
+            forwarded: None,
+            findings: Vec::new(),
+            started: Instant::now(),
+            upstream: None,
+        };
+        guard.finish(Outcome::Denied);
+        Some(Rejection::ToolScope {
+            tool: name.to_owned(),
+            missing,
         })
     }
 
@@ -273,13 +313,22 @@ impl GatewayServer {
         }
     }
 
+    /// A `tools/call`, decided and passed on, declaring the client's
+    /// `capabilities` to the upstream (so that it asks the client only for
+    /// what it can answer, and starts a task only for a client that
+    /// follows tasks). Its Multi Round-Trip Request fields
+    /// (`inputResponses`, `requestState`) go upstream untouched, and an
+    /// `input_required` answer comes back untouched: each round is a
+    /// request of its own, decided and audited. A task the upstream starts
+    /// reaches the client under its federated id.
     async fn call(
         &self,
         params: CallToolRequestParams,
         identity: Identity,
         trace: MetaObject,
+        capabilities: Option<ClientCapabilities>,
         caller: Option<&Secret>,
-    ) -> Result<CallToolResult, Refusal> {
+    ) -> Result<CallToolResponse, Refusal> {
         let started = Instant::now();
         let Some((server, tool)) = self.view.resolve_tool(self.federation(), &params.name) else {
             return Err(self.unknown("tool", &params.name));
@@ -294,14 +343,34 @@ impl GatewayServer {
         self.limit(&request, started).await?;
         let mut guard = self.guard(request, started).await;
         let arguments = guard.admit()?;
+        let mut upstream = CallToolRequestParams::new(tool.clone()).with_arguments(arguments);
+        upstream.meta = Some(rmcp::model::RequestMetaObject(trace));
+        upstream.input_responses = params.input_responses;
+        upstream.request_state = params.request_state;
         let asked = Instant::now();
         let answer = self
             .federation()
-            .call_tool(&server, &tool, arguments, Some(trace), caller)
+            .call_tool_once(&server, upstream, capabilities, caller)
             .await;
         guard.upstream = Some(asked.elapsed());
         let result = match answer {
-            Ok(result) => result,
+            Ok(CallToolResponse::Complete(result)) => result,
+            Ok(CallToolResponse::Task(mut created)) => {
+                created.task.task_id = self
+                    .federation()
+                    .qualify_task(&server, &created.task.task_id);
+                guard.finish(Outcome::Ok);
+                return Ok(CallToolResponse::Task(created));
+            }
+            Ok(CallToolResponse::InputRequired(asked)) => {
+                let asked = guard.inspect_input_requests(asked)?;
+                guard.finish(Outcome::Ok);
+                return Ok(CallToolResponse::InputRequired(asked));
+            }
+            Ok(other) => {
+                guard.finish(Outcome::Ok);
+                return Ok(other);
+            }
             Err(failure) => return Err(guard.failed(Refusal::upstream(failure))),
         };
         let result: CallToolResult = guard.inspect_result(result)?;
@@ -311,16 +380,68 @@ impl GatewayServer {
             Outcome::Ok
         };
         guard.finish(outcome);
-        Ok(result)
+        Ok(CallToolResponse::Complete(result))
     }
 
+    /// A finished task's result after the detectors read it, as a tool
+    /// call's result is read; audited when they found something.
+    fn inspect_task_result(
+        &self,
+        identity: Identity,
+        server: String,
+        task: &str,
+        result: JsonObject,
+    ) -> Result<JsonObject, Refusal> {
+        let policy = self.view.policy.current();
+        let mut guard = Guard {
+            audit: &self.shared.audit,
+            metrics: &self.shared.metrics,
+            policy,
+            request: Request {
+                identity,
+                server,
+                method: "tasks/get".to_owned(),
+                tool: None,
+                arguments: serde_json::json!({ "taskId": task }),
+            },
+            decision: Decision {
+                verdict: Verdict::Allow,
+                rule: None,
+                reason: "the result of a task the policy let start".to_owned(),
+                evidence: Vec::new(),
+                redactions: Vec::new(),
+                arguments: None,
+            },
+            forwarded: None,
+            findings: Vec::new(),
+            started: Instant::now(),
+            upstream: None,
+        };
+        let inspected = guard.inspect_result(result)?;
+        if !guard.findings.is_empty() {
+            guard.finish(Outcome::Ok);
+        }
+        Ok(inspected)
+    }
+
+    /// The upstream and its own id of the task a client names, or the
+    /// refusal.
+    fn task<'t>(&self, task: &'t str) -> Result<(String, &'t str), ErrorData> {
+        self.federation()
+            .resolve_task(task)
+            .ok_or_else(|| self.unknown("task", task).to_error())
+    }
+
+    /// A `prompts/get`, decided and passed on; its Multi Round-Trip
+    /// Request rounds pass through as a tool call's do ([`Self::call`]).
     async fn prompt(
         &self,
         params: GetPromptRequestParams,
         identity: Identity,
         trace: MetaObject,
+        capabilities: Option<ClientCapabilities>,
         caller: Option<&Secret>,
-    ) -> Result<GetPromptResult, Refusal> {
+    ) -> Result<GetPromptResponse, Refusal> {
         let started = Instant::now();
         let Some((server, prompt)) = self
             .view
@@ -339,28 +460,44 @@ impl GatewayServer {
         self.limit(&request, started).await?;
         let mut guard = self.guard(request, started).await;
         let arguments = guard.admit()?;
+        let mut upstream = GetPromptRequestParams::new(prompt).with_arguments(arguments);
+        upstream.meta = Some(rmcp::model::RequestMetaObject(trace));
+        upstream.input_responses = params.input_responses;
+        upstream.request_state = params.request_state;
         let asked = Instant::now();
         let answer = self
             .federation()
-            .get_prompt(&server, &prompt, arguments, Some(&trace), caller)
+            .get_prompt(&server, upstream, capabilities, caller)
             .await;
         guard.upstream = Some(asked.elapsed());
         let result = match answer {
-            Ok(result) => result,
+            Ok(GetPromptResponse::Complete(result)) => result,
+            Ok(GetPromptResponse::InputRequired(asked)) => {
+                let asked = guard.inspect_input_requests(asked)?;
+                guard.finish(Outcome::Ok);
+                return Ok(GetPromptResponse::InputRequired(asked));
+            }
+            Ok(other) => {
+                guard.finish(Outcome::Ok);
+                return Ok(other);
+            }
             Err(failure) => return Err(guard.failed(Refusal::upstream(failure))),
         };
         let result = guard.inspect_result(result)?;
         guard.finish(Outcome::Ok);
-        Ok(result)
+        Ok(GetPromptResponse::Complete(result))
     }
 
+    /// A `resources/read`, decided and passed on; its Multi Round-Trip
+    /// Request rounds pass through as a tool call's do ([`Self::call`]).
     async fn read(
         &self,
         params: ReadResourceRequestParams,
         identity: Identity,
         trace: MetaObject,
+        capabilities: Option<ClientCapabilities>,
         caller: Option<&Secret>,
-    ) -> Result<ReadResourceResult, Refusal> {
+    ) -> Result<ReadResourceResponse, Refusal> {
         let started = Instant::now();
         let Some((server, uri)) = self.view.resolve_uri(self.federation(), &params.uri) else {
             return Err(self.unknown("resource", &params.uri));
@@ -381,14 +518,27 @@ impl GatewayServer {
             .and_then(Value::as_str)
             .unwrap_or(&uri)
             .to_owned();
+        let mut upstream = ReadResourceRequestParams::new(uri);
+        upstream.meta = Some(rmcp::model::RequestMetaObject(trace));
+        upstream.input_responses = params.input_responses;
+        upstream.request_state = params.request_state;
         let asked = Instant::now();
         let answer = self
             .federation()
-            .read_resource(&server, &uri, Some(&trace), caller)
+            .read_resource(&server, upstream, capabilities, caller)
             .await;
         guard.upstream = Some(asked.elapsed());
         let mut result = match answer {
-            Ok(result) => result,
+            Ok(ReadResourceResponse::Complete(result)) => result,
+            Ok(ReadResourceResponse::InputRequired(asked)) => {
+                let asked = guard.inspect_input_requests(asked)?;
+                guard.finish(Outcome::Ok);
+                return Ok(ReadResourceResponse::InputRequired(asked));
+            }
+            Ok(other) => {
+                guard.finish(Outcome::Ok);
+                return Ok(other);
+            }
             Err(failure) => return Err(guard.failed(Refusal::upstream(failure))),
         };
         for contents in &mut result.contents {
@@ -403,27 +553,22 @@ impl GatewayServer {
         }
         let result = guard.inspect_result(result)?;
         guard.finish(Outcome::Ok);
-        Ok(result)
+        Ok(ReadResourceResponse::Complete(result))
     }
 
-    /// The tools `identity` may see, their descriptions inspected.
-    fn visible_tools(&self, identity: &Identity) -> Vec<Tool> {
+    /// The tools `identity` may see, their descriptions inspected, and
+    /// whether any was left out for this identity (rather than for all).
+    fn visible_tools(&self, identity: &Identity) -> (Vec<Tool>, bool) {
         let policy = self.view.policy.current();
         let mut tools = Vec::new();
+        let mut filtered = false;
         for offered in self.view.tools(self.federation()) {
-            let federated = format!(
-                "{}{}{}",
-                offered.server,
-                nexo_client::namespace::SEPARATOR,
-                offered.upstream
-            );
             if !policy.tool_visible(identity, &offered.server, &offered.upstream)
                 || self
-                    .shared
-                    .auth
-                    .missing_tool_scopes(&identity.scopes, &federated)
+                    .missing_scopes(identity, &offered.server, &offered.upstream)
                     .is_some()
             {
+                filtered = true;
                 continue;
             }
             let Ok(mut value) = serde_json::to_value(&offered.item) else {
@@ -470,7 +615,7 @@ impl GatewayServer {
                 }
             }
         }
-        tools
+        (tools, filtered)
     }
 }
 
@@ -503,16 +648,19 @@ fn caller_of(extensions: &rmcp::model::Extensions) -> Option<Secret> {
 /// The client's identity: what authentication established (see
 /// [`crate::app::GatewayApp`]) and its address.
 fn identity_of(extensions: &rmcp::model::Extensions) -> Identity {
-    let client = extensions
-        .get::<http::request::Parts>()
+    identity_from_parts(extensions.get::<http::request::Parts>())
+}
+
+/// The identity of the HTTP request `parts`, if there is one.
+fn identity_from_parts(parts: Option<&http::request::Parts>) -> Identity {
+    let client = parts
         .and_then(|parts| {
             parts
                 .extensions
                 .get::<axum::extract::ConnectInfo<SocketAddr>>()
         })
         .map(|info| info.0.ip());
-    let authenticated = extensions
-        .get::<http::request::Parts>()
+    let authenticated = parts
         .and_then(|parts| parts.extensions.get::<Authenticated>())
         .cloned()
         .unwrap_or_default();
@@ -610,6 +758,20 @@ impl Guard<'_> {
         })
     }
 
+    /// What an `input_required` result asks of the client (a form's
+    /// message, a sampling prompt) after the detectors read it as a
+    /// result; its `requestState`, opaque and echoed back as it came, is
+    /// left untouched.
+    fn inspect_input_requests(
+        &mut self,
+        mut asked: InputRequiredResult,
+    ) -> Result<InputRequiredResult, Refusal> {
+        if let Some(requests) = asked.input_requests.take() {
+            asked.input_requests = Some(self.inspect_result(requests)?);
+        }
+        Ok(asked)
+    }
+
     /// The upstream failed: audited, and the refusal handed back.
     fn failed(&mut self, refusal: Refusal) -> Refusal {
         let outcome = match refusal {
@@ -648,6 +810,34 @@ impl Guard<'_> {
                 outcome,
             },
         );
+    }
+}
+
+/// How a call refused for a tool's missing scopes is audited: denied,
+/// naming the `toolScopes` pattern as its rule.
+fn scope_decision(missing: &MissingScopes) -> Decision {
+    let shown: Vec<String> = missing
+        .missing
+        .iter()
+        .map(|scope| format!("`{scope}`"))
+        .collect();
+    Decision {
+        verdict: Verdict::Deny,
+        rule: Some(format!("auth.oauth.toolScopes[{}]", missing.pattern)),
+        reason: format!(
+            "the token lacks the scope{} {} this tool needs; ask the authorization server for a \
+             token with {}",
+            if missing.missing.len() == 1 { "" } else { "s" },
+            shown.join(", "),
+            if missing.missing.len() == 1 {
+                "it"
+            } else {
+                "them"
+            },
+        ),
+        evidence: Vec::new(),
+        redactions: Vec::new(),
+        arguments: None,
     }
 }
 
@@ -691,6 +881,8 @@ fn write(audit: &AuditLog, entry: Entry) {
 impl ServerHandler for GatewayServer {
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
+            .enable_completions()
+            .enable_tasks()
             .enable_tools()
             .enable_tool_list_changed()
             .enable_prompts()
@@ -710,9 +902,18 @@ impl ServerHandler for GatewayServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let identity = identity_of(&context.extensions);
-        Ok(ListToolsResult::with_all_items(
-            self.visible_tools(&identity),
-        ))
+        let (tools, filtered) = self.visible_tools(&identity);
+        // A list the policy or the token's scopes cut for this caller, or
+        // one behind authentication (whose scopes may cut it), is no one
+        // else's to reuse.
+        let scope = if filtered || !self.shared.auth.is_open() {
+            CacheScope::Private
+        } else {
+            CacheScope::Public
+        };
+        Ok(ListToolsResult::with_all_items(tools)
+            .with_ttl_ms(LIST_TTL_MS)
+            .with_cache_scope(scope))
     }
 
     async fn call_tool(
@@ -722,11 +923,109 @@ impl ServerHandler for GatewayServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let identity = identity_of(&context.extensions);
         let trace = trace_of(request.meta.as_ref(), &context);
+        let capabilities = context.client_capabilities();
         let caller = caller_of(&context.extensions);
-        match self.call(request, identity, trace, caller.as_ref()).await {
-            Ok(result) => Ok(result.into()),
+        match self
+            .call(request, identity, trace, capabilities, caller.as_ref())
+            .await
+        {
+            Ok(response) => Ok(response),
             Err(refusal) => refusal.to_tool_answer().map(Into::into),
         }
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let federated = request.task_id.clone();
+        let (server, id) = self.task(&federated)?;
+        let mut upstream = request;
+        upstream.task_id = id.to_owned();
+        let mut result = self
+            .federation()
+            .get_task(&server, upstream, caller_of(&context.extensions).as_ref())
+            .await
+            .map_err(|failure| Refusal::upstream(failure).to_error())?;
+        if let TaskPayload::Completed { result: completed } = &mut result.task.payload {
+            let identity = identity_of(&context.extensions);
+            *completed = self
+                .inspect_task_result(identity, server, &federated, std::mem::take(completed))
+                .map_err(|refusal| refusal.to_error())?;
+        }
+        result.task.task.task_id = federated;
+        Ok(result)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let (server, id) = self.task(&request.task_id)?;
+        let mut upstream = request.clone();
+        upstream.task_id = id.to_owned();
+        self.federation()
+            .update_task(&server, upstream, caller_of(&context.extensions).as_ref())
+            .await
+            .map_err(|failure| Refusal::upstream(failure).to_error())
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let (server, id) = self.task(&request.task_id)?;
+        let mut upstream = request.clone();
+        upstream.task_id = id.to_owned();
+        self.federation()
+            .cancel_task(&server, upstream, caller_of(&context.extensions).as_ref())
+            .await
+            .map_err(|failure| Refusal::upstream(failure).to_error())
+    }
+
+    /// Completion for a prompt's or a resource template's argument, asked
+    /// of the upstream that offers it under its own name.
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let mut upstream = request.clone();
+        let server = match &mut upstream.r#ref {
+            Reference::Prompt(prompt) => {
+                let Some((server, name)) = self
+                    .view
+                    .resolve_prompt(self.federation(), &prompt.name)
+                    .await
+                else {
+                    return Err(self.unknown("prompt", &prompt.name).to_error());
+                };
+                prompt.name = name;
+                server
+            }
+            Reference::Resource(resource) => {
+                let Some((server, uri)) = self.view.resolve_uri(self.federation(), &resource.uri)
+                else {
+                    return Err(self.unknown("resource", &resource.uri).to_error());
+                };
+                resource.uri = uri;
+                server
+            }
+            _ => {
+                return Err(ErrorData::invalid_params(
+                    "the gateway completes the arguments of prompts (`ref/prompt`) and \
+                     resources (`ref/resource`) only",
+                    None,
+                ));
+            }
+        };
+        self.federation()
+            .complete(&server, upstream, caller_of(&context.extensions).as_ref())
+            .await
+            .map_err(|failure| Refusal::upstream(failure).to_error())
     }
 
     async fn list_prompts(
@@ -737,7 +1036,9 @@ impl ServerHandler for GatewayServer {
         let prompts = self.view.prompts(self.federation()).await;
         Ok(ListPromptsResult::with_all_items(
             prompts.into_iter().map(|offered| offered.item).collect(),
-        ))
+        )
+        .with_ttl_ms(LIST_TTL_MS)
+        .with_cache_scope(CacheScope::Public))
     }
 
     async fn get_prompt(
@@ -747,10 +1048,10 @@ impl ServerHandler for GatewayServer {
     ) -> Result<GetPromptResponse, ErrorData> {
         let identity = identity_of(&context.extensions);
         let trace = trace_of(request.meta.as_ref(), &context);
+        let capabilities = context.client_capabilities();
         let caller = caller_of(&context.extensions);
-        self.prompt(request, identity, trace, caller.as_ref())
+        self.prompt(request, identity, trace, capabilities, caller.as_ref())
             .await
-            .map(Into::into)
             .map_err(|refusal| refusal.to_error())
     }
 
@@ -762,7 +1063,20 @@ impl ServerHandler for GatewayServer {
         let resources = self.view.resources(self.federation()).await;
         Ok(ListResourcesResult::with_all_items(
             resources.into_iter().map(|offered| offered.item).collect(),
-        ))
+        )
+        .with_ttl_ms(LIST_TTL_MS)
+        .with_cache_scope(CacheScope::Public))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let templates = self.view.resource_templates(self.federation()).await;
+        Ok(ListResourceTemplatesResult::with_all_items(templates)
+            .with_ttl_ms(LIST_TTL_MS)
+            .with_cache_scope(CacheScope::Public))
     }
 
     async fn read_resource(
@@ -772,10 +1086,10 @@ impl ServerHandler for GatewayServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let identity = identity_of(&context.extensions);
         let trace = trace_of(request.meta.as_ref(), &context);
+        let capabilities = context.client_capabilities();
         let caller = caller_of(&context.extensions);
-        self.read(request, identity, trace, caller.as_ref())
+        self.read(request, identity, trace, capabilities, caller.as_ref())
             .await
-            .map(Into::into)
             .map_err(|refusal| refusal.to_error())
     }
 

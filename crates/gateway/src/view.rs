@@ -2,10 +2,14 @@
 //! resources under their federated names ([`crate::federation`]);
 //! `/mcp/NAME` a virtual server's choice of them, renamed, re-described
 //! and decided by its own policy ([`crate::settings::VirtualServer`]).
+//! A tool's MCP Apps interface (`_meta.ui.resourceUri`, a `ui://`
+//! resource of its upstream) is pointed at the resource's federated
+//! address, so that a client reads it through the gateway like any other.
 
 use std::sync::Arc;
 
-use rmcp::model::{Prompt, Resource, Tool};
+use rmcp::model::{Prompt, Resource, ResourceTemplate, Tool};
+use serde_json::Value;
 
 use crate::federation::Federation;
 use crate::policy::PolicyHandle;
@@ -58,6 +62,7 @@ impl View {
                         .qualified(server, &upstream)?
                         .to_owned()
                         .into();
+                    federate_ui(federation, server, &mut tool);
                     Some(Offered {
                         server: server.to_owned(),
                         upstream,
@@ -77,6 +82,7 @@ impl View {
                     if let Some(description) = &chosen.description {
                         tool.description = Some(description.clone().into());
                     }
+                    federate_ui(federation, &chosen.server, &mut tool);
                     Some(Offered {
                         server: chosen.server.clone(),
                         upstream: chosen.name.clone(),
@@ -186,6 +192,22 @@ impl View {
             .collect()
     }
 
+    /// The resource templates offered, each mapped to its federated
+    /// address (`nexo://SERVER/TEMPLATE`: what it expands to is a federated
+    /// address of that server).
+    pub async fn resource_templates(&self, federation: &Federation) -> Vec<ResourceTemplate> {
+        federation
+            .resource_templates()
+            .await
+            .into_iter()
+            .filter(|(server, _)| self.offers_resources_of(server))
+            .filter_map(|(server, mut template)| {
+                template.uri_template = federation.qualify_uri(&server, &template.uri_template)?;
+                Some(template)
+            })
+            .collect()
+    }
+
     /// The upstream and its own URI for a federated address.
     pub fn resolve_uri(&self, federation: &Federation, address: &str) -> Option<(String, String)> {
         let (server, uri) = federation.resolve_uri(address)?;
@@ -198,5 +220,22 @@ impl View {
             Offer::All => true,
             Offer::Virtual(chosen) => chosen.resources.contains(server),
         }
+    }
+}
+
+/// Points `tool`'s MCP Apps interface (`_meta.ui.resourceUri`) at the
+/// federated address of that resource of `server`.
+fn federate_ui(federation: &Federation, server: &str, tool: &mut Tool) {
+    let Some(meta) = tool.meta.as_mut() else {
+        return;
+    };
+    let Some(Value::Object(ui)) = meta.0.get_mut("ui") else {
+        return;
+    };
+    let Some(Value::String(uri)) = ui.get_mut("resourceUri") else {
+        return;
+    };
+    if let Some(federated) = federation.qualify_uri(server, uri) {
+        *uri = federated;
     }
 }

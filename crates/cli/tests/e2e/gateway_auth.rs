@@ -265,13 +265,16 @@ impl Gateway {
         )
     }
 
-    /// A `tools/call` sent as raw JSON-RPC in a 2025-06-18 session: the
-    /// JSON-RPC response.
-    fn raw_call(&self, token: &str, tool: &str, arguments: Value) -> Value {
+    /// A `tools/call` sent as raw JSON-RPC in a 2025-06-18 session: its
+    /// HTTP status, `WWW-Authenticate` and JSON-RPC response (null when
+    /// there is none).
+    fn raw_call(&self, token: &str, tool: &str, arguments: Value) -> (u16, String, Value) {
         let post = |body: &str, session: Option<&str>| {
             let mut command = std::process::Command::new("curl");
             command.args([
                 "-sS",
+                "-w",
+                "\n%{http_code}",
                 "-D",
                 "/dev/stderr",
                 "-H",
@@ -289,22 +292,26 @@ impl Gateway {
                 command.args(["-H", &format!("Mcp-Session-Id: {session}")]);
             }
             let out = command.arg(self.url()).output().unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+            let (body, status) = stdout.rsplit_once('\n').unwrap();
             (
                 String::from_utf8_lossy(&out.stderr).into_owned(),
-                String::from_utf8_lossy(&out.stdout).into_owned(),
+                body.to_owned(),
+                status.trim().parse::<u16>().unwrap(),
             )
         };
-        let (headers, _) = post(
+        let header = |headers: &str, wanted: &str| {
+            headers.lines().find_map(|line| {
+                let (name, value) = line.split_once(':')?;
+                name.eq_ignore_ascii_case(wanted)
+                    .then(|| value.trim().to_owned())
+            })
+        };
+        let (headers, _, _) = post(
             r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
             None,
         );
-        let session = headers
-            .lines()
-            .find_map(|line| {
-                let (name, value) = line.split_once(':')?;
-                name.eq_ignore_ascii_case("mcp-session-id")
-                    .then(|| value.trim().to_owned())
-            })
+        let session = header(&headers, "mcp-session-id")
             .unwrap_or_else(|| panic!("no session id in:\n{headers}"));
         post(
             r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
@@ -312,13 +319,70 @@ impl Gateway {
         );
         let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                           "params": {"name": tool, "arguments": arguments}});
-        let (_, body) = post(&call.to_string(), Some(&session));
+        let (headers, body, status) = post(&call.to_string(), Some(&session));
         let json = body
             .lines()
             .filter_map(|line| line.strip_prefix("data:"))
             .find(|data| data.trim_start().starts_with('{'))
             .unwrap_or(&body);
-        serde_json::from_str(json.trim()).unwrap_or_else(|_| panic!("not JSON-RPC: {body}"))
+        (
+            status,
+            header(&headers, "www-authenticate").unwrap_or_default(),
+            serde_json::from_str(json.trim()).unwrap_or(Value::Null),
+        )
+    }
+
+    /// A stateless 2026-07-28 `tools/call` of `tool` whose `Mcp-Name`
+    /// header says `header`: its HTTP status, `WWW-Authenticate` and body.
+    fn call_2026(&self, token: &str, tool: &str, header: &str) -> (u16, String, Value) {
+        let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": tool, "arguments": {"text": "hi"},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        }});
+        let out = std::process::Command::new("curl")
+            .args([
+                "-sS",
+                "-w",
+                "\n%{http_code}",
+                "-D",
+                "/dev/stderr",
+                "-H",
+                "Content-Type: application/json",
+                "-H",
+                "Accept: application/json, text/event-stream",
+                "-H",
+                "MCP-Protocol-Version: 2026-07-28",
+                "-H",
+                "Mcp-Method: tools/call",
+                "-H",
+                &format!("Mcp-Name: {header}"),
+                "-H",
+                &format!("Authorization: Bearer {token}"),
+                "--data",
+                &call.to_string(),
+            ])
+            .arg(self.url())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let (body, status) = stdout.rsplit_once('\n').unwrap();
+        let challenge = String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .find_map(|line| {
+                let (name, value) = line.split_once(':')?;
+                name.eq_ignore_ascii_case("www-authenticate")
+                    .then(|| value.trim().to_owned())
+            })
+            .unwrap_or_default();
+        (
+            status.trim().parse().unwrap(),
+            challenge,
+            serde_json::from_str(body).unwrap_or(Value::Null),
+        )
     }
 
     fn audit(&self) -> Vec<Value> {
@@ -477,15 +541,30 @@ fn gateway_auth_identity_reaches_the_policy_and_the_audit() {
         .map(|tool| tool["name"].as_str().unwrap().to_owned())
         .collect();
     assert_eq!(names, ["utils__echo"], "{names:?}");
-    // nexo's client refuses an unlisted tool itself: the call goes raw.
-    let refused = gateway.raw_call(&alice, "utils__sha256", json!({"text": "hi"}));
-    assert_eq!(refused["result"]["isError"], true, "{refused}");
-    let refused = refused.to_string();
+    // nexo's client refuses an unlisted tool itself: the call goes raw,
+    // and gets the step-up challenge asking for every scope it needs.
+    let (status, challenge, body) =
+        gateway.raw_call(&alice, "utils__sha256", json!({"text": "hi"}));
+    assert_eq!(status, 403, "{body}");
     assert!(
-        refused.contains("rule `auth.oauth.toolScopes[utils__sha2*]`")
-            && refused.contains("the token lacks the scope `hash`"),
-        "{refused}"
+        challenge.starts_with("Bearer error=\"insufficient_scope\"")
+            && challenge.contains("scope=\"mcp hash\"")
+            && challenge.contains("resource_metadata="),
+        "{challenge}"
     );
+    assert!(
+        challenge.contains("rule `auth.oauth.toolScopes[utils__sha2*]`"),
+        "{challenge}"
+    );
+    // The same over 2026-07-28; a header naming another tool is a header
+    // mismatch (400, -32020) before it is a missing scope.
+    let (status, challenge, body) = gateway.call_2026(&alice, "utils__sha256", "utils__sha256");
+    assert_eq!(status, 403, "{body}");
+    assert!(challenge.contains("scope=\"mcp hash\""), "{challenge}");
+    let (status, challenge, body) = gateway.call_2026(&alice, "utils__sha256", "utils__echo");
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["error"]["code"], -32020, "{body}");
+    assert!(challenge.is_empty(), "{challenge}");
     let alice_hashing = key.sign(&claims(&issuer, "alice", "mcp hash"));
     gateway
         .nexo(
@@ -495,7 +574,8 @@ fn gateway_auth_identity_reaches_the_policy_and_the_audit() {
         .assert_success();
     // The policy's `subject` and `scopes` conditions see the token.
     let bob = key.sign(&claims(&issuer, "bob", "mcp clock"));
-    let denied = gateway.raw_call(&bob, "utils__echo", json!({"text": "hi"}));
+    let (status, _, denied) = gateway.raw_call(&bob, "utils__echo", json!({"text": "hi"}));
+    assert_eq!(status, 200, "{denied}");
     assert_eq!(denied["result"]["isError"], true, "{denied}");
     let time = gateway.nexo(&bob, &["call", "utils__time", "--json"]);
     time.assert_success();
@@ -513,6 +593,10 @@ fn gateway_auth_identity_reaches_the_policy_and_the_audit() {
     assert_eq!(line["identity"]["scopes"], json!(["mcp"]));
     assert_eq!(line["identity"]["client"], "127.0.0.1");
     assert_eq!(by("bob", "echo")["decision"], "deny");
+    // The step-up refusal is audited with its rule.
+    let refused = by("alice", "sha256");
+    assert_eq!(refused["decision"], "deny");
+    assert_eq!(refused["rule"], "auth.oauth.toolScopes[utils__sha2*]");
     assert_eq!(by("bob", "time")["rule"], "clock-readers");
     // The legacy SSE transport carries the identity too.
     let sse = format!("{}/sse", gateway.base);

@@ -360,15 +360,17 @@ pub struct Reply {
 
 impl Http {
     pub fn new(server: &HttpServer) -> Self {
+        Self::at(server.base_url())
+    }
+
+    /// A client of the server at `base` (`http://127.0.0.1:PORT`).
+    pub fn at(base: String) -> Self {
         let client = reqwest::Client::builder()
             .no_proxy()
             .timeout(PATIENCE)
             .build()
             .unwrap();
-        Self {
-            client,
-            base: server.base_url(),
-        }
+        Self { client, base }
     }
 
     pub async fn send(

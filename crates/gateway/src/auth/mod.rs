@@ -13,10 +13,14 @@
 //! that point clients to it. The inbound token goes no further: upstreams
 //! are reached with their own configured credentials only.
 //!
-//! Scopes a tool needs (`toolScopes`) are checked per call by the server,
-//! through [`Auth::missing_tool_scopes`], and refused as a policy denial
-//! (a tool error naming the scope), because the tool's name is in the
-//! JSON-RPC body that the HTTP layer does not read.
+//! Scopes a tool needs (`toolScopes`) are found by
+//! [`Auth::missing_tool_scopes`]. A `tools/call` over Streamable HTTP is
+//! read before any endpoint sees it ([`crate::app::GatewayApp`]) and one
+//! whose tool needs a scope the token lacks gets the step-up challenge:
+//! 403 with `error="insufficient_scope"` and the scopes to ask for
+//! ([`Rejection::ToolScope`]). Where no HTTP status can answer a call (the
+//! legacy SSE transport answers on its stream), the server refuses it as
+//! a policy denial instead (a tool error naming the scope).
 
 pub mod jwt;
 
@@ -56,8 +60,24 @@ pub enum Rejection {
     Invalid(String),
     /// A valid token without the scopes every request needs.
     InsufficientScope(Vec<String>),
+    /// A valid token without the scopes the tool called needs.
+    ToolScope {
+        tool: String,
+        missing: MissingScopes,
+    },
     /// The issuer's keys could not be had, so no token can be checked.
     Unavailable(String),
+}
+
+/// The scopes a tool needs that a token lacks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissingScopes {
+    /// The `toolScopes` pattern that asks for them.
+    pub pattern: String,
+    /// Every scope the pattern asks for.
+    pub needed: Vec<String>,
+    /// Those of `needed` the token lacks.
+    pub missing: Vec<String>,
 }
 
 /// The gateway's authentication, built from its settings.
@@ -161,14 +181,14 @@ impl Auth {
         }
     }
 
+    /// Whether some tool needs scopes of its own (`toolScopes`).
+    pub fn has_tool_scopes(&self) -> bool {
+        matches!(&self.mode, Mode::OAuth(oauth) if !oauth.tool_scopes.is_empty())
+    }
+
     /// The scopes the federated tool `server__tool` needs that `scopes`
-    /// lacks, with the `toolScopes` pattern that asks for them; `None` when
-    /// nothing is missing.
-    pub fn missing_tool_scopes(
-        &self,
-        scopes: &[String],
-        federated: &str,
-    ) -> Option<(String, Vec<String>)> {
+    /// lacks; `None` when nothing is missing.
+    pub fn missing_tool_scopes(&self, scopes: &[String], federated: &str) -> Option<MissingScopes> {
         let Mode::OAuth(oauth) = &self.mode else {
             return None;
         };
@@ -181,7 +201,11 @@ impl Auth {
                 .filter(|scope| !scopes.contains(scope))
                 .cloned()
                 .collect();
-            (!missing.is_empty()).then(|| (shown.clone(), missing))
+            (!missing.is_empty()).then(|| MissingScopes {
+                pattern: shown.clone(),
+                needed: needed.clone(),
+                missing,
+            })
         })
     }
 
@@ -222,7 +246,10 @@ impl Auth {
 
     /// The answer to a rejected request: 401 (or 403 for missing scopes)
     /// with a `WWW-Authenticate` challenge that points an OAuth client to
-    /// the Protected Resource Metadata.
+    /// the Protected Resource Metadata. A tool's missing scopes ask for
+    /// the scopes every request needs and those of the tool together, so
+    /// that the token the client gets next serves both (the step-up of
+    /// the MCP authorization specification).
     pub fn challenge(&self, rejection: &Rejection) -> Response {
         let mut params = Vec::new();
         let (status, error, description) = match rejection {
@@ -245,6 +272,18 @@ impl Auth {
                     missing.join(" ")
                 ),
             ),
+            Rejection::ToolScope { tool, missing } => (
+                StatusCode::FORBIDDEN,
+                Some("insufficient_scope"),
+                format!(
+                    "the tool `{tool}` needs the scope{} {} the token lacks (rule \
+                     `auth.oauth.toolScopes[{}]`); ask the authorization server for a token \
+                     with the scopes of this challenge",
+                    if missing.missing.len() == 1 { "" } else { "s" },
+                    missing.missing.join(" "),
+                    missing.pattern,
+                ),
+            ),
             Rejection::Unavailable(reason) => {
                 tracing::warn!(%reason, "a token could not be checked");
                 return json_response(
@@ -264,6 +303,15 @@ impl Auth {
                         if !oauth.settings.required_scopes.is_empty() =>
                     {
                         Some(oauth.settings.required_scopes.join(" "))
+                    }
+                    Rejection::ToolScope { missing, .. } => {
+                        let mut scopes = oauth.settings.required_scopes.clone();
+                        for scope in &missing.needed {
+                            if !scopes.contains(scope) {
+                                scopes.push(scope.clone());
+                            }
+                        }
+                        Some(scopes.join(" "))
                     }
                     _ => None,
                 };
