@@ -48,6 +48,7 @@ use crate::exchange::Exchanges;
 use crate::federation::Federation;
 use crate::limits::{Limits, SWEEP_EVERY};
 use crate::metrics::Metrics;
+use crate::otlp::Spans;
 use crate::policy::{PolicyHandle, Resolver};
 use crate::server::{GatewayServer, Shared};
 use crate::settings::{AuthSettings, Settings, TokenExchange};
@@ -65,6 +66,8 @@ pub struct Prepared {
     metrics: Metrics,
     /// The Redis instances share, connected on first use.
     redis: Option<Arc<Redis>>,
+    /// Where spans go, when `otlp` is configured.
+    spans: Option<Spans>,
 }
 
 impl Prepared {
@@ -86,6 +89,12 @@ impl Prepared {
             .map(|redis| Redis::new(redis, metrics.redis_errors()))
             .transpose()
             .map_err(StartError::Redis)?;
+        let spans = settings
+            .otlp
+            .as_ref()
+            .map(Spans::new)
+            .transpose()
+            .map_err(StartError::Otlp)?;
         Ok(Self {
             settings,
             policy,
@@ -93,6 +102,7 @@ impl Prepared {
             audit,
             metrics,
             redis,
+            spans,
         })
     }
 
@@ -131,6 +141,7 @@ impl Prepared {
             limits,
             self.metrics,
             auth.clone(),
+            self.spans,
         );
         watchers.push(shared.forward_changes());
         watchers.push(sweep(&shared, sessions.clone()));
@@ -296,6 +307,10 @@ impl Gateway {
             watcher.abort();
         }
         let Self { shared, .. } = self;
+        if let Some(spans) = &shared.spans {
+            // The last batch is sent (within the export time limit).
+            tokio::task::block_in_place(|| spans.shutdown());
+        }
         match Arc::try_unwrap(shared) {
             Ok(shared) => shared.federation.close().await,
             Err(_) => {

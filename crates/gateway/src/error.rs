@@ -166,6 +166,9 @@ pub enum StartError {
     /// The shared Redis could not be set up (crate::shared).
     #[error("{0}")]
     Redis(String),
+    /// The OTLP exporter could not be set up (crate::otlp).
+    #[error("{0}")]
+    Otlp(String),
     #[error(transparent)]
     Serve(#[from] nexo_serve::ServeError),
 }
@@ -177,7 +180,7 @@ impl StartError {
             Self::Policy(error) => error.code(),
             Self::Audit(error) => error.code(),
             Self::Serve(nexo_serve::ServeError::BadAddress { .. }) => "usage",
-            Self::OpenOnNetwork { .. } | Self::Redis(_) => "bad_config",
+            Self::OpenOnNetwork { .. } | Self::Redis(_) | Self::Otlp(_) => "bad_config",
             Self::Serve(_) => "error",
         }
     }
@@ -196,6 +199,11 @@ impl StartError {
                 "listen on a loopback address (`--http 127.0.0.1:8000`), or give the `gateway` \
                  settings an `auth` (OAuth or API keys; `\"auth\": \"none\"` to stay open on \
                  purpose)"
+                    .to_owned(),
+            ),
+            Self::Otlp(_) => Some(
+                "write the `otlp` setting as `{\"endpoint\": \"http://HOST:4318\"}` (README, \
+                 gateway, Metrics)"
                     .to_owned(),
             ),
             Self::Redis(_) => Some(

@@ -17,7 +17,8 @@
 //! the MCP server that guards every request with the policy, the detectors,
 //! the rate limits ([`limits`]) and the audit log, counted in [`metrics`],
 //! the W3C trace context carried upstream ([`tracecontext`]), each
-//! caller's own upstream token where one is traded for ([`exchange`]);
+//! caller's own upstream token where one is traded for ([`exchange`]),
+//! each request's span exported over OTLP ([`otlp`]);
 //! [`app`] serves it all with nexo-serve. Several instances share their
 //! rate limits and 2025-era sessions through Redis ([`shared`]). Refusals are
 //! worded and coded in [`refusal`]. It knows no particular server and
@@ -33,6 +34,7 @@ pub mod exchange;
 pub mod federation;
 pub mod limits;
 pub mod metrics;
+pub mod otlp;
 pub mod policy;
 pub mod refusal;
 pub mod server;

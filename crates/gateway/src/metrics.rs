@@ -248,7 +248,7 @@ impl Metrics {
     }
 }
 
-fn verdict_name(verdict: Verdict) -> &'static str {
+pub(crate) fn verdict_name(verdict: Verdict) -> &'static str {
     match verdict {
         Verdict::Allow => "allow",
         Verdict::Deny => "deny",
@@ -256,7 +256,7 @@ fn verdict_name(verdict: Verdict) -> &'static str {
     }
 }
 
-fn outcome_name(outcome: Outcome) -> &'static str {
+pub(crate) fn outcome_name(outcome: Outcome) -> &'static str {
     match outcome {
         Outcome::Ok => "ok",
         Outcome::Error => "error",

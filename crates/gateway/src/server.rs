@@ -30,10 +30,11 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use nexo_client::Secret;
 use nexo_client::hub::{Change, Changed};
+use opentelemetry::KeyValue;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
     ClientCapabilities, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
@@ -53,10 +54,11 @@ use crate::auth::{Auth, Authenticated, MissingScopes, Rejection};
 use crate::detect::{Finding, Place};
 use crate::federation::Federation;
 use crate::limits::{Exceeded, Limited, Limits, Unchecked};
-use crate::metrics::{Counted, Metrics};
+use crate::metrics::{Counted, Metrics, outcome_name, verdict_name};
+use crate::otlp::{Finished, Spans};
 use crate::policy::{Decision, Identity, Policy, Request, Resolver, Verdict};
 use crate::refusal::Refusal;
-use crate::tracecontext;
+use crate::tracecontext::{self, Span};
 use crate::view::View;
 
 /// How long a 2026-07-28 client may keep a list (`ttlMs`): a list change
@@ -86,6 +88,8 @@ pub struct Shared {
     pub metrics: Metrics,
     /// For the scopes each tool needs.
     pub auth: Arc<Auth>,
+    /// Where each request's span goes, when OTLP is configured.
+    pub spans: Option<Spans>,
     changes: broadcast::Sender<List>,
 }
 
@@ -106,6 +110,7 @@ impl Shared {
         limits: Limits,
         metrics: Metrics,
         auth: Arc<Auth>,
+        spans: Option<Spans>,
     ) -> Arc<Self> {
         Arc::new(Self {
             federation,
@@ -114,6 +119,7 @@ impl Shared {
             limits,
             metrics,
             auth,
+            spans,
             changes: broadcast::channel(CHANGE_BACKLOG).0,
         })
     }
@@ -175,7 +181,7 @@ impl GatewayServer {
     }
 
     /// Decides `request` by the endpoint's policy in force.
-    async fn guard(&self, request: Request, started: Instant) -> Guard<'_> {
+    async fn guard(&self, request: Request, started: Instant, span: &Span) -> Guard<'_> {
         let policy = self.view.policy.current();
         let decision = match self.scope_refusal(&request) {
             Some(refusal) => refusal,
@@ -185,23 +191,13 @@ impl GatewayServer {
                     .await
             }
         };
-        Guard {
-            audit: &self.shared.audit,
-            metrics: &self.shared.metrics,
-            policy,
-            request,
-            decision,
-            forwarded: None,
-            findings: Vec::new(),
-            started,
-            upstream: None,
-        }
+        Guard::new(&self.shared, policy, request, decision, started).in_span(span)
     }
 
     /// Takes `request` from its rate limits (the tool's, for a tool call,
     /// by its federated name); past one, or when one cannot be checked,
     /// the refusal, audited and counted.
-    async fn limit(&self, request: &Request, started: Instant) -> Result<(), Refusal> {
+    async fn limit(&self, request: &Request, started: Instant, span: &Span) -> Result<(), Refusal> {
         let tool = match (&request.method[..], &request.tool) {
             ("tools/call", Some(tool)) => Some(format!(
                 "{}{}{tool}",
@@ -231,17 +227,14 @@ impl GatewayServer {
                 Refusal::Unchecked(unchecked),
             ),
         };
-        let mut guard = Guard {
-            audit: &self.shared.audit,
-            metrics: &self.shared.metrics,
-            policy: self.view.policy.current(),
-            request: request.clone(),
+        let mut guard = Guard::new(
+            &self.shared,
+            self.view.policy.current(),
+            request.clone(),
             decision,
-            forwarded: None,
-            findings: Vec::new(),
             started,
-            upstream: None,
-        };
+        )
+        .in_span(span);
         guard.finish(Outcome::Limited);
         Err(refusal)
     }
@@ -281,23 +274,19 @@ impl GatewayServer {
         let (server, tool) = self.view.resolve_tool(self.federation(), name)?;
         let identity = identity_from_parts(Some(parts));
         let missing = self.missing_scopes(&identity, &server, &tool)?;
-        let mut guard = Guard {
-            audit: &self.shared.audit,
-            metrics: &self.shared.metrics,
-            policy: self.view.policy.current(),
-            request: Request {
+        let mut guard = Guard::new(
+            &self.shared,
+            self.view.policy.current(),
+            Request {
                 identity,
                 server,
                 method: "tools/call".to_owned(),
                 tool: Some(tool),
                 arguments,
             },
-            decision: scope_decision(&missing),
-            forwarded: None,
-            findings: Vec::new(),
-            started: Instant::now(),
-            upstream: None,
-        };
+            scope_decision(&missing),
+            Instant::now(),
+        );
         guard.finish(Outcome::Denied);
         Some(Rejection::ToolScope {
             tool: name.to_owned(),
@@ -325,7 +314,7 @@ impl GatewayServer {
         &self,
         params: CallToolRequestParams,
         identity: Identity,
-        trace: MetaObject,
+        (trace, span): (MetaObject, Span),
         capabilities: Option<ClientCapabilities>,
         caller: Option<&Secret>,
     ) -> Result<CallToolResponse, Refusal> {
@@ -340,8 +329,8 @@ impl GatewayServer {
             tool: Some(tool.clone()),
             arguments: Value::Object(params.arguments.unwrap_or_default()),
         };
-        self.limit(&request, started).await?;
-        let mut guard = self.guard(request, started).await;
+        self.limit(&request, started, &span).await?;
+        let mut guard = self.guard(request, started, &span).await;
         let arguments = guard.admit()?;
         let mut upstream = CallToolRequestParams::new(tool.clone()).with_arguments(arguments);
         upstream.meta = Some(rmcp::model::RequestMetaObject(trace));
@@ -393,18 +382,17 @@ impl GatewayServer {
         result: JsonObject,
     ) -> Result<JsonObject, Refusal> {
         let policy = self.view.policy.current();
-        let mut guard = Guard {
-            audit: &self.shared.audit,
-            metrics: &self.shared.metrics,
+        let mut guard = Guard::new(
+            &self.shared,
             policy,
-            request: Request {
+            Request {
                 identity,
                 server,
                 method: "tasks/get".to_owned(),
                 tool: None,
                 arguments: serde_json::json!({ "taskId": task }),
             },
-            decision: Decision {
+            Decision {
                 verdict: Verdict::Allow,
                 rule: None,
                 reason: "the result of a task the policy let start".to_owned(),
@@ -412,11 +400,8 @@ impl GatewayServer {
                 redactions: Vec::new(),
                 arguments: None,
             },
-            forwarded: None,
-            findings: Vec::new(),
-            started: Instant::now(),
-            upstream: None,
-        };
+            Instant::now(),
+        );
         let inspected = guard.inspect_result(result)?;
         if !guard.findings.is_empty() {
             guard.finish(Outcome::Ok);
@@ -438,7 +423,7 @@ impl GatewayServer {
         &self,
         params: GetPromptRequestParams,
         identity: Identity,
-        trace: MetaObject,
+        (trace, span): (MetaObject, Span),
         capabilities: Option<ClientCapabilities>,
         caller: Option<&Secret>,
     ) -> Result<GetPromptResponse, Refusal> {
@@ -457,8 +442,8 @@ impl GatewayServer {
             tool: Some(prompt.clone()),
             arguments: Value::Object(params.arguments.unwrap_or_default()),
         };
-        self.limit(&request, started).await?;
-        let mut guard = self.guard(request, started).await;
+        self.limit(&request, started, &span).await?;
+        let mut guard = self.guard(request, started, &span).await;
         let arguments = guard.admit()?;
         let mut upstream = GetPromptRequestParams::new(prompt).with_arguments(arguments);
         upstream.meta = Some(rmcp::model::RequestMetaObject(trace));
@@ -494,7 +479,7 @@ impl GatewayServer {
         &self,
         params: ReadResourceRequestParams,
         identity: Identity,
-        trace: MetaObject,
+        (trace, span): (MetaObject, Span),
         capabilities: Option<ClientCapabilities>,
         caller: Option<&Secret>,
     ) -> Result<ReadResourceResponse, Refusal> {
@@ -509,8 +494,8 @@ impl GatewayServer {
             tool: None,
             arguments: serde_json::json!({ "uri": uri }),
         };
-        self.limit(&request, started).await?;
-        let mut guard = self.guard(request, started).await;
+        self.limit(&request, started, &span).await?;
+        let mut guard = self.guard(request, started, &span).await;
         let arguments = guard.admit()?;
         // A redact rule may have rewritten the URI itself.
         let uri = arguments
@@ -625,7 +610,7 @@ impl GatewayServer {
 fn trace_of(
     params: Option<&rmcp::model::RequestMetaObject>,
     context: &RequestContext<RoleServer>,
-) -> MetaObject {
+) -> (MetaObject, Span) {
     let meta = match params {
         Some(meta) if meta.0.0.contains_key(tracecontext::TRACEPARENT) => &meta.0,
         _ => &context.meta.0,
@@ -677,6 +662,9 @@ fn identity_from_parts(parts: Option<&http::request::Parts>) -> Identity {
 struct Guard<'a> {
     audit: &'a AuditLog,
     metrics: &'a Metrics,
+    spans: Option<&'a Spans>,
+    /// The gateway's span of the request, exported with `spans`.
+    span: Option<Span>,
     policy: Arc<Policy>,
     request: Request,
     decision: Decision,
@@ -688,7 +676,35 @@ struct Guard<'a> {
     upstream: Option<Duration>,
 }
 
-impl Guard<'_> {
+impl<'a> Guard<'a> {
+    fn new(
+        shared: &'a Shared,
+        policy: Arc<Policy>,
+        request: Request,
+        decision: Decision,
+        started: Instant,
+    ) -> Self {
+        Self {
+            audit: &shared.audit,
+            metrics: &shared.metrics,
+            spans: shared.spans.as_ref(),
+            span: None,
+            policy,
+            request,
+            decision,
+            forwarded: None,
+            findings: Vec::new(),
+            started,
+            upstream: None,
+        }
+    }
+
+    /// The same guard, its span `span`.
+    fn in_span(mut self, span: &Span) -> Self {
+        self.span = Some(span.clone());
+        self
+    }
+
     /// The arguments to forward, or the refusal (audited).
     fn admit(&mut self) -> Result<JsonObject, Refusal> {
         if self.decision.verdict == Verdict::Deny {
@@ -793,6 +809,9 @@ impl Guard<'_> {
             total: latency,
             upstream: self.upstream,
         });
+        if let (Some(spans), Some(span)) = (self.spans, &self.span) {
+            spans.record(self.finished_span(span, latency, outcome));
+        }
         write(
             self.audit,
             Entry {
@@ -810,6 +829,63 @@ impl Guard<'_> {
                 outcome,
             },
         );
+    }
+}
+
+impl Guard<'_> {
+    /// The request's span as it ends, `latency` after it began.
+    fn finished_span<'s>(
+        &self,
+        span: &'s Span,
+        latency: Duration,
+        outcome: Outcome,
+    ) -> Finished<'s> {
+        let request = &self.request;
+        let name = match &request.tool {
+            Some(tool) => format!(
+                "{} {}{}{tool}",
+                request.method,
+                request.server,
+                nexo_client::namespace::SEPARATOR
+            ),
+            None => format!("{} {}", request.method, request.server),
+        };
+        let mut attributes = vec![
+            KeyValue::new("mcp.method.name", request.method.clone()),
+            KeyValue::new("nexo.gateway.upstream", request.server.clone()),
+            KeyValue::new("nexo.gateway.decision", verdict_name(self.decision.verdict)),
+            KeyValue::new("nexo.gateway.outcome", outcome_name(outcome)),
+        ];
+        if let Some(tool) = &request.tool {
+            attributes.push(KeyValue::new("gen_ai.tool.name", tool.clone()));
+        }
+        if let Some(rule) = &self.decision.rule {
+            attributes.push(KeyValue::new("nexo.gateway.rule", rule.clone()));
+        }
+        if let Some(subject) = &request.identity.subject {
+            attributes.push(KeyValue::new("enduser.id", subject.clone()));
+        }
+        if let Some(client) = request.identity.client {
+            attributes.push(KeyValue::new("client.address", client.to_string()));
+        }
+        if let Some(upstream) = self.upstream {
+            attributes.push(KeyValue::new(
+                "nexo.gateway.upstream_ms",
+                upstream.as_secs_f64() * 1e3,
+            ));
+        }
+        let ended = SystemTime::now();
+        Finished {
+            span,
+            name,
+            started: ended.checked_sub(latency).unwrap_or(ended),
+            ended,
+            attributes,
+            error: (outcome != Outcome::Ok).then(|| match outcome {
+                Outcome::Denied | Outcome::Limited => self.decision.reason.clone(),
+                _ => outcome_name(outcome).to_owned(),
+            }),
+        }
     }
 }
 

@@ -85,9 +85,48 @@ pub struct Settings {
     pub auth: AuthSettings,
     /// The Redis instances share; none: everything in this process.
     pub redis: Option<RedisSettings>,
+    /// Where spans are exported; none: nowhere.
+    pub otlp: Option<OtlpSettings>,
     /// By upstream, how its calls get a token of their own
     /// ([`crate::exchange`]).
     pub token_exchange: BTreeMap<String, TokenExchange>,
+}
+
+/// Where the gateway's spans are exported (crate::otlp).
+#[derive(Clone, PartialEq, Eq)]
+pub struct OtlpSettings {
+    /// The collector's OTLP/HTTP address (`http://HOST:4318`), or its full
+    /// traces URL (a path other than `/`).
+    pub endpoint: url::Url,
+    /// Sent with every export (an API key, say).
+    pub headers: BTreeMap<String, nexo_client::Secret>,
+    /// The `service.name` of the spans.
+    pub service_name: String,
+}
+
+impl OtlpSettings {
+    /// Where spans are posted: the endpoint's `/v1/traces` when it names
+    /// no path of its own.
+    pub fn traces_url(&self) -> String {
+        if self.endpoint.path() == "/" {
+            let mut url = self.endpoint.clone();
+            url.set_path("/v1/traces");
+            url.to_string()
+        } else {
+            self.endpoint.to_string()
+        }
+    }
+}
+
+impl std::fmt::Debug for OtlpSettings {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("OtlpSettings")
+            .field("endpoint", &self.endpoint.as_str())
+            .field("headers", &self.headers)
+            .field("service_name", &self.service_name)
+            .finish()
+    }
 }
 
 /// How the caller's token is traded for one an upstream accepts (RFC 8693).
@@ -207,8 +246,18 @@ struct SettingsFile {
     rate_limits: Option<serde_json::Value>,
     auth: Option<serde_json::Value>,
     redis: Option<serde_json::Value>,
+    otlp: Option<OtlpFile>,
     #[serde(default)]
     token_exchange: BTreeMap<String, TokenExchangeFile>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct OtlpFile {
+    endpoint: String,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    service_name: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -287,7 +336,7 @@ impl Settings {
                 fail(
                     format!("the `gateway` settings are not valid: {error}"),
                     "the `gateway` object takes `policy`, `audit`, `policyCheckSeconds`, \
-                 `virtualServers`, `rateLimits`, `auth`, `redis` and `tokenExchange`; \
+                 `virtualServers`, `rateLimits`, `auth`, `redis`, `tokenExchange` and `otlp`; \
                  examples/gateway/config.json shows each",
                 )
             })?;
@@ -374,11 +423,41 @@ impl Settings {
                 })
             })
             .transpose()?;
+        let otlp = file
+            .otlp
+            .map(|written| {
+                let endpoint = url::Url::parse(&written.endpoint)
+                    .ok()
+                    .filter(|url| matches!(url.scheme(), "http" | "https"))
+                    .ok_or_else(|| {
+                        fail(
+                            format!(
+                                "`otlp.endpoint` `{}` is not an http or https URL",
+                                written.endpoint
+                            ),
+                            "write `\"otlp\": {\"endpoint\": \"http://HOST:4318\"}`, the \
+                             collector's OTLP/HTTP address (README, gateway, Metrics)",
+                        )
+                    })?;
+                Ok(OtlpSettings {
+                    endpoint,
+                    headers: written
+                        .headers
+                        .into_iter()
+                        .map(|(name, value)| (name, nexo_client::Secret::new(value)))
+                        .collect(),
+                    service_name: written
+                        .service_name
+                        .unwrap_or_else(|| "nexo-gateway".to_owned()),
+                })
+            })
+            .transpose()?;
         Ok(Self {
             rate_limits,
             auth,
             token_exchange,
             redis,
+            otlp,
             policy: path(&policy),
             audit: path(file.audit.as_deref().unwrap_or("audit.jsonl")),
             policy_check,
@@ -777,6 +856,38 @@ mod tests {
             error.message
         );
         assert!(error.hint.contains("perIdentity"), "{}", error.hint);
+    }
+
+    #[test]
+    fn otlp_takes_a_collector_address_and_names_its_traces_url() {
+        let read = |otlp: serde_json::Value| {
+            Settings::read(
+                &section(serde_json::json!({"policy": "p.toml", "otlp": otlp})),
+                &[],
+            )
+        };
+        let base = read(serde_json::json!({"endpoint": "http://127.0.0.1:4318"})).unwrap();
+        let base = base.otlp.unwrap();
+        assert_eq!(base.traces_url(), "http://127.0.0.1:4318/v1/traces");
+        assert_eq!(base.service_name, "nexo-gateway");
+        let full = read(
+            serde_json::json!({"endpoint": "https://otel.example.com/custom/traces",
+                                           "serviceName": "edge", "headers": {"x-key": "k"}}),
+        )
+        .unwrap()
+        .otlp
+        .unwrap();
+        assert_eq!(full.traces_url(), "https://otel.example.com/custom/traces");
+        assert!(
+            !format!("{full:?}").contains("\"k\""),
+            "a header's value is never shown"
+        );
+        let bad = read(serde_json::json!({"endpoint": "grpc://127.0.0.1:4317"})).unwrap_err();
+        assert!(
+            bad.message.contains("not an http or https URL"),
+            "{}",
+            bad.message
+        );
     }
 
     #[test]

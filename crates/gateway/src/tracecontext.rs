@@ -6,8 +6,8 @@
 //! unchanged with a valid `traceparent`.
 //!
 //! Only version `00` is written; a later version's first four fields are
-//! read, as the W3C recommendation asks. Nothing is exported here: the
-//! ids only travel.
+//! read, as the W3C recommendation asks. The gateway's span ([`Span`]) is
+//! exported by [`crate::otlp`] when it is configured.
 
 use rmcp::model::MetaObject;
 use serde_json::Value;
@@ -84,9 +84,32 @@ fn span_id() -> String {
     format!("{:016x}", rand::random::<u64>().max(1))
 }
 
+/// The gateway's span of one request: the ids it sent upstream, and the
+/// client's span it is a child of (none when the request started a
+/// trace).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Span {
+    pub trace_id: String,
+    pub span_id: String,
+    pub parent_id: Option<String>,
+    pub sampled: bool,
+}
+
+impl Span {
+    fn of(sent: &TraceParent, parent_id: Option<String>) -> Self {
+        Self {
+            trace_id: sent.trace_id.clone(),
+            span_id: sent.parent_id.clone(),
+            parent_id,
+            sampled: u8::from_str_radix(&sent.flags, 16).is_ok_and(|flags| flags & 1 == 1),
+        }
+    }
+}
+
 /// The `_meta` to send upstream for a request whose own `_meta` is
-/// `meta` and whose HTTP headers are `headers` (when it came over HTTP).
-pub fn upstream_meta(meta: &MetaObject, headers: Option<&http::HeaderMap>) -> MetaObject {
+/// `meta` and whose HTTP headers are `headers` (when it came over HTTP),
+/// and the gateway's span that `_meta` names.
+pub fn upstream_meta(meta: &MetaObject, headers: Option<&http::HeaderMap>) -> (MetaObject, Span) {
     let header = |name: &str| {
         headers
             .and_then(|headers| headers.get(name))
@@ -100,24 +123,24 @@ pub fn upstream_meta(meta: &MetaObject, headers: Option<&http::HeaderMap>) -> Me
     };
     let parsed = inbound.as_deref().and_then(TraceParent::parse);
     let mut out = MetaObject::new();
-    match parsed {
+    let span = match parsed {
         Some(parent) => {
-            out.0.insert(
-                TRACEPARENT.to_owned(),
-                Value::String(parent.child().header()),
-            );
+            let sent = parent.child();
+            out.0
+                .insert(TRACEPARENT.to_owned(), Value::String(sent.header()));
             if let Some(state) = state {
                 out.0.insert(TRACESTATE.to_owned(), Value::String(state));
             }
+            Span::of(&sent, Some(parent.parent_id))
         }
         None => {
-            out.0.insert(
-                TRACEPARENT.to_owned(),
-                Value::String(TraceParent::new_trace().header()),
-            );
+            let sent = TraceParent::new_trace();
+            out.0
+                .insert(TRACEPARENT.to_owned(), Value::String(sent.header()));
+            Span::of(&sent, None)
         }
-    }
-    out
+    };
+    (out, span)
 }
 
 #[cfg(test)]
@@ -154,22 +177,34 @@ mod tests {
         let mut meta = MetaObject::new();
         meta.0.insert(TRACEPARENT.to_owned(), GIVEN.into());
         meta.0.insert(TRACESTATE.to_owned(), "vendor=1".into());
-        let out = upstream_meta(&meta, None);
+        let (out, span) = upstream_meta(&meta, None);
         let sent = TraceParent::parse(out.0[TRACEPARENT].as_str().unwrap()).unwrap();
         assert_eq!(sent.trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
         assert_ne!(sent.parent_id, "00f067aa0ba902b7");
         assert_eq!(out.0[TRACESTATE], "vendor=1");
+        // The gateway's span is the one the upstream was told of, a child
+        // of the client's.
+        assert_eq!(
+            span,
+            Span {
+                trace_id: sent.trace_id,
+                span_id: sent.parent_id,
+                parent_id: Some("00f067aa0ba902b7".to_owned()),
+                sampled: true,
+            }
+        );
     }
 
     #[test]
     fn the_header_is_used_when_meta_has_none_and_a_trace_starts_when_neither_has() {
         let mut headers = http::HeaderMap::new();
         headers.insert(TRACEPARENT, http::HeaderValue::from_static(GIVEN));
-        let out = upstream_meta(&MetaObject::new(), Some(&headers));
+        let (out, _) = upstream_meta(&MetaObject::new(), Some(&headers));
         let sent = TraceParent::parse(out.0[TRACEPARENT].as_str().unwrap()).unwrap();
         assert_eq!(sent.trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
-        let fresh = upstream_meta(&MetaObject::new(), None);
+        let (fresh, span) = upstream_meta(&MetaObject::new(), None);
         let fresh = TraceParent::parse(fresh.0[TRACEPARENT].as_str().unwrap()).unwrap();
         assert_ne!(fresh.trace_id, sent.trace_id);
+        assert_eq!(span.parent_id, None, "a new trace has no parent span");
     }
 }

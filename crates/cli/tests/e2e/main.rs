@@ -27,6 +27,7 @@ mod files;
 mod gateway;
 mod gateway_auth;
 mod gateway_limits;
+mod gateway_otlp;
 mod gateway_protocol;
 mod gateway_redis;
 mod gateway_serve;
