@@ -143,7 +143,19 @@ impl Refusal {
             Refusal::Limited(exceeded) => exceeded.message(),
             Refusal::Unchecked(unchecked) => unchecked.message(),
             Refusal::Unavailable(failure) => {
-                let hint = failure.error.hint().unwrap_or_default();
+                // The client library's hints speak to a person at nexo's
+                // command line (`nexo servers`); the gateway's caller is not.
+                let hint = match failure.error.kind() {
+                    nexo_client::ErrorKind::Unreachable => {
+                        "the gateway reconnects to it by itself: try again in a moment; a call \
+                         it was running when it went away was repeated only if the tool is \
+                         annotated read-only or idempotent (the gateway's operator sees the \
+                         upstream's state in its log and in `nexo_gateway_upstream_up` at \
+                         /metrics)"
+                            .to_owned()
+                    }
+                    _ => failure.error.hint().unwrap_or_default(),
+                };
                 if hint.is_empty() {
                     format!("upstream `{}` failed: {}", failure.server, failure.error)
                 } else {

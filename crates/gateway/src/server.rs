@@ -90,8 +90,15 @@ pub struct Shared {
     pub auth: Arc<Auth>,
     /// Where each request's span goes, when OTLP is configured.
     pub spans: Option<Spans>,
+    /// The tool definitions a detector flagged, already audited
+    /// ([`GatewayServer::first_sighting`]).
+    sighted: std::sync::Mutex<std::collections::HashSet<[u8; 32]>>,
     changes: broadcast::Sender<List>,
 }
+
+/// How many flagged tool definitions are remembered before the memory is
+/// cleared (and each audited once more).
+const MAX_SIGHTED: usize = 10_000;
 
 impl std::fmt::Debug for Shared {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -120,6 +127,7 @@ impl Shared {
             metrics,
             auth,
             spans,
+            sighted: std::sync::Mutex::default(),
             changes: broadcast::channel(CHANGE_BACKLOG).0,
         })
     }
@@ -543,6 +551,29 @@ impl GatewayServer {
 
     /// The tools `identity` may see, their descriptions inspected, and
     /// whether any was left out for this identity (rather than for all).
+    /// Whether this endpoint sees `tool` of `server`, as defined now, with
+    /// a detector finding for the first time: a flagged or blocked
+    /// description is audited once, not on every list (again when the
+    /// upstream changes it, or the policy's verdict on it changes).
+    fn first_sighting(&self, server: &str, tool: &Tool, blocked: bool) -> bool {
+        use sha2::Digest;
+        let mut digest = sha2::Sha256::new();
+        digest.update(self.view.path().as_bytes());
+        digest.update([0, u8::from(blocked)]);
+        digest.update(server.as_bytes());
+        digest.update([0]);
+        digest.update(serde_json::to_vec(tool).unwrap_or_default());
+        let mut sighted = self
+            .shared
+            .sighted
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if sighted.len() >= MAX_SIGHTED {
+            sighted.clear();
+        }
+        sighted.insert(digest.finalize().into())
+    }
+
     fn visible_tools(&self, identity: &Identity) -> (Vec<Tool>, bool) {
         let policy = self.view.policy.current();
         let mut tools = Vec::new();
@@ -562,33 +593,35 @@ impl GatewayServer {
             let inspection = policy.detectors().inspect(Place::Descriptions, &mut value);
             if !inspection.findings.is_empty() {
                 let blocked = inspection.blocked();
-                write(
-                    &self.shared.audit,
-                    Entry {
-                        identity: identity.clone(),
-                        server: offered.server.clone(),
-                        method: "tools/list".to_owned(),
-                        tool: Some(offered.upstream.clone()),
-                        arguments: Value::Object(JsonObject::new()),
-                        redacted: None,
-                        verdict: Verdict::Allow,
-                        rule: None,
-                        reason: if blocked {
-                            "the tool's description holds what a detector blocks; the tool is \
+                if self.first_sighting(&offered.server, &offered.item, blocked) {
+                    write(
+                        &self.shared.audit,
+                        Entry {
+                            identity: identity.clone(),
+                            server: offered.server.clone(),
+                            method: "tools/list".to_owned(),
+                            tool: Some(offered.upstream.clone()),
+                            arguments: Value::Object(JsonObject::new()),
+                            redacted: None,
+                            verdict: Verdict::Allow,
+                            rule: None,
+                            reason: if blocked {
+                                "the tool's description holds what a detector blocks; the tool is \
                              left out of the list"
-                                .to_owned()
-                        } else {
-                            "the tool's description holds what a detector flags".to_owned()
+                                    .to_owned()
+                            } else {
+                                "the tool's description holds what a detector flags".to_owned()
+                            },
+                            findings: inspection.findings.clone(),
+                            latency: Duration::ZERO,
+                            outcome: if blocked {
+                                Outcome::Blocked
+                            } else {
+                                Outcome::Ok
+                            },
                         },
-                        findings: inspection.findings.clone(),
-                        latency: Duration::ZERO,
-                        outcome: if blocked {
-                            Outcome::Blocked
-                        } else {
-                            Outcome::Ok
-                        },
-                    },
-                );
+                    );
+                }
                 if blocked {
                     continue;
                 }

@@ -347,6 +347,12 @@ fn gateway_names_a_dead_upstream_and_uses_it_again_once_restarted() {
     let failed = gateway.nexo(&url, &["call", "morse__echo", "texto=dos"]);
     assert_eq!(failed.code(), 5, "{failed:#?}");
     assert!(failed.stderr.contains("upstream `morse`"), "{failed:#?}");
+    // Said to the gateway's caller, who cannot run nexo's own commands.
+    assert!(
+        failed.stderr.contains("reconnects to it by itself"),
+        "{failed:#?}"
+    );
+    assert!(!failed.stderr.contains("nexo servers"), "{failed:#?}");
     std::fs::remove_file(&down).unwrap();
     eventually("morse answers through the gateway again", || {
         let again = gateway.nexo(&url, &["call", "morse__echo", "texto=tres", "--json"]);
