@@ -16,7 +16,7 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
 use serde_json::{Value, json};
 
-use crate::support::{Proc, Run, TempDir, run};
+use crate::support::{Proc, Run, TempDir, loopback, run, serve_router};
 
 const AUDIENCE: &str = "https://gateway.test/mcp";
 
@@ -87,34 +87,23 @@ fn now() -> u64 {
 /// An authorization server's public side on 127.0.0.1: its metadata and
 /// its key set, served until the test ends.
 fn start_issuer(jwks: Value) -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let issuer = format!("http://{}", listener.local_addr().unwrap());
+    let (listener, issuer) = loopback();
     let metadata = json!({
         "issuer": issuer,
         "jwks_uri": format!("{issuer}/jwks"),
         "authorization_endpoint": format!("{issuer}/authorize"),
         "token_endpoint": format!("{issuer}/token"),
     });
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async move {
-            let app = axum::Router::new()
-                .route(
-                    "/.well-known/oauth-authorization-server",
-                    axum::routing::get(move || async move { axum::Json(metadata) }),
-                )
-                .route(
-                    "/jwks",
-                    axum::routing::get(move || async move { axum::Json(jwks) }),
-                );
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
+    let app = axum::Router::new()
+        .route(
+            "/.well-known/oauth-authorization-server",
+            axum::routing::get(move || async move { axum::Json(metadata) }),
+        )
+        .route(
+            "/jwks",
+            axum::routing::get(move || async move { axum::Json(jwks) }),
+        );
+    serve_router(listener, app);
     issuer
 }
 
@@ -123,61 +112,49 @@ fn start_issuer(jwks: Value) -> String {
 /// is sent.
 fn start_recording_upstream() -> (String, Arc<Mutex<Vec<String>>>) {
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let (listener, base) = loopback();
+    let url = format!("{base}/mcp");
     let recorded = seen.clone();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async move {
-            let answer = move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
-                let recorded = recorded.clone();
-                async move {
-                    use axum::response::IntoResponse;
-                    if let Some(value) = headers.get("authorization") {
-                        recorded
-                            .lock()
-                            .unwrap()
-                            .push(value.to_str().unwrap_or("?").to_owned());
-                    }
-                    let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-                    let Some(id) = message.get("id").cloned() else {
-                        return axum::http::StatusCode::ACCEPTED.into_response();
-                    };
-                    let result = match message["method"].as_str().unwrap_or("") {
-                        "initialize" => json!({
-                            "protocolVersion": message["params"]["protocolVersion"],
-                            "capabilities": {"tools": {}},
-                            "serverInfo": {"name": "recorder", "version": "1"},
-                        }),
-                        "tools/list" => json!({"tools": [{
-                            "name": "echo",
-                            "inputSchema": {"type": "object"},
-                        }]}),
-                        "tools/call" => json!({"content": [{"type": "text", "text": "heard"}]}),
-                        "ping" => json!({}),
-                        _ => {
-                            return axum::Json(json!({"jsonrpc": "2.0", "id": id, "error": {
-                                "code": -32601, "message": "method not found"}}))
-                            .into_response();
-                        }
-                    };
-                    axum::Json(json!({"jsonrpc": "2.0", "id": id, "result": result}))
-                        .into_response()
+    let answer = move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+        let recorded = recorded.clone();
+        async move {
+            use axum::response::IntoResponse;
+            if let Some(value) = headers.get("authorization") {
+                recorded
+                    .lock()
+                    .unwrap()
+                    .push(value.to_str().unwrap_or("?").to_owned());
+            }
+            let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let Some(id) = message.get("id").cloned() else {
+                return axum::http::StatusCode::ACCEPTED.into_response();
+            };
+            let result = match message["method"].as_str().unwrap_or("") {
+                "initialize" => json!({
+                    "protocolVersion": message["params"]["protocolVersion"],
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "recorder", "version": "1"},
+                }),
+                "tools/list" => json!({"tools": [{
+                    "name": "echo",
+                    "inputSchema": {"type": "object"},
+                }]}),
+                "tools/call" => json!({"content": [{"type": "text", "text": "heard"}]}),
+                "ping" => json!({}),
+                _ => {
+                    return axum::Json(json!({"jsonrpc": "2.0", "id": id, "error": {
+                        "code": -32601, "message": "method not found"}}))
+                    .into_response();
                 }
             };
-            let app = axum::Router::new().route(
-                "/mcp",
-                axum::routing::post(answer)
-                    .get(|| async { axum::http::StatusCode::METHOD_NOT_ALLOWED }),
-            );
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
+            axum::Json(json!({"jsonrpc": "2.0", "id": id, "result": result})).into_response()
+        }
+    };
+    let app = axum::Router::new().route(
+        "/mcp",
+        axum::routing::post(answer).get(|| async { axum::http::StatusCode::METHOD_NOT_ALLOWED }),
+    );
+    serve_router(listener, app);
     (url, seen)
 }
 
@@ -732,60 +709,50 @@ type Exchanges = Arc<Mutex<Vec<(Vec<(String, String)>, String)>>>;
 fn start_token_endpoint(expires_in: u64) -> (String, Exchanges) {
     let asked: Exchanges = Arc::default();
     let recorded = asked.clone();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let url = format!("http://{}/token", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async move {
-            let answer = move |headers: axum::http::HeaderMap, body: String| {
-                let recorded = recorded.clone();
-                async move {
-                    use axum::response::IntoResponse;
-                    let form: Vec<(String, String)> = url::form_urlencoded::parse(body.as_bytes())
-                        .into_owned()
-                        .collect();
-                    let authorization = headers
-                        .get("authorization")
-                        .and_then(|value| value.to_str().ok())
-                        .unwrap_or_default()
-                        .to_owned();
-                    // The subject token's claims, read without checking
-                    // its signature (the gateway checked it).
-                    let subject = form
-                        .iter()
-                        .find(|(name, _)| name == "subject_token")
-                        .and_then(|(_, token)| token.split('.').nth(1))
-                        .and_then(|claims| URL_SAFE_NO_PAD.decode(claims).ok())
-                        .map(|claims| String::from_utf8_lossy(&claims).into_owned())
-                        .unwrap_or_default();
-                    let mut asked = recorded.lock().unwrap();
-                    asked.push((form, authorization));
-                    if subject.contains("refuse-me") || subject.is_empty() {
-                        return (
-                            axum::http::StatusCode::BAD_REQUEST,
-                            axum::Json(json!({"error": "invalid_grant",
-                                              "error_description": "the subject token is not trusted"})),
-                        )
-                            .into_response();
-                    }
-                    axum::Json(json!({
-                        "access_token": format!("exchanged-{}", asked.len()),
-                        "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
-                        "token_type": "Bearer",
-                        "expires_in": expires_in,
-                    }))
-                    .into_response()
-                }
-            };
-            let app = axum::Router::new().route("/token", axum::routing::post(answer));
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
+    let (listener, base) = loopback();
+    let url = format!("{base}/token");
+    let answer = move |headers: axum::http::HeaderMap, body: String| {
+        let recorded = recorded.clone();
+        async move {
+            use axum::response::IntoResponse;
+            let form: Vec<(String, String)> = url::form_urlencoded::parse(body.as_bytes())
+                .into_owned()
+                .collect();
+            let authorization = headers
+                .get("authorization")
+                .and_then(|value| value.to_str().ok())
+                .unwrap_or_default()
+                .to_owned();
+            // The subject token's claims, read without checking
+            // its signature (the gateway checked it).
+            let subject = form
+                .iter()
+                .find(|(name, _)| name == "subject_token")
+                .and_then(|(_, token)| token.split('.').nth(1))
+                .and_then(|claims| URL_SAFE_NO_PAD.decode(claims).ok())
+                .map(|claims| String::from_utf8_lossy(&claims).into_owned())
+                .unwrap_or_default();
+            let mut asked = recorded.lock().unwrap();
+            asked.push((form, authorization));
+            if subject.contains("refuse-me") || subject.is_empty() {
+                return (
+                    axum::http::StatusCode::BAD_REQUEST,
+                    axum::Json(json!({"error": "invalid_grant",
+                                      "error_description": "the subject token is not trusted"})),
+                )
+                    .into_response();
+            }
+            axum::Json(json!({
+                "access_token": format!("exchanged-{}", asked.len()),
+                "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
+                "token_type": "Bearer",
+                "expires_in": expires_in,
+            }))
+            .into_response()
+        }
+    };
+    let app = axum::Router::new().route("/token", axum::routing::post(answer));
+    serve_router(listener, app);
     (url, asked)
 }
 

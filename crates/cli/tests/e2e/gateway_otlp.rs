@@ -16,7 +16,7 @@ use opentelemetry_proto::tonic::trace::v1::status::StatusCode;
 use prost::Message;
 use serde_json::json;
 
-use crate::support::{Http, SEED_ACCEPT, TempDir};
+use crate::support::{Http, SEED_ACCEPT, TempDir, loopback, serve_router};
 
 const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CLIENT_SPAN: &str = "00f067aa0ba902b7";
@@ -39,45 +39,34 @@ type Received = Arc<Mutex<Vec<(String, Span)>>>;
 fn start_collector() -> (String, Received) {
     let received: Received = Arc::default();
     let kept = received.clone();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async move {
-            let export = move |body: axum::body::Bytes| {
-                let kept = kept.clone();
-                async move {
-                    let request = ExportTraceServiceRequest::decode(body).unwrap();
-                    for resource in request.resource_spans {
-                        let service = resource
-                            .resource
-                            .iter()
-                            .flat_map(|resource| &resource.attributes)
-                            .find(|attribute| attribute.key == "service.name")
-                            .and_then(|attribute| attribute.value.as_ref()?.value.as_ref())
-                            .map(|value| match value {
-                                AnyValue::StringValue(name) => name.clone(),
-                                other => format!("{other:?}"),
-                            })
-                            .unwrap_or_default();
-                        for scope in resource.scope_spans {
-                            for span in scope.spans {
-                                kept.lock().unwrap().push((service.clone(), span));
-                            }
-                        }
+    let (listener, base) = loopback();
+    let export = move |body: axum::body::Bytes| {
+        let kept = kept.clone();
+        async move {
+            let request = ExportTraceServiceRequest::decode(body).unwrap();
+            for resource in request.resource_spans {
+                let service = resource
+                    .resource
+                    .iter()
+                    .flat_map(|resource| &resource.attributes)
+                    .find(|attribute| attribute.key == "service.name")
+                    .and_then(|attribute| attribute.value.as_ref()?.value.as_ref())
+                    .map(|value| match value {
+                        AnyValue::StringValue(name) => name.clone(),
+                        other => format!("{other:?}"),
+                    })
+                    .unwrap_or_default();
+                for scope in resource.scope_spans {
+                    for span in scope.spans {
+                        kept.lock().unwrap().push((service.clone(), span));
                     }
-                    axum::http::StatusCode::OK
                 }
-            };
-            let app = axum::Router::new().route("/v1/traces", axum::routing::post(export));
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
+            }
+            axum::http::StatusCode::OK
+        }
+    };
+    let app = axum::Router::new().route("/v1/traces", axum::routing::post(export));
+    serve_router(listener, app);
     (base, received)
 }
 

@@ -265,6 +265,31 @@ impl Drop for TempDir {
     }
 }
 
+/// A listener on a free 127.0.0.1 port and its base URL
+/// (`http://127.0.0.1:PORT`), for [`serve_router`].
+pub fn loopback() -> (std::net::TcpListener, String) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    (listener, base)
+}
+
+/// Serves `app` on `listener` from a thread of its own, for the rest of
+/// the test process: the small peers a test plays (an issuer, a token
+/// endpoint, a collector).
+pub fn serve_router(listener: std::net::TcpListener, app: axum::Router) {
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+}
+
 /// `nexo serve SERVER --http 127.0.0.1:0 ...`, running until dropped.
 pub struct HttpServer {
     proc: Proc,
