@@ -39,10 +39,10 @@ use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
     ClientCapabilities, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
     GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, InputRequiredResult,
-    JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, MetaObject, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, Reference, ServerCapabilities, ServerConfig, SubscriptionFilter,
-    TaskPayload, Tool, UpdateTaskParams,
+    InputResponses, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, Reference, ServerCapabilities, ServerConfig,
+    SubscriptionFilter, TaskPayload, Tool, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -342,7 +342,7 @@ impl GatewayServer {
         let arguments = guard.admit()?;
         let mut upstream = CallToolRequestParams::new(tool.clone()).with_arguments(arguments);
         upstream.meta = Some(rmcp::model::RequestMetaObject(trace));
-        upstream.input_responses = params.input_responses;
+        upstream.input_responses = guard.admit_responses(params.input_responses)?;
         upstream.request_state = params.request_state;
         let asked = Instant::now();
         let answer = self
@@ -455,7 +455,7 @@ impl GatewayServer {
         let arguments = guard.admit()?;
         let mut upstream = GetPromptRequestParams::new(prompt).with_arguments(arguments);
         upstream.meta = Some(rmcp::model::RequestMetaObject(trace));
-        upstream.input_responses = params.input_responses;
+        upstream.input_responses = guard.admit_responses(params.input_responses)?;
         upstream.request_state = params.request_state;
         let asked = Instant::now();
         let answer = self
@@ -513,7 +513,7 @@ impl GatewayServer {
             .to_owned();
         let mut upstream = ReadResourceRequestParams::new(uri);
         upstream.meta = Some(rmcp::model::RequestMetaObject(trace));
-        upstream.input_responses = params.input_responses;
+        upstream.input_responses = guard.admit_responses(params.input_responses)?;
         upstream.request_state = params.request_state;
         let asked = Instant::now();
         let answer = self
@@ -769,6 +769,43 @@ impl<'a> Guard<'a> {
         match arguments {
             Value::Object(object) => Ok(object),
             _ => Ok(JsonObject::new()),
+        }
+    }
+
+    /// What the client answered an `input_required` round with, after the
+    /// argument detectors read it (redacted where they redact), or the
+    /// refusal (audited). Its findings go in the request's audit line,
+    /// pointed at under `/inputResponses`.
+    fn admit_responses(
+        &mut self,
+        responses: Option<InputResponses>,
+    ) -> Result<Option<InputResponses>, Refusal> {
+        let Some(responses) = responses else {
+            return Ok(None);
+        };
+        if !self.policy.detectors().reads(Place::Arguments) {
+            return Ok(Some(responses));
+        }
+        let mut value = Value::Object(responses.into_iter().collect());
+        let mut inspection = self
+            .policy
+            .detectors()
+            .inspect(Place::Arguments, &mut value);
+        for finding in &mut inspection.findings {
+            finding.pointer = format!("/inputResponses{}", finding.pointer);
+        }
+        self.findings.extend(inspection.findings.iter().cloned());
+        if inspection.blocked() {
+            let refusal = Refusal::Blocked {
+                place: "input responses",
+                findings: inspection.findings,
+            };
+            self.finish(Outcome::Blocked);
+            return Err(refusal);
+        }
+        match value {
+            Value::Object(responses) => Ok(Some(responses.into_iter().collect())),
+            _ => Ok(None),
         }
     }
 

@@ -205,6 +205,7 @@ tool = "secret"
 client = "127.0.0.1"
 
 [detectors.secrets]
+arguments = "redact"
 results = "redact"
 "#;
 
@@ -531,6 +532,32 @@ async fn gateway_protocol_input_required_rounds_pass_through() {
         .unwrap_or_else(|| panic!("no message: {asked}"));
     assert!(message.starts_with("Paste the key"), "{asked}");
     assert!(!message.contains("AKIAIOSFODNN7EXAMPLE"), "{asked}");
+    // What the client answers with is read as arguments are: the key it
+    // pastes is found (and redacted, as this policy says), and audited.
+    gateway
+        .request(
+            "tools/call",
+            json!({
+                "name": "widgets__ask", "arguments": {},
+                "inputResponses": {"paste": {"action": "accept",
+                                             "content": {"key": "AKIAIOSFODNN7EXAMPLE"}}},
+                "requestState": STATE,
+            }),
+            elicits.clone(),
+        )
+        .await;
+    let audited = std::fs::read_to_string(gateway.dir.path().join("audit.jsonl")).unwrap();
+    let answered = audited
+        .lines()
+        .rev()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .find(|line| line["tool"] == "ask" && line["method"] == "tools/call")
+        .unwrap_or_else(|| panic!("no audit line for the answer: {audited}"));
+    assert_eq!(
+        answered["findings"][0]["pointer"], "/inputResponses/paste/content/key",
+        "{answered}"
+    );
+    assert_eq!(answered["findings"][0]["action"], "redact", "{answered}");
 
     // A prompt's rounds too.
     let prompt = "everything__test_input_required_result_prompt";
