@@ -8,9 +8,9 @@
 
 use std::sync::Arc;
 
+use nexo_client::ConnectOptions;
 use nexo_client::auth::{DeferredAgent, OAuthOptions};
-use nexo_client::hub::{Hub, RestartPolicy, ServerPlan};
-use nexo_client::{ConnectOptions, Target};
+use nexo_client::hub::{Hub, RestartPolicy};
 use nexo_gateway::exchange::Exchanges;
 use nexo_gateway::policy::{Resolver, StaticResolver, SystemResolver};
 use nexo_gateway::{Prepared, Settings, SettingsError, StartError};
@@ -63,19 +63,10 @@ pub async fn run(args: GatewayArgs) -> Result<(), Failure> {
     };
     // Tokens a person's command stored are used for upstreams that ask.
     let oauth = OAuthOptions::new(env::token_store(), Arc::new(DeferredAgent));
-    let mut plans = Vec::new();
-    for server in &servers {
-        let target = host::target_of(server)?;
-        plans.push(ServerPlan {
-            name: server.name.clone(),
-            log: matches!(target, Target::Stdio { .. })
-                .then(|| env::server_log(&server.name))
-                .flatten(),
-            oauth: oauth.clone().for_target(&target),
-            target,
-            limits: host::limits(server, args.timeout),
-        });
-    }
+    let plans = servers
+        .iter()
+        .map(|server| host::plan_of(server, &oauth, args.timeout))
+        .collect::<Result<Vec<_>, _>>()?;
     let options = ConnectOptions {
         timeout: args.timeout,
         ..ConnectOptions::default()

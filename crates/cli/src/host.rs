@@ -163,6 +163,26 @@ pub fn target_of(server: &ServerConfig) -> Result<Target, Failure> {
     }
 }
 
+/// How a hub runs `server`: its target, its log file (a stdio child's),
+/// `oauth` where it may ask for it, and its calls' time limits (`idle`
+/// unless it sets its own).
+pub fn plan_of(
+    server: &ServerConfig,
+    oauth: &OAuthOptions,
+    idle: Duration,
+) -> Result<ServerPlan, Failure> {
+    let target = target_of(server)?;
+    Ok(ServerPlan {
+        name: server.name.clone(),
+        log: matches!(target, Target::Stdio { .. })
+            .then(|| env::server_log(&server.name))
+            .flatten(),
+        oauth: oauth.clone().for_target(&target),
+        target,
+        limits: limits(server, idle),
+    })
+}
+
 /// The time limits of `server`'s calls: its own, else `idle` and
 /// [`DEFAULT_MAX_CALL`].
 pub fn limits(server: &ServerConfig, idle: Duration) -> ToolLimits {
@@ -239,16 +259,7 @@ pub async fn start<'c>(
             skipped.push(server);
             continue;
         }
-        let target = target_of(server)?;
-        plans.push(ServerPlan {
-            name: server.name.clone(),
-            log: matches!(target, Target::Stdio { .. })
-                .then(|| env::server_log(&server.name))
-                .flatten(),
-            oauth: oauth.clone().for_target(&target),
-            target,
-            limits: limits(server, timeout),
-        });
+        plans.push(plan_of(server, &oauth, timeout)?);
     }
     let options = ConnectOptions { timeout, ..options };
     let hub = Hub::start(plans, options, RestartPolicy::default()).await;

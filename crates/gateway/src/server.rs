@@ -1110,8 +1110,9 @@ impl ServerHandler for GatewayServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let (server, id) = self.task(&request.task_id)?;
-        let mut upstream = request.clone();
-        upstream.task_id = id.to_owned();
+        let id = id.to_owned();
+        let mut upstream = request;
+        upstream.task_id = id;
         self.federation()
             .update_task(&server, upstream, caller_of(&context.extensions).as_ref())
             .await
@@ -1124,8 +1125,9 @@ impl ServerHandler for GatewayServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let (server, id) = self.task(&request.task_id)?;
-        let mut upstream = request.clone();
-        upstream.task_id = id.to_owned();
+        let id = id.to_owned();
+        let mut upstream = request;
+        upstream.task_id = id;
         self.federation()
             .cancel_task(&server, upstream, caller_of(&context.extensions).as_ref())
             .await
@@ -1139,7 +1141,7 @@ impl ServerHandler for GatewayServer {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        let mut upstream = request.clone();
+        let mut upstream = request;
         let server = match &mut upstream.r#ref {
             Reference::Prompt(prompt) => {
                 let Some((server, name)) = self

@@ -511,11 +511,9 @@ fn token_exchange_settings(
     }
     let token_endpoint = url::Url::parse(&written.token_endpoint)
         .map_err(|error| format!("`tokenEndpoint` is not a URL: {error}"))?;
-    let loopback = matches!(
-        token_endpoint.host(),
-        Some(url::Host::Ipv4(ip)) if ip.is_loopback()
-    ) || matches!(token_endpoint.host(), Some(url::Host::Ipv6(ip)) if ip.is_loopback())
-        || token_endpoint.host_str() == Some("localhost");
+    let loopback = token_endpoint.host_str().is_some_and(|host| {
+        nexo_serve::is_loopback_host(host.trim_start_matches('[').trim_end_matches(']'))
+    });
     if token_endpoint.scheme() != "https" && !(token_endpoint.scheme() == "http" && loopback) {
         return Err(format!(
             "`tokenEndpoint` {token_endpoint} is not https (plain http only on loopback): the \

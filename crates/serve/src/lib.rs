@@ -37,7 +37,7 @@ pub use crate::calllog::CallLogger;
 pub use crate::error::ServeError;
 pub use crate::http::{HttpApp, HttpOptions, MCP_PATH, SharedSessions, app};
 pub use crate::legacy_sse::{MESSAGES_PATH, SSE_PATH};
-pub use crate::policy::{HostPolicy, OriginPolicy};
+pub use crate::policy::{HostPolicy, OriginPolicy, is_loopback_host};
 pub use crate::stdio::LineTransport;
 pub use crate::trace::TraceTap;
 

@@ -110,7 +110,9 @@ fn host_without_port(authority: &str) -> &str {
     authority.split(':').next().unwrap_or(authority)
 }
 
-fn is_loopback_host(host: &str) -> bool {
+/// Whether `host` (a name or an address, without port or brackets) is
+/// `localhost` or a loopback address.
+pub fn is_loopback_host(host: &str) -> bool {
     host.eq_ignore_ascii_case("localhost")
         || host
             .parse::<IpAddr>()
