@@ -697,7 +697,7 @@ pub enum GatewayCommand {
 
 #[derive(Debug, Args)]
 pub struct CheckPolicyArgs {
-    /// The policy file (TOML).
+    /// The policy file: TOML, or YAML (`.yaml`, `.yml`) or JSON (`.json`) with the same fields.
     pub file: PathBuf,
     /// A sample request as JSON: `{"identity": {...}, "server", "method",
     /// "tool", "arguments"}`, or a JSON-RPC `tools/call` message whose tool

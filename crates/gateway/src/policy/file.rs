@@ -1,6 +1,7 @@
-//! The policy file as written (TOML), and the errors that point into it:
-//! every error names the file, the line and column, what is wrong and what
-//! to write instead ("did you mean" for a misspelt field or value).
+//! The policy file as written (TOML, or YAML and JSON rewritten as TOML by
+//! [`super::yaml`]), and the errors that point into it: every error names
+//! the file, the line and column, what is wrong and what to write instead
+//! ("did you mean" for a misspelt field or value).
 
 use std::ops::Range;
 use std::path::Path;
@@ -10,6 +11,7 @@ use toml::Spanned;
 
 use super::shell::ShellHazard;
 use super::sql::SqlClass;
+use super::yaml::{self, Transcoded};
 use crate::detect::Actions;
 use crate::error::PolicyError;
 
@@ -176,43 +178,89 @@ impl<'de> Deserialize<'de> for Patterns {
     }
 }
 
-/// Reads `text` (the contents of `path`) as a policy file.
-pub fn parse(path: &Path, text: &str) -> Result<PolicyFile, PolicyError> {
-    toml::from_str(text).map_err(|error| {
-        let message = error.message().trim_end().to_owned();
-        let hint = serde_hint(&message);
-        at(path, text, error.span().unwrap_or(0..0), message, hint)
-    })
+/// A policy file's text, as the TOML reader takes it, and the way back
+/// from a place in that TOML to the line and column of the file as written.
+pub struct Source<'a> {
+    path: &'a Path,
+    written: &'a str,
+    /// The TOML a YAML or JSON file was rewritten as; `None` for TOML.
+    transcoded: Option<Transcoded>,
 }
 
-/// An error at `span` of `text`.
-pub fn at(
-    path: &Path,
-    text: &str,
-    span: Range<usize>,
-    message: String,
-    hint: String,
-) -> PolicyError {
-    let before = text.get(..span.start).unwrap_or(text);
-    let line = before.matches('\n').count() + 1;
-    let column = before
-        .rfind('\n')
-        .map_or(before.chars().count(), |newline| {
-            before[newline + 1..].chars().count()
+impl<'a> Source<'a> {
+    /// Reads `text`, the contents of `path`: YAML for a `.yaml` or `.yml`
+    /// file, JSON for `.json`, TOML otherwise.
+    pub fn new(path: &'a Path, text: &'a str) -> Result<Self, PolicyError> {
+        let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if !matches!(
+            extension.to_ascii_lowercase().as_str(),
+            "yaml" | "yml" | "json"
+        ) {
+            return Ok(Self {
+                path,
+                written: text,
+                transcoded: None,
+            });
+        }
+        let transcoded = yaml::transcode(text).map_err(|problem| PolicyError::Invalid {
+            path: path.to_owned(),
+            line: problem.place.line,
+            column: problem.place.column,
+            message: problem.message,
+            hint: format!("check the YAML at that place; {EXAMPLE}"),
+        })?;
+        Ok(Self {
+            path,
+            written: text,
+            transcoded: Some(transcoded),
         })
-        + 1;
-    PolicyError::Invalid {
-        path: path.to_owned(),
-        line,
-        column,
-        message,
-        hint,
+    }
+
+    /// Reads the fields of the policy.
+    pub fn parse(&self) -> Result<PolicyFile, PolicyError> {
+        let toml = self
+            .transcoded
+            .as_ref()
+            .map_or(self.written, |transcoded| transcoded.toml.as_str());
+        toml::from_str(toml).map_err(|error| {
+            let message = error.message().trim_end().to_owned();
+            let hint = serde_hint(&message, self.transcoded.is_some());
+            self.error(error.span().unwrap_or(0..0), message, hint)
+        })
+    }
+
+    /// An error at `span` of the TOML read.
+    pub fn error(&self, span: Range<usize>, message: String, hint: String) -> PolicyError {
+        let (line, column) = match &self.transcoded {
+            Some(transcoded) => {
+                let place = transcoded.place_of(span.start);
+                (place.line, place.column)
+            }
+            None => {
+                let before = self.written.get(..span.start).unwrap_or(self.written);
+                let line = before.matches('\n').count() + 1;
+                let column = before
+                    .rfind('\n')
+                    .map_or(before.chars().count(), |newline| {
+                        before[newline + 1..].chars().count()
+                    })
+                    + 1;
+                (line, column)
+            }
+        };
+        PolicyError::Invalid {
+            path: self.path.to_owned(),
+            line,
+            column,
+            message,
+            hint,
+        }
     }
 }
 
 /// What to write instead of a field or value serde did not take: the
 /// closest of the names it expected, when one is close.
-fn serde_hint(message: &str) -> String {
+fn serde_hint(message: &str, yaml: bool) -> String {
     let unknown = ["unknown field `", "unknown variant `"]
         .iter()
         .find_map(|prefix| message.split_once(prefix).map(|(_, rest)| rest));
@@ -240,16 +288,19 @@ fn serde_hint(message: &str) -> String {
         }
     }
     if message.contains("missing field `name`") {
-        return "give every rule a `name = \"...\"`: decisions and the audit log name the rule"
-            .to_owned();
+        return "give every rule a `name`: decisions and the audit log name the rule".to_owned();
     }
     if message.contains("missing field `decision`") {
-        return "give the rule a `decision = \"allow\"`, `\"deny\"` or `\"redact\"`".to_owned();
+        return "give the rule a `decision`: `allow`, `deny` or `redact`".to_owned();
     }
     if message.contains("missing field `pointer`") {
-        return "say which argument to look at: `pointer = \"/path\"` (a JSON pointer into the \
-                arguments)"
+        return "say which argument to look at: a `pointer` such as `/path` (a JSON pointer into \
+                the arguments)"
             .to_owned();
     }
-    format!("check the TOML syntax at that place; {EXAMPLE}")
+    if yaml {
+        format!("check the value at that place; {EXAMPLE}")
+    } else {
+        format!("check the TOML syntax at that place; {EXAMPLE}")
+    }
 }

@@ -1,7 +1,7 @@
 //! The policy: ordered rules over who asks (token subject, scopes, client
 //! address), which server, method and tool, and what the arguments hold
 //! (typed matchers at JSON pointers), deciding allow, deny or redact for
-//! every request. Loaded from a TOML file into a compiled [`Policy`]
+//! every request. Loaded from a TOML or YAML file into a compiled [`Policy`]
 //! (patterns, expressions and directories checked and built once);
 //! [`PolicyHandle`] swaps in a new one when the file changes.
 //!
@@ -27,6 +27,7 @@ pub mod resolve;
 pub mod shell;
 pub mod sql;
 pub mod url;
+mod yaml;
 
 use std::net::IpAddr;
 use std::path::Path;
@@ -45,7 +46,7 @@ pub use self::resolve::{Resolver, StaticResolver, SystemResolver};
 pub use self::shell::ShellHazard;
 pub use self::sql::SqlClass;
 
-use self::file::{ArgumentFile, EXAMPLE, PolicyFile, RuleDecision, RuleFile};
+use self::file::{ArgumentFile, PolicyFile, RuleDecision, RuleFile};
 use self::path::Dirs;
 use self::pointer::Pointer;
 use self::url::UrlRules;
@@ -203,22 +204,9 @@ impl Policy {
 
     /// Compiles `text`, the contents of `path` (named in errors).
     pub fn parse(path: &Path, text: &str) -> Result<Self, PolicyError> {
-        if let Some(extension) = path.extension().and_then(|e| e.to_str())
-            && matches!(extension, "yaml" | "yml" | "json")
-        {
-            return Err(file::at(
-                path,
-                text,
-                0..0,
-                format!(
-                    "policies are written in TOML, not {}",
-                    extension.to_uppercase()
-                ),
-                format!("rewrite it as TOML in a `.toml` file; {EXAMPLE}"),
-            ));
-        }
-        let parsed = file::parse(path, text)?;
-        compile(path, text, parsed)
+        let source = file::Source::new(path, text)?;
+        let parsed = source.parse()?;
+        compile(&source, text, parsed)
     }
 
     /// SHA-256 of the file the policy was compiled from.
@@ -327,10 +315,9 @@ impl Policy {
                     continue;
                 }
             };
-            let stated = rule
-                .reason
-                .clone()
-                .unwrap_or_else(|| format!("rule `{}` {}s this request", rule.name, verb(verdict)));
+            let stated = rule.reason.clone().unwrap_or_else(|| {
+                format!("rule `{}` {} this request", rule.name, verb(verdict).1)
+            });
             let reason = if evidence.is_empty() {
                 stated
             } else {
@@ -351,7 +338,7 @@ impl Policy {
         };
         let reason = format!(
             "no rule decided this request; the policy's default is to {}",
-            verb(verdict)
+            verb(verdict).0
         );
         finish(verdict, None, reason, Vec::new(), redactions, redacted)
     }
@@ -441,11 +428,12 @@ impl Policy {
     }
 }
 
-fn verb(verdict: Verdict) -> &'static str {
+/// The verdict as a verb: "to allow", and "it allows".
+fn verb(verdict: Verdict) -> (&'static str, &'static str) {
     match verdict {
-        Verdict::Allow => "allow",
-        Verdict::Redact => "redact",
-        Verdict::Deny => "deny",
+        Verdict::Allow => ("allow", "allows"),
+        Verdict::Redact => ("redact", "redacts"),
+        Verdict::Deny => ("deny", "denies"),
     }
 }
 
@@ -572,10 +560,14 @@ impl Rule {
     }
 }
 
-/// Builds the compiled policy, checking what TOML alone cannot.
-fn compile(path: &Path, text: &str, parsed: PolicyFile) -> Result<Policy, PolicyError> {
+/// Builds the compiled policy, checking what the file's syntax alone cannot.
+fn compile(
+    source: &file::Source<'_>,
+    text: &str,
+    parsed: PolicyFile,
+) -> Result<Policy, PolicyError> {
     let error = |span: std::ops::Range<usize>, message: String, hint: String| {
-        file::at(path, text, span, message, hint)
+        source.error(span, message, hint)
     };
     let mut rules: Vec<Rule> = Vec::with_capacity(parsed.rules.len());
     for spanned in parsed.rules {
@@ -654,7 +646,7 @@ fn compile_rule(
         return Err(error(
             span,
             format!("the redact rule `{name}` says no argument to redact"),
-            "add an `[[rule.argument]]` with a `pointer` and a matcher; what it matches is \
+            "add an `argument` with a `pointer` and a matcher; what it matches is \
              replaced"
                 .to_owned(),
         ));
@@ -792,7 +784,7 @@ fn compile_argument(
                 pointer.as_str()
             ),
             "give it one of `path`, `url`, `sql`, `shell` or `regex`; for two tests of the same \
-             argument, write two `[[rule.argument]]` tables (both must hold)"
+             argument, write two `argument` entries (both must hold)"
                 .to_owned(),
         ));
     }
@@ -838,7 +830,7 @@ fn compile_argument(
                     "the regular expression does not compile: {}",
                     problem.to_string().lines().last().unwrap_or_default().trim()
                 ),
-                "write it in the regex crate's syntax; in TOML, a 'single-quoted' string keeps \
+                "write it in the regex crate's syntax; in TOML and YAML, a 'single-quoted' string keeps \
                  backslashes as they are"
                     .to_owned(),
             )

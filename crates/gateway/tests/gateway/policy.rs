@@ -8,7 +8,7 @@ use nexo_gateway::policy::{Identity, Policy, PolicyHandle, Reload, Verdict};
 use nexo_gateway::{Decision, PolicyError};
 use serde_json::json;
 
-use crate::support::{call, example, resolver};
+use crate::support::{call, example, example_path, resolver};
 
 async fn decide(server: &str, tool: &str, arguments: serde_json::Value) -> Decision {
     example()
@@ -387,9 +387,140 @@ fn bad_policy_files_say_where_and_what_to_write() {
     let (_, message, hint) = error_of("[[rule]\nname = \"a\"\n");
     assert!(message.starts_with("`policy.toml` line 1"), "{message}");
     assert!(hint.contains("examples/gateway/policy.toml"), "{hint}");
+}
 
-    let yaml = Policy::parse(Path::new("policy.yaml"), "rules: []").unwrap_err();
-    assert!(yaml.to_string().contains("TOML"), "{yaml}");
+/// The example policy, rewritten in YAML by a YAML library, decides every
+/// request of the matrix as the TOML does.
+#[tokio::test]
+async fn a_yaml_policy_decides_as_its_toml_twin() {
+    let toml: toml::Value =
+        toml::from_str(&std::fs::read_to_string(example_path()).unwrap()).unwrap();
+    let yaml = serde_norway::to_string(&toml).unwrap();
+    let twin = Policy::parse(Path::new("policy.yaml"), &yaml).unwrap();
+    let json = serde_json::to_string_pretty(&toml).unwrap();
+    let json_twin = Policy::parse(Path::new("policy.json"), &json).unwrap();
+    assert_eq!(twin.rule_names(), example().rule_names());
+    let requests = [
+        (
+            "files",
+            "read_file",
+            json!({"path": "/srv/work/notes/a.txt"}),
+        ),
+        (
+            "files",
+            "read_file",
+            json!({"path": "/srv/work/../../etc/passwd"}),
+        ),
+        (
+            "files",
+            "write_file",
+            json!({"path": "/srv/work/a", "content": "x"}),
+        ),
+        ("web", "fetch", json!({"url": "https://example.com/"})),
+        ("web", "fetch", json!({"url": "http://localtest.me/"})),
+        ("web", "fetch", json!({"url": "http://[::ffff:7f00:1]/"})),
+        ("db", "query", json!({"sql": "SELECT 1"})),
+        (
+            "db",
+            "query",
+            json!({"sql": "/* x */ DROP /* y */ TABLE users"}),
+        ),
+        ("shell", "run", json!({"command": "ls -la"})),
+        (
+            "shell",
+            "run",
+            json!({"command": "echo $(cat /etc/passwd)"}),
+        ),
+        (
+            "chat",
+            "send_message",
+            json!({"text": "card 4111 1111 1111 1111"}),
+        ),
+        (
+            "files",
+            "read_many",
+            json!({"paths": ["/srv/work/a", "/etc/shadow"]}),
+        ),
+        ("unknown", "anything", json!({})),
+    ];
+    let mut verdicts = std::collections::BTreeSet::new();
+    for (server, tool, arguments) in requests {
+        let request = call(server, tool, arguments);
+        let expected = example().evaluate(&request, &resolver()).await;
+        verdicts.insert(format!("{:?} {:?}", expected.verdict, expected.rule));
+        assert_eq!(
+            twin.evaluate(&request, &resolver()).await,
+            expected,
+            "{request:?}"
+        );
+        assert_eq!(
+            json_twin.evaluate(&request, &resolver()).await,
+            expected,
+            "{request:?}"
+        );
+    }
+    assert!(
+        verdicts.len() >= 8,
+        "the requests reach too few rules: {verdicts:#?}"
+    );
+}
+
+fn yaml_error_of(text: &str) -> (usize, usize, String, String) {
+    match Policy::parse(Path::new("policy.yaml"), text) {
+        Err(error @ PolicyError::Invalid { line, column, .. }) => {
+            (line, column, error.to_string(), error.hint())
+        }
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+#[test]
+fn bad_yaml_policies_say_where_and_what_to_write() {
+    let misspelt = "default: deny\nrule:\n  - name: a\n    decision: deny\n    argument:\n      - pointr: /path\n";
+    let (line, column, message, hint) = yaml_error_of(misspelt);
+    assert_eq!((line, column), (6, 9), "{message}");
+    assert!(
+        message.starts_with("`policy.yaml` line 6, column 9"),
+        "{message}"
+    );
+    assert_eq!(hint, "write `pointer` instead of `pointr`");
+
+    let (line, column, message, hint) = yaml_error_of("rule:\n- name: a\n  decision: dney\n");
+    assert_eq!((line, column), (3, 13), "{message}");
+    assert_eq!(hint, "write `deny` instead of `dney`");
+
+    let bad_regex = "rule:\n  - name: a\n    decision: deny\n    argument:\n      - pointer: /q\n        regex: 'a(b'\n";
+    let (line, _, message, _) = yaml_error_of(bad_regex);
+    assert_eq!(line, 6, "{message}");
+    assert!(message.contains("does not compile"), "{message}");
+
+    let two = "rule:\n  - {name: a, decision: deny}\n  - {name: a, decision: allow}\n";
+    let (line, column, message, _) = yaml_error_of(two);
+    assert_eq!((line, column), (3, 12), "{message}");
+    assert!(message.contains("two rules are named `a`"), "{message}");
+
+    let unquoted = "rule:\n  - name: a\n    decision: deny\n    argument:\n      - pointer: /p\n        path: {outside: [srv]}\n";
+    let (line, _, message, _) = yaml_error_of(unquoted);
+    assert_eq!(line, 6, "{message}");
+    assert!(
+        message.contains("`srv` is not an absolute path"),
+        "{message}"
+    );
+
+    let (line, _, message, hint) = yaml_error_of("rule:\n  - name: [a\n");
+    assert!(line >= 2, "{message}");
+    assert!(hint.contains("YAML"), "{hint}");
+
+    let (line, _, message, _) =
+        yaml_error_of("rule:\n  - name: a\n    decision: deny\n    name: b\n");
+    assert_eq!(line, 4, "{message}");
+    assert!(message.contains("given twice"), "{message}");
+
+    let empty = Policy::parse(Path::new("policy.yml"), "# nothing yet\n").unwrap();
+    assert_eq!(
+        empty.default_decision(),
+        nexo_gateway::policy::DefaultDecision::Deny
+    );
 }
 
 #[test]
