@@ -419,9 +419,13 @@ impl GatewayServer {
 
     /// The upstream and its own id of the task a client names, or the
     /// refusal.
+    /// The upstream and upstream id of a federated task id, when this
+    /// endpoint offers anything of that upstream (a virtual server reaches
+    /// no other upstream's tasks).
     fn task<'t>(&self, task: &'t str) -> Result<(String, &'t str), ErrorData> {
         self.federation()
             .resolve_task(task)
+            .filter(|(server, _)| self.view.offers_anything_of(server))
             .ok_or_else(|| self.unknown("task", task).to_error())
     }
 

@@ -215,6 +215,22 @@ impl View {
             .then(|| (server, uri.to_owned()))
     }
 
+    /// Whether anything of `server` is offered here: its tasks and
+    /// completions are reachable only then.
+    pub fn offers_anything_of(&self, server: &str) -> bool {
+        match &self.offer {
+            Offer::All => true,
+            Offer::Virtual(chosen) => {
+                chosen.resources.contains(server)
+                    || chosen
+                        .tools
+                        .values()
+                        .chain(chosen.prompts.values())
+                        .any(|offered| offered.server == server)
+            }
+        }
+    }
+
     fn offers_resources_of(&self, server: &str) -> bool {
         match &self.offer {
             Offer::All => true,

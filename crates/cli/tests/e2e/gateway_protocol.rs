@@ -417,6 +417,19 @@ async fn gateway_protocol_tasks_are_reached_by_their_federated_ids() {
         )
         .await;
     let id = forever["result"]["taskId"].as_str().unwrap().to_owned();
+    // A virtual server that offers nothing of `tasks` does not reach its
+    // tasks, even by a known id.
+    let elsewhere = gateway
+        .request_at(
+            "/mcp/open",
+            "tasks/cancel",
+            json!({"taskId": id}),
+            tasks_capability(),
+        )
+        .await
+        .message();
+    assert_eq!(elsewhere["error"]["code"], -32602, "{elsewhere}");
+    assert!(fixture.cancels().is_empty(), "{:?}", fixture.cancels());
     let cancelled = gateway
         .request("tasks/cancel", json!({"taskId": id}), tasks_capability())
         .await;
