@@ -72,6 +72,10 @@ pub enum Command {
     /// Chat with an LLM that uses the tools of every configured server (also `nexo` alone).
     #[command(after_help = CHAT_EXAMPLES)]
     Chat(ChatArgs),
+    /// The local web page: every configured server's state, tools (a form for
+    /// each), resources and prompts, and the protocol trace live.
+    #[command(after_help = UI_EXAMPLES)]
+    Ui(UiArgs),
     /// The client the official MCP conformance suite drives: connects to URL,
     /// lists and calls its tools, answers elicitation with schema defaults.
     #[command(hide = true)]
@@ -446,6 +450,34 @@ pub struct ChatArgs {
     #[arg(long)]
     pub json: bool,
 }
+
+#[derive(Debug, Args)]
+pub struct UiArgs {
+    /// The configuration file [default: ./.mcp.json, else
+    /// ~/.config/nexo/config.json, else the bundled servers in-process].
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The port on 127.0.0.1 [default: any free port]. The page never listens
+    /// on another address.
+    #[arg(long, value_name = "N", default_value = "0")]
+    pub port: u16,
+    /// Print the page's URL without opening it in the default browser.
+    #[arg(long)]
+    pub no_open: bool,
+    /// Seconds each server has to connect, and each tool call without progress.
+    #[arg(long, value_name = "SECONDS", default_value = "15", value_parser = positive_seconds)]
+    pub timeout: Duration,
+}
+
+const UI_EXAMPLES: &str = "\
+Examples:
+  nexo ui                          the bundled servers, the page opened in your browser
+  nexo ui --config .mcp.json --no-open
+  nexo ui --port 7777
+
+The page listens on 127.0.0.1 only. The URL printed carries a one-time token:
+open it as printed (the token becomes a cookie of that browser); the page
+refuses any other site, and any request without the token. Ctrl-C stops it.";
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum ProviderArg {

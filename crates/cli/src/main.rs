@@ -16,6 +16,7 @@ mod inspect;
 mod output;
 mod serve;
 mod trace;
+mod ui;
 
 use std::process::ExitCode;
 
@@ -71,6 +72,7 @@ fn main() -> ExitCode {
                 None => gateway_serve::run(args).await,
             },
             Some(Command::Chat(args)) => chat::run(args).await,
+            Some(Command::Ui(args)) => ui::run(args).await,
             Some(Command::ConformanceClient(args)) => conformance::run(args).await,
         }
     });

@@ -1,0 +1,317 @@
+//! The page driven through its router (no browser): who may use it, what
+//! servers send escaped, forms built from schemas, calls and the trace.
+
+#![expect(clippy::unwrap_used, reason = "tests fail loudly")]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use nexo_client::hub::{Hub, RestartPolicy, ServerPlan, ToolLimits};
+use nexo_client::{CallLimits, ConnectOptions, InProcess, Target};
+use nexo_ui::{Bound, Prepared};
+use rmcp::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use tower::ServiceExt;
+
+const HOSTILE: &str = "<script>alert('pwned')</script><img src=x onerror=alert(1)>";
+
+/// A server whose every string is an attack on the page.
+#[derive(Clone)]
+struct Hostile;
+
+impl ServerHandler for Hostile {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, rmcp::ErrorData> {
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "text": {"type": "string", "description": HOSTILE, "default": "\"><script>x</script>"},
+                "count": {"type": "integer"},
+                "mode": {"type": "string", "enum": ["fast", "<b>slow</b>"]}
+            },
+            "required": ["text"]
+        });
+        let serde_json::Value::Object(schema) = schema else {
+            unreachable!()
+        };
+        Ok(ListToolsResult::with_all_items(vec![Tool::new(
+            "steal",
+            HOSTILE,
+            Arc::new(schema),
+        )]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, rmcp::ErrorData> {
+        let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
+        Ok(CallToolResult::success(vec![
+            ContentBlock::text(format!("{HOSTILE} arguments: {arguments}")),
+            ContentBlock::image("PHN2Zz48L3N2Zz4=", "text/html"),
+            ContentBlock::image("iVBORw0KGgo=", "image/png"),
+        ])
+        .into())
+    }
+}
+
+struct Fixture {
+    bound: Bound,
+    cookie: String,
+    csrf: String,
+    host: String,
+}
+
+async fn fixture() -> Fixture {
+    let prepared = Prepared::default();
+    let plan = |name: &str, target| ServerPlan {
+        name: name.to_owned(),
+        target,
+        limits: ToolLimits::uniform(CallLimits {
+            idle: Duration::from_secs(10),
+            total: None,
+        }),
+        log: None,
+        oauth: None,
+    };
+    let options = ConnectOptions {
+        trace: Some(prepared.tracer()),
+        ..ConnectOptions::default()
+    };
+    let hub = Hub::start(
+        vec![
+            plan(
+                "hostile",
+                Target::InProcess(InProcess::new("hostile", Hostile)),
+            ),
+            plan(
+                "echo",
+                Target::InProcess(InProcess::new("echo", nexo_testkit::Echo)),
+            ),
+        ],
+        options,
+        RestartPolicy::default(),
+    )
+    .await;
+    let bound = Bound::bind(prepared, Arc::new(hub), 0).await.unwrap();
+    let url = bound.url();
+    let host = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    Fixture {
+        cookie: format!("nexo_ui={}", bound.guard().token.expose()),
+        csrf: bound.guard().csrf.expose().to_owned(),
+        bound,
+        host,
+    }
+}
+
+impl Fixture {
+    fn get(&self, path: &str) -> Request<Body> {
+        Request::get(path)
+            .header(header::HOST, &self.host)
+            .header(header::COOKIE, &self.cookie)
+            .body(Body::empty())
+            .unwrap()
+    }
+
+    fn post(&self, path: &str, form: &str) -> Request<Body> {
+        Request::post(path)
+            .header(header::HOST, &self.host)
+            .header(header::COOKIE, &self.cookie)
+            .header(header::ORIGIN, format!("http://{}", self.host))
+            .header("x-csrf-token", &self.csrf)
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(Body::from(form.to_owned()))
+            .unwrap()
+    }
+
+    async fn send(&self, request: Request<Body>) -> (StatusCode, axum::http::HeaderMap, String) {
+        let response = self.bound.router().oneshot(request).await.unwrap();
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = axum::body::to_bytes(response.into_body(), 1 << 24)
+            .await
+            .unwrap();
+        (status, headers, String::from_utf8_lossy(&body).into_owned())
+    }
+}
+
+#[tokio::test]
+async fn only_the_launch_link_opens_the_page() {
+    let page = fixture().await;
+    let bare = Request::get("/servers")
+        .header(header::HOST, &page.host)
+        .body(Body::empty())
+        .unwrap();
+    let (status, headers, body) = page.send(bare).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    assert!(headers.contains_key(header::CONTENT_SECURITY_POLICY));
+
+    let wrong = Request::get("/servers?token=0000")
+        .header(header::HOST, &page.host)
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(page.send(wrong).await.0, StatusCode::UNAUTHORIZED);
+
+    let launch = page.bound.url();
+    let path = &launch[launch.find("/?").unwrap()..];
+    let opened = Request::get(path)
+        .header(header::HOST, &page.host)
+        .body(Body::empty())
+        .unwrap();
+    let (status, headers, _) = page.send(opened).await;
+    assert!(status.is_redirection(), "{status}");
+    assert_eq!(headers[header::LOCATION], "/");
+    let cookie = headers[header::SET_COOKIE].to_str().unwrap();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    assert!(cookie.starts_with(&page.cookie), "{cookie}");
+
+    let (status, headers, body) = page.send(page.get("/servers")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let policy = headers[header::CONTENT_SECURITY_POLICY].to_str().unwrap();
+    assert!(
+        policy.contains("script-src 'self'") && !policy.contains("unsafe-inline"),
+        "{policy}"
+    );
+    assert_eq!(headers[header::X_FRAME_OPTIONS], "DENY");
+    assert!(
+        body.contains("hostile") && body.contains("connected"),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn rebound_names_foreign_origins_and_forged_posts_are_refused() {
+    let page = fixture().await;
+    let rebound = Request::get("/servers")
+        .header(header::HOST, "evil.example:80")
+        .header(header::COOKIE, &page.cookie)
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(page.send(rebound).await.0, StatusCode::MISDIRECTED_REQUEST);
+
+    let mut foreign = page.get("/servers");
+    foreign
+        .headers_mut()
+        .insert(header::ORIGIN, "http://evil.example".parse().unwrap());
+    assert_eq!(page.send(foreign).await.0, StatusCode::FORBIDDEN);
+
+    let mut forged = page.post("/tools/echo/echo", "a:text=hi");
+    forged.headers_mut().remove("x-csrf-token");
+    assert_eq!(page.send(forged).await.0, StatusCode::FORBIDDEN);
+
+    let mut wrong_token = page.post("/tools/echo/echo", "a:text=hi");
+    wrong_token
+        .headers_mut()
+        .insert("x-csrf-token", "nope".parse().unwrap());
+    assert_eq!(page.send(wrong_token).await.0, StatusCode::FORBIDDEN);
+
+    let mut no_origin = page.post("/tools/echo/echo", "a:text=hi");
+    no_origin.headers_mut().remove(header::ORIGIN);
+    assert_eq!(page.send(no_origin).await.0, StatusCode::FORBIDDEN);
+
+    let (status, _, body) = page.send(page.post("/tools/echo/echo", "a:text=hi")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(body.contains("hi"), "{body}");
+}
+
+#[tokio::test]
+async fn hostile_descriptions_and_results_are_shown_as_text() {
+    let page = fixture().await;
+    for path in ["/tools", "/tools/hostile/steal"] {
+        let (status, _, body) = page.send(page.get(path)).await;
+        assert_eq!(status, StatusCode::OK, "{path}: {body}");
+        assert!(!body.contains("<script>alert"), "{path}: {body}");
+        assert!(!body.contains("<img src=x"), "{path}: {body}");
+        assert!(!body.contains("<b>slow"), "{path}: {body}");
+        assert!(
+            body.contains("alert("),
+            "{path} should show the text: {body}"
+        );
+    }
+    let (_, _, form) = page.send(page.get("/tools/hostile/steal")).await;
+    assert!(form.contains("name=\"a:text\""), "{form}");
+    assert!(form.contains("type=\"number\""), "{form}");
+    assert!(form.contains("<select"), "{form}");
+    assert!(!form.contains("\"><script>x"), "{form}");
+
+    let (_, _, result) = page
+        .send(page.post("/tools/hostile/steal", "a:text=%3Cscript%3E&a:count=2"))
+        .await;
+    assert!(!result.contains("<script>"), "{result}");
+    assert!(
+        result.contains("&quot;count&quot;:2")
+            || result.contains("\"count\":2")
+            || result.contains("&quot;count&quot;: 2"),
+        "{result}"
+    );
+    assert_eq!(
+        result.matches("<img").count(),
+        1,
+        "only the PNG is drawn: {result}"
+    );
+    assert!(result.contains("data:image/png;base64,"), "{result}");
+
+    let (_, _, refused) = page
+        .send(page.post("/tools/hostile/steal", "a:text=x&a:count=many"))
+        .await;
+    assert!(
+        refused.contains("error-block") && refused.contains("integer"),
+        "{refused}"
+    );
+}
+
+#[tokio::test]
+async fn the_trace_shows_the_call_and_exports_trace_lines() {
+    let page = fixture().await;
+    page.send(page.post("/tools/echo/echo", "a:text=traced"))
+        .await;
+    let mut body = String::new();
+    for _ in 0..50 {
+        body = page.send(page.get("/trace")).await.2;
+        if body.contains("tools/call") && body.contains("ms</span>") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(body.contains("tools/call"), "{body}");
+    let (status, headers, export) = page.send(page.get("/trace.jsonl")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        headers[header::CONTENT_DISPOSITION]
+            .to_str()
+            .unwrap()
+            .contains("attachment")
+    );
+    let lines: Vec<serde_json::Value> = export
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert!(
+        lines
+            .iter()
+            .any(|line| line["method"] == "tools/call" && line["latency_us"].is_u64()),
+        "{export}"
+    );
+}
