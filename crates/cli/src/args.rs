@@ -417,20 +417,8 @@ pub struct ChatArgs {
     /// shown first.
     #[arg(long)]
     pub approve_tool_changes: bool,
-    /// The provider's API [default: from the environment, else a local Ollama].
-    #[arg(long, value_enum)]
-    pub provider: Option<ProviderArg>,
-    /// The model [default: the provider's usual one].
-    #[arg(long, value_name = "MODEL")]
-    pub model: Option<String>,
-    /// The provider's base URL (an OpenAI-compatible server: Ollama, vLLM,
-    /// llama.cpp, LM Studio) [default: ANTHROPIC_BASE_URL or OPENAI_BASE_URL].
-    #[arg(long, value_name = "URL")]
-    pub base_url: Option<String>,
-    /// The most model steps (answers that call tools) in a turn
-    /// [default: the configuration's `chat.maxSteps`, else 25].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub max_steps: Option<u32>,
+    #[command(flatten)]
+    pub llm: ModelArgs,
     /// Seconds each server has to connect, and each tool call without progress.
     #[arg(long, value_name = "SECONDS", default_value = "15", value_parser = positive_seconds)]
     pub timeout: Duration,
@@ -451,6 +439,25 @@ pub struct ChatArgs {
     pub json: bool,
 }
 
+/// Which model answers, for the chat and the web page's chat.
+#[derive(Debug, Args)]
+pub struct ModelArgs {
+    /// The provider's API [default: from the environment, else a local Ollama].
+    #[arg(long, value_enum)]
+    pub provider: Option<ProviderArg>,
+    /// The model [default: the provider's usual one].
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// The provider's base URL (an OpenAI-compatible server: Ollama, vLLM,
+    /// llama.cpp, LM Studio) [default: ANTHROPIC_BASE_URL or OPENAI_BASE_URL].
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// The most model steps (answers that call tools) in a turn
+    /// [default: the configuration's `chat.maxSteps`, else 25].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub max_steps: Option<u32>,
+}
+
 #[derive(Debug, Args)]
 pub struct UiArgs {
     /// The configuration file [default: ./.mcp.json, else
@@ -464,6 +471,8 @@ pub struct UiArgs {
     /// Print the page's URL without opening it in the default browser.
     #[arg(long)]
     pub no_open: bool,
+    #[command(flatten)]
+    pub llm: ModelArgs,
     /// Seconds each server has to connect, and each tool call without progress.
     #[arg(long, value_name = "SECONDS", default_value = "15", value_parser = positive_seconds)]
     pub timeout: Duration,

@@ -1,23 +1,27 @@
 //! `nexo ui`: the local web page. Wiring only: the servers start as `nexo
 //! servers` starts them, their connections traced into the page's live
-//! trace; the page itself is nexo-ui's.
+//! trace and their questions asked on the page; the model and the agent
+//! are the chat's (`nexo chat`); the page itself is nexo-ui's.
 
 use std::process::Stdio;
 use std::sync::Arc;
 
-use nexo_client::ConnectOptions;
+use nexo_client::{ConnectOptions, ElicitationPolicy};
 use nexo_ui::{Bound, Prepared};
 
 use crate::args::UiArgs;
 use crate::failure::Failure;
-use crate::{host, output};
+use crate::{chat, env, host, output};
 
 pub async fn run(args: UiArgs) -> Result<(), Failure> {
     let config = host::load(args.config.as_deref())?;
     let mut store = host::consent_store()?;
     let prepared = Prepared::default();
+    let provider = nexo_host::provider::select(&chat::settings(&args.llm, &config), env::var).await;
     let options = ConnectOptions {
         trace: Some(prepared.tracer()),
+        elicitation: ElicitationPolicy::Responder(prepared.elicitation()),
+        sampling: Some(prepared.sampling(provider.as_ref().ok().cloned())),
         notices: Some(Arc::new(output::notice)),
         // The working directory, for servers that still ask for roots.
         roots: std::env::current_dir()
@@ -31,7 +35,18 @@ pub async fn run(args: UiArgs) -> Result<(), Failure> {
         host::start(&config, &mut store, args.timeout, options).await?;
     host::tell_skipped(&store, &skipped);
     let hub = Arc::new(hub);
-    let bound = Bound::bind(prepared, hub.clone(), args.port)
+    let (blocked, skills) = chat::pinned(&config, &hub, false).await?;
+    let agent = match provider {
+        Ok(provider) => Ok(chat::agent(
+            &hub, provider, &config, &args.llm, false, blocked, skills,
+        )?),
+        Err(error) => Err(format!("{error} ({})", error.hint())),
+    };
+    let model = agent
+        .as_ref()
+        .map(|agent| agent.provider.model().to_owned())
+        .map_err(Clone::clone);
+    let bound = Bound::bind(prepared, hub.clone(), args.port, model)
         .await
         .map_err(|error| {
             Failure::usage(
@@ -49,7 +64,8 @@ pub async fn run(args: UiArgs) -> Result<(), Failure> {
     if !args.no_open {
         open_in_browser(&url);
     }
-    let served = bound.serve(stopped()).await;
+    let served = bound.serve(agent.as_ref().ok(), stopped()).await;
+    drop(agent);
     match Arc::try_unwrap(hub) {
         Ok(hub) => hub.close().await,
         Err(_) => tracing::debug!("the page still held the servers; they end with the process"),

@@ -33,3 +33,31 @@ document.addEventListener("input", (event) => {
     group.hidden = wanted !== "" && !words.includes(wanted);
   }
 });
+
+// The chat: Ctrl+Enter (or Cmd+Enter) sends; the box empties once the
+// message is taken.
+document.addEventListener("keydown", (event) => {
+  const box = event.target;
+  if (box instanceof HTMLTextAreaElement && box.id === "chat-text" &&
+      event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+    event.preventDefault();
+    box.form.requestSubmit();
+  }
+});
+document.addEventListener("htmx:afterRequest", (event) => {
+  const form = event.detail.elt;
+  if (form instanceof HTMLFormElement && form.id === "chat-form" && event.detail.successful &&
+      event.detail.xhr.status === 202) {
+    form.reset();
+  }
+});
+// New words scroll the conversation into view when it was at the end.
+document.addEventListener("htmx:oobAfterSwap", (event) => {
+  const log = document.getElementById("chat-log");
+  if (log && log.contains(event.detail.target)) {
+    const last = log.lastElementChild;
+    if (last && window.innerHeight + window.scrollY >= document.body.scrollHeight - 200) {
+      last.scrollIntoView({ block: "end" });
+    }
+  }
+});

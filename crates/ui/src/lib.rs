@@ -1,20 +1,25 @@
-//! The local web page (`nexo ui`): the servers of the configuration, their
-//! tools (a form for each, built from its input schema), resources and
-//! prompts, the protocol trace live, and the chat, on one page served on
-//! 127.0.0.1 only. Server-rendered HTML (askama) with htmx and its SSE
+//! The local web page (`nexo ui`): the chat, the servers of the
+//! configuration, their tools (a form for each, built from its input
+//! schema), resources and prompts, and the protocol trace live, on one page
+//! served on 127.0.0.1 only. Server-rendered HTML (askama) with htmx and its SSE
 //! extension; the assets are embedded in the binary, nothing is fetched.
 //!
 //! Its parts, each a module: [`guard`] (who may use the page), [`events`]
-//! (the live updates), [`live_trace`] (the trace), [`form`] and
-//! [`render`] (what servers send, escaped), [`views`] (the routes).
+//! (the live updates), [`live_trace`] (the trace), [`inbox`] (approvals,
+//! elicitation and sampling waiting for the person), [`chat`] (the agent
+//! loop's turns, drawn), [`form`] and [`render`] (what servers send,
+//! escaped), and the routes.
 //!
-//! The CLI wires it: it makes a [`Prepared`] first, whose tracer goes to
-//! the servers' connections, then starts the servers on nexo-client's hub
-//! and calls [`serve`].
+//! The CLI wires it: it makes a [`Prepared`] first, whose tracer and
+//! responders go to the servers' connections, then starts the servers on
+//! nexo-client's hub, builds the agent, and calls [`Bound::bind`] and
+//! [`Bound::serve`].
 
+pub mod chat;
 pub mod events;
 pub mod form;
 pub mod guard;
+pub mod inbox;
 pub mod live_trace;
 pub mod render;
 mod schema_check;
@@ -23,19 +28,30 @@ mod views;
 use std::future::Future;
 use std::sync::Arc;
 
+use nexo_client::handler::{ElicitationResponder, SamplingResponder};
 use nexo_client::hub::Hub;
+use nexo_host::agent::Agent;
+use nexo_host::provider::Provider;
 use nexo_trace::Tracer;
 use tokio::net::TcpListener;
+use tokio::sync::mpsc;
 
+use crate::chat::Chat;
 use crate::events::Events;
 use crate::guard::Guard;
+use crate::inbox::{Inbox, PageElicitation, PageSampling};
 use crate::live_trace::LiveTrace;
 
+/// How often questions whose asker gave up are cleared from the inbox.
+const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// What the page needs before the servers start: the trace their
-/// connections write to, and where updates are published.
+/// connections write to, the inbox their questions wait in, and where
+/// updates are published.
 pub struct Prepared {
     events: Arc<Events>,
     trace: LiveTrace,
+    inbox: Arc<Inbox>,
 }
 
 impl Default for Prepared {
@@ -43,6 +59,7 @@ impl Default for Prepared {
         let events = Arc::new(Events::default());
         Self {
             trace: LiveTrace::new(events.clone()),
+            inbox: Arc::new(Inbox::new(events.clone())),
             events,
         }
     }
@@ -53,6 +70,20 @@ impl Prepared {
     pub fn tracer(&self) -> Tracer {
         self.trace.tracer()
     }
+
+    /// Who answers the servers' elicitation requests: the person, on the page.
+    pub fn elicitation(&self) -> Arc<dyn ElicitationResponder> {
+        Arc::new(PageElicitation(self.inbox.clone()))
+    }
+
+    /// Who answers the servers' sampling requests: `provider`, each request
+    /// and answer reviewed on the page (refused without a model).
+    pub fn sampling(&self, provider: Option<Provider>) -> Arc<dyn SamplingResponder> {
+        Arc::new(PageSampling {
+            inbox: self.inbox.clone(),
+            provider,
+        })
+    }
 }
 
 /// The state every route reads.
@@ -61,26 +92,42 @@ pub struct Page {
     pub(crate) hub: Arc<Hub>,
     pub(crate) events: Arc<Events>,
     pub(crate) trace: LiveTrace,
+    pub(crate) inbox: Arc<Inbox>,
+    pub(crate) chat: Arc<Chat>,
 }
 
 /// A page bound to its listener, not yet serving: its URL is known.
 pub struct Bound {
     page: Arc<Page>,
     listener: TcpListener,
+    messages: Option<mpsc::Receiver<String>>,
 }
 
 impl Bound {
-    /// Binds the page on 127.0.0.1 at `port` (0: any free port).
-    pub async fn bind(prepared: Prepared, hub: Arc<Hub>, port: u16) -> std::io::Result<Self> {
+    /// Binds the page on 127.0.0.1 at `port` (0: any free port); `model`
+    /// names the chat's model, or says why there is none.
+    pub async fn bind(
+        prepared: Prepared,
+        hub: Arc<Hub>,
+        port: u16,
+        model: Result<String, String>,
+    ) -> std::io::Result<Self> {
         let listener = TcpListener::bind(("127.0.0.1", port)).await?;
         let port = listener.local_addr()?.port();
+        let (chat, messages) = Chat::new(prepared.events.clone(), model);
         let page = Arc::new(Page {
             guard: Guard::new(port),
             hub,
             events: prepared.events,
             trace: prepared.trace,
+            inbox: prepared.inbox,
+            chat: Arc::new(chat),
         });
-        Ok(Self { page, listener })
+        Ok(Self {
+            page,
+            listener,
+            messages,
+        })
     }
 
     /// The URL to open (it carries the launch token).
@@ -98,17 +145,36 @@ impl Bound {
         views::router(self.page.clone())
     }
 
-    /// Serves the page until `shutdown` completes.
+    /// Serves the page until `shutdown` completes, the chat's turns
+    /// answered by `agent` (the model [`Bound::bind`] named).
     pub async fn serve(
         self,
+        agent: Option<&Agent<'_>>,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         let watcher = tokio::spawn(views::watch_servers(self.page.clone()));
+        let inbox = self.page.inbox.clone();
+        let sweeper = tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(SWEEP_EVERY).await;
+                inbox.sweep();
+            }
+        });
+        let chat = self.page.chat.clone();
+        let inbox = self.page.inbox.clone();
         let router = views::router(self.page);
-        let served = axum::serve(self.listener, router)
-            .with_graceful_shutdown(shutdown)
-            .await;
+        let served = axum::serve(self.listener, router).with_graceful_shutdown(shutdown);
+        let outcome = match (agent, self.messages) {
+            (Some(agent), Some(messages)) => {
+                tokio::select! {
+                    served = served => served,
+                    () = chat::work(chat, agent, inbox, messages) => Ok(()),
+                }
+            }
+            _ => served.await,
+        };
         watcher.abort();
-        served
+        sweeper.abort();
+        outcome
     }
 }

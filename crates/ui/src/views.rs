@@ -1,9 +1,11 @@
-//! The page's routes: the views (servers, tools, a tool's form and its
-//! call, resources, prompts, the trace), the live stream, the trace export
-//! and the embedded assets. Each view is a whole page rendered from the
+//! The page's routes: the views (the chat, servers, tools, a tool's form
+//! and its call, resources, prompts, the trace), the answers to the
+//! inbox's questions, the live stream, the trace export and the embedded
+//! assets. Each view is a whole page rendered from the
 //! current state, so a reload or a second tab shows the same thing; what
 //! changes afterwards arrives on the live stream.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,7 +14,7 @@ use askama::Template;
 use axum::Router;
 use axum::extract::{Form, Path, State};
 use axum::http::{StatusCode, header};
-use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use futures::future::join_all;
 use nexo_client::ClientError;
@@ -20,7 +22,9 @@ use nexo_client::hub::{ServerStatus, State as ServerState};
 use rmcp::model::{JsonObject, Prompt, Tool};
 use serde::Deserialize;
 
+use crate::chat::Refused;
 use crate::form::{self, Fields};
+use crate::inbox::NotTaken;
 use crate::render::{self, escape, json_tree};
 use crate::{Page, events, guard};
 
@@ -33,7 +37,9 @@ const SERVERS_EVERY: Duration = Duration::from_millis(500);
 
 pub fn router(page: Arc<Page>) -> Router {
     Router::new()
-        .route("/", get(|| async { Redirect::to("/servers") }))
+        .route("/", get(chat_view))
+        .route("/chat", post(chat_send))
+        .route("/inbox/{id}", post(answer))
         .route("/servers", get(servers))
         .route("/servers/{server}/reconnect", post(reconnect))
         .route("/servers/{server}/log", get(server_log))
@@ -76,6 +82,7 @@ impl Shell {
         Self {
             csrf: page.guard.csrf.expose().to_owned(),
             nav: vec![
+                ("/", "Chat"),
                 ("/servers", "Servers"),
                 ("/tools", "Tools"),
                 ("/resources", "Resources"),
@@ -85,7 +92,7 @@ impl Shell {
             current,
             summary: format!("{connected} of {} servers connected", statuses.len()),
             after,
-            inbox: String::new(),
+            inbox: page.inbox.html(),
         }
     }
 }
@@ -110,6 +117,82 @@ fn error_block(error: &ClientError) -> String {
             .map(|hint| format!("<p class=\"hint\">{}</p>", escape(&hint)))
             .unwrap_or_default()
     )
+}
+
+// --- chat and inbox ------------------------------------------------------
+
+#[derive(Template)]
+#[template(path = "chat.html")]
+struct ChatView {
+    shell: Shell,
+    model: Result<String, String>,
+    log: String,
+    state: &'static str,
+}
+
+async fn chat_view(State(page): State<Arc<Page>>) -> Response {
+    html(&ChatView {
+        shell: Shell::of(&page, "/"),
+        model: page.chat.model.clone(),
+        log: page.chat.html(),
+        state: crate::chat::state_html(page.chat.busy()),
+    })
+}
+
+#[derive(Deserialize)]
+struct ChatForm {
+    text: String,
+}
+
+/// Takes a message for the model: 202 when taken (the answer arrives on
+/// the live stream), else a sentence saying why not.
+async fn chat_send(State(page): State<Arc<Page>>, Form(form): Form<ChatForm>) -> Response {
+    let why = match page.chat.send(&form.text) {
+        Ok(()) => return (StatusCode::ACCEPTED, Html("")).into_response(),
+        Err(Refused::Busy) => "the model is still answering; send this when it is done".to_owned(),
+        Err(Refused::Empty) => "write a message first".to_owned(),
+        Err(Refused::NoModel(why)) => format!("no model is configured: {why}"),
+    };
+    (
+        StatusCode::OK,
+        Html(format!("<p class=\"error\">{}</p>", escape(&why))),
+    )
+        .into_response()
+}
+
+/// An answer to a question of the inbox: `answer` and, for a form, its
+/// `f:NAME` fields (a name given several times, from a list of choices,
+/// is joined by commas).
+async fn answer(
+    State(page): State<Arc<Page>>,
+    Path(id): Path<u64>,
+    Form(submitted): Form<Vec<(String, String)>>,
+) -> Response {
+    let mut answer = String::new();
+    let mut fields: BTreeMap<String, String> = BTreeMap::new();
+    for (name, value) in submitted {
+        if name == "answer" {
+            answer = value;
+        } else if let Some(field) = name.strip_prefix("f:") {
+            fields
+                .entry(field.to_owned())
+                .and_modify(|joined| {
+                    joined.push(',');
+                    joined.push_str(&value);
+                })
+                .or_insert(value);
+        }
+    }
+    // The inbox as it now stands, whatever happened (htmx swaps only 2xx
+    // answers): an invalid form waits in it saying why; an answered or
+    // abandoned question is gone from it.
+    let gone = match page.inbox.answer(id, &answer, &fields) {
+        Err(NotTaken::Gone) => {
+            "<p class=\"muted\">That question was already answered, or its asker gave up.</p>"
+        }
+        Ok(()) | Err(NotTaken::Invalid) => "",
+    };
+    Html(format!("{gone}{}", page.inbox.html())).into_response()
 }
 
 // --- servers -------------------------------------------------------------

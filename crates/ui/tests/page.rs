@@ -3,6 +3,7 @@
 
 #![expect(clippy::unwrap_used, reason = "tests fail loudly")]
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,6 +11,13 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use nexo_client::hub::{Hub, RestartPolicy, ServerPlan, ToolLimits};
 use nexo_client::{CallLimits, ConnectOptions, InProcess, Target};
+use nexo_host::agent::Agent;
+use nexo_host::approval::Approvals;
+use nexo_host::long_results::LongResults;
+use nexo_host::provider::{Provider, ProviderConfig, ProviderKind, RetryPolicy};
+use nexo_host::skills::SkillTrust;
+use nexo_host::tool_search::ToolSelection;
+use nexo_scripted_llm::{Call, Script, ScriptedLlm, Turn};
 use nexo_ui::{Bound, Prepared};
 use rmcp::ServerHandler;
 use rmcp::model::{
@@ -71,12 +79,23 @@ impl ServerHandler for Hostile {
 
 struct Fixture {
     bound: Bound,
+    hub: Arc<Hub>,
+    requests: Requests,
+}
+
+/// How the tests' requests carry the page's tokens.
+#[derive(Clone)]
+struct Requests {
     cookie: String,
     csrf: String,
     host: String,
 }
 
 async fn fixture() -> Fixture {
+    fixture_with_model(Err("no model in this test".to_owned())).await
+}
+
+async fn fixture_with_model(model: Result<String, String>) -> Fixture {
     let prepared = Prepared::default();
     let plan = |name: &str, target| ServerPlan {
         name: name.to_owned(),
@@ -107,7 +126,8 @@ async fn fixture() -> Fixture {
         RestartPolicy::default(),
     )
     .await;
-    let bound = Bound::bind(prepared, Arc::new(hub), 0).await.unwrap();
+    let hub = Arc::new(hub);
+    let bound = Bound::bind(prepared, hub.clone(), 0, model).await.unwrap();
     let url = bound.url();
     let host = url
         .trim_start_matches("http://")
@@ -116,14 +136,41 @@ async fn fixture() -> Fixture {
         .unwrap()
         .to_owned();
     Fixture {
-        cookie: format!("nexo_ui={}", bound.guard().token.expose()),
-        csrf: bound.guard().csrf.expose().to_owned(),
+        requests: Requests {
+            cookie: format!("nexo_ui={}", bound.guard().token.expose()),
+            csrf: bound.guard().csrf.expose().to_owned(),
+            host,
+        },
         bound,
-        host,
+        hub,
+    }
+}
+
+impl std::ops::Deref for Fixture {
+    type Target = Requests;
+
+    fn deref(&self) -> &Requests {
+        &self.requests
     }
 }
 
 impl Fixture {
+    fn split(self) -> (Bound, Requests) {
+        (self.bound, self.requests)
+    }
+
+    async fn send(&self, request: Request<Body>) -> (StatusCode, axum::http::HeaderMap, String) {
+        let response = self.bound.router().oneshot(request).await.unwrap();
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = axum::body::to_bytes(response.into_body(), 1 << 24)
+            .await
+            .unwrap();
+        (status, headers, String::from_utf8_lossy(&body).into_owned())
+    }
+}
+
+impl Requests {
     fn get(&self, path: &str) -> Request<Body> {
         Request::get(path)
             .header(header::HOST, &self.host)
@@ -141,16 +188,6 @@ impl Fixture {
             .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
             .body(Body::from(form.to_owned()))
             .unwrap()
-    }
-
-    async fn send(&self, request: Request<Body>) -> (StatusCode, axum::http::HeaderMap, String) {
-        let response = self.bound.router().oneshot(request).await.unwrap();
-        let status = response.status();
-        let headers = response.headers().clone();
-        let body = axum::body::to_bytes(response.into_body(), 1 << 24)
-            .await
-            .unwrap();
-        (status, headers, String::from_utf8_lossy(&body).into_owned())
     }
 }
 
@@ -314,4 +351,142 @@ async fn the_trace_shows_the_call_and_exports_trace_lines() {
             .any(|line| line["method"] == "tools/call" && line["latency_us"].is_u64()),
         "{export}"
     );
+}
+
+/// The agent of the chat tests: the scripted model, the hub's servers,
+/// and no rule, so a tool that is not read-only is asked about.
+fn agent<'h>(hub: &'h Hub, llm: &ScriptedLlm, dir: &std::path::Path) -> Agent<'h> {
+    let provider = Provider::new(ProviderConfig {
+        kind: ProviderKind::Anthropic,
+        model: "scripted-model".to_owned(),
+        base_url: llm.url().to_owned(),
+        api_key: Some(nexo_client::secret::Secret::new("test-key")),
+        retry: RetryPolicy {
+            max_tries: 1,
+            first_delay: Duration::from_millis(10),
+            max_delay: Duration::from_millis(10),
+        },
+    })
+    .unwrap();
+    Agent {
+        hub,
+        provider,
+        approvals: std::sync::Mutex::new(Approvals::new(Vec::new(), None, dir.to_owned())),
+        origins: HashMap::new(),
+        yes: false,
+        blocked: Vec::new(),
+        skills: SkillTrust::default(),
+        system: None,
+        max_steps: 5,
+        max_tokens: 1000,
+        long_results: LongResults::new(dir.join("results"), 100_000),
+        context_window: 200_000,
+        selection: ToolSelection::default(),
+        search_share: 0.5,
+    }
+}
+
+/// A chat turn on the page: the words stream into the conversation, the
+/// tool call waits in the inbox (on every view, so a reload keeps it),
+/// runs once approved there, and the trace shows the call.
+#[tokio::test]
+async fn a_chat_turn_asks_its_approval_on_the_page_and_runs_the_tool() {
+    let llm = ScriptedLlm::start(Script::new(vec![
+        Turn::tool_calls(vec![Call::new(
+            "call_1",
+            "echo__echo",
+            serde_json::json!({"text": "from the <model>"}),
+        )]),
+        Turn::text("The echo said: from the model."),
+    ]))
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let page = fixture_with_model(Ok("scripted-model".to_owned())).await;
+    let hub = page.hub.clone();
+    let agent = agent(&hub, &llm, dir.path());
+    let router = page.bound.router();
+    let send = |request: Request<Body>| {
+        let router = router.clone();
+        async move {
+            let response = router.oneshot(request).await.unwrap();
+            let status = response.status();
+            let body = axum::body::to_bytes(response.into_body(), 1 << 24)
+                .await
+                .unwrap();
+            (status, String::from_utf8_lossy(&body).into_owned())
+        }
+    };
+    let (bound, requests) = page.split();
+    let body = async {
+        let (status, _) = send(requests.post("/chat", "text=echo+something")).await;
+        assert_eq!(status, StatusCode::ACCEPTED);
+        // The question waits in the inbox, on every view.
+        let mut shown = String::new();
+        for _ in 0..100 {
+            shown = send(requests.get("/tools")).await.1;
+            if shown.contains("hx-post=\"/inbox/") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(shown.contains("echo__echo"), "{shown}");
+        assert!(
+            !shown.contains("<model>"),
+            "the arguments are escaped: {shown}"
+        );
+        let (_, reloaded) = send(requests.get("/")).await;
+        assert!(
+            reloaded.contains("hx-post=\"/inbox/"),
+            "a reload keeps the question: {reloaded}"
+        );
+        assert!(reloaded.contains("asked for"), "{reloaded}");
+        let id: String = shown
+            .split("hx-post=\"/inbox/")
+            .nth(1)
+            .unwrap()
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        let (status, busy) = send(requests.post("/chat", "text=another")).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(busy.contains("still answering"), "{busy}");
+        let (_, inbox) = send(requests.post(&format!("/inbox/{id}"), "answer=yes")).await;
+        assert!(!inbox.contains(&format!("/inbox/{id}\"")), "{inbox}");
+        let mut chat = String::new();
+        for _ in 0..100 {
+            chat = send(requests.get("/")).await.1;
+            if chat.contains("The echo said") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(chat.contains("The echo said: from the model."), "{chat}");
+        assert!(
+            chat.contains("done in"),
+            "the call's result is shown: {chat}"
+        );
+        assert!(chat.contains("echo something"), "{chat}");
+        let (status, _) = send(requests.post("/chat", "text=again")).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "the box takes messages again");
+    };
+    tokio::select! {
+        served = bound.serve(Some(&agent), std::future::pending()) => panic!("the page stopped: {served:?}"),
+        () = body => {}
+    }
+}
+
+/// Without a model the chat says why, and everything else works.
+#[tokio::test]
+async fn without_a_model_the_chat_says_why() {
+    let page = fixture_with_model(Err("set ANTHROPIC_API_KEY".to_owned())).await;
+    let (status, _, body) = page.send(page.get("/")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        body.contains("No model is configured") && body.contains("ANTHROPIC_API_KEY"),
+        "{body}"
+    );
+    assert!(!body.contains("id=\"chat-form\""), "{body}");
+    let (_, _, refused) = page.send(page.post("/chat", "text=hi")).await;
+    assert!(refused.contains("no model"), "{refused}");
 }

@@ -30,7 +30,7 @@ use nexo_host::tool_search::ToolSelection;
 use nexo_trace::{TraceOptions, Tracer};
 use rmcp::model::{Skill, Tool};
 
-use crate::args::{ChatArgs, ProviderArg};
+use crate::args::{ChatArgs, ModelArgs, ProviderArg};
 use crate::failure::Failure;
 use crate::{env, host, output};
 use terminal::Terminal;
@@ -58,7 +58,7 @@ pub async fn run(args: ChatArgs) -> Result<(), Failure> {
         },
     };
     let trace = tracing.tracer.clone();
-    let provider = nexo_host::provider::select(&settings(&args, &config), env::var).await;
+    let provider = nexo_host::provider::select(&settings(&args.llm, &config), env::var).await;
     // One turn needs a model: say so before starting any server.
     let provider = match (provider, &prompt) {
         (Err(error), Some(_)) => return Err(Failure::from_error(&error)),
@@ -121,7 +121,9 @@ async fn converse(
     let (blocked, skills) = pinned(config, hub, args.approve_tool_changes).await?;
     let log = chat_log(args);
     let agent = match provider {
-        Ok(provider) => Ok(agent(hub, provider, config, args, blocked, skills)?),
+        Ok(provider) => Ok(agent(
+            hub, provider, config, &args.llm, args.yes, blocked, skills,
+        )?),
         Err(error) => Err(error),
     };
     let model = agent
@@ -325,7 +327,7 @@ fn one_shot_prompt(args: &ChatArgs) -> Result<Option<String>, Failure> {
 }
 
 /// The provider's settings: the flags, else the configuration's `chat`.
-fn settings(args: &ChatArgs, config: &Config) -> Settings {
+pub(crate) fn settings(args: &ModelArgs, config: &Config) -> Settings {
     let kind = args
         .provider
         .map(|provider| match provider {
@@ -350,11 +352,12 @@ fn settings(args: &ChatArgs, config: &Config) -> Settings {
 /// The agent for `provider`: the configuration's approval rules and the
 /// answers remembered in `approvals.json`, the servers' origins, the
 /// tools held back by their pins and the skills approved.
-fn agent<'h>(
+pub(crate) fn agent<'h>(
     hub: &'h Hub,
     provider: Provider,
     config: &Config,
-    args: &ChatArgs,
+    args: &ModelArgs,
+    yes: bool,
     blocked: Vec<WithheldTool>,
     skills: SkillTrust,
 ) -> Result<Agent<'h>, Failure> {
@@ -419,7 +422,7 @@ fn agent<'h>(
         provider,
         approvals: Mutex::new(Approvals::new(rules, store, project)),
         origins,
-        yes: args.yes,
+        yes,
         blocked,
         skills,
         system: Some(SYSTEM_PROMPT.to_owned()),
@@ -490,7 +493,7 @@ fn no_model(error: &ProviderError) -> String {
 /// first time is pinned as it is; a tool or skill changed or added since
 /// is not offered, and the person is shown the change and how to approve
 /// it.
-async fn pinned(
+pub(crate) async fn pinned(
     config: &Config,
     hub: &Hub,
     approve_changes: bool,

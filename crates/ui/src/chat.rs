@@ -1,0 +1,447 @@
+//! The chat on the page: the person's messages go to a worker that runs
+//! nexo-host's agent loop turn by turn; what happens in a turn (the
+//! model's words as they stream, each tool call with its arguments, the
+//! approval asked in the inbox, the result and how long it took) is drawn
+//! as it happens and kept, so a reload shows the conversation as it stands.
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt::Write as _;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use nexo_host::agent::{Agent, AgentEvent};
+use nexo_host::provider::Message;
+use tokio::sync::mpsc;
+
+use crate::events::Events;
+use crate::inbox::{Inbox, PageApprover};
+use crate::render::{escape, json_tree};
+
+/// How many messages may wait for the worker.
+const QUEUE: usize = 16;
+
+/// One part of the conversation as the page shows it.
+enum Part {
+    User(String),
+    /// The start of the model's answer to a message.
+    Answer(u64),
+    Text(u64, String),
+    Call {
+        id: u64,
+        server: String,
+        tool: String,
+        arguments: serde_json::Value,
+        status: String,
+    },
+    Notice(String),
+}
+
+/// The conversation as drawn, and where new pieces go.
+#[derive(Default)]
+struct Drawn {
+    parts: Vec<Part>,
+    next_id: u64,
+    /// The answer being written: its element id, and the id of the text
+    /// block new words go to.
+    answer: u64,
+    text: u64,
+    /// Calls waiting for their result, per (server, tool), oldest first.
+    calls: HashMap<(String, String), VecDeque<u64>>,
+    busy: bool,
+}
+
+/// The page's side of the chat.
+pub struct Chat {
+    drawn: Mutex<Drawn>,
+    events: Arc<Events>,
+    /// Where the person's messages go; `None` without a model.
+    sender: Option<mpsc::Sender<String>>,
+    /// The model, or why there is none.
+    pub model: Result<String, String>,
+}
+
+/// Why a message was not taken.
+#[derive(Debug)]
+pub enum Refused {
+    NoModel(String),
+    Busy,
+    Empty,
+}
+
+impl Chat {
+    /// A chat with the model of `model` (its name, or why there is none);
+    /// the receiver goes to [`work`].
+    pub fn new(
+        events: Arc<Events>,
+        model: Result<String, String>,
+    ) -> (Self, Option<mpsc::Receiver<String>>) {
+        let (sender, receiver) = match model {
+            Ok(_) => {
+                let (sender, receiver) = mpsc::channel(QUEUE);
+                (Some(sender), Some(receiver))
+            }
+            Err(_) => (None, None),
+        };
+        (
+            Self {
+                drawn: Mutex::default(),
+                events,
+                sender,
+                model,
+            },
+            receiver,
+        )
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Drawn> {
+        self.drawn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether a turn is under way.
+    pub fn busy(&self) -> bool {
+        self.lock().busy
+    }
+
+    /// Takes the person's message for the model.
+    pub fn send(&self, text: &str) -> Result<(), Refused> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(Refused::Empty);
+        }
+        let Some(sender) = &self.sender else {
+            return Err(Refused::NoModel(
+                self.model.clone().err().unwrap_or_default(),
+            ));
+        };
+        {
+            let mut drawn = self.lock();
+            if drawn.busy {
+                return Err(Refused::Busy);
+            }
+            drawn.busy = true;
+        }
+        if sender.try_send(text.to_owned()).is_err() {
+            self.lock().busy = false;
+            return Err(Refused::Busy);
+        }
+        Ok(())
+    }
+
+    /// The conversation so far (the content of `#chat-log`).
+    pub fn html(&self) -> String {
+        let drawn = self.lock();
+        let mut out = String::new();
+        let mut open = false;
+        for part in &drawn.parts {
+            match part {
+                Part::User(text) => {
+                    if open {
+                        out.push_str("</div>");
+                        open = false;
+                    }
+                    out.push_str(&user_html(text));
+                }
+                Part::Answer(id) => {
+                    if open {
+                        out.push_str("</div>");
+                    }
+                    let _ = write!(
+                        out,
+                        "<div class=\"msg assistant\" id=\"answer-{id}\"><p class=\"who\">model</p>"
+                    );
+                    open = true;
+                }
+                Part::Text(id, text) => {
+                    let _ = write!(
+                        out,
+                        "<div class=\"text\" id=\"text-{id}\">{}</div>",
+                        escape(text)
+                    );
+                }
+                Part::Call {
+                    id,
+                    server,
+                    tool,
+                    arguments,
+                    status,
+                } => out.push_str(&call_html(*id, server, tool, arguments, status)),
+                Part::Notice(text) => {
+                    let _ = write!(out, "<p class=\"notice\">{}</p>", escape(text));
+                }
+            }
+        }
+        if open {
+            out.push_str("</div>");
+        }
+        out
+    }
+
+    fn publish(&self, html: String) {
+        self.events.publish("chat", html);
+    }
+
+    /// Starts the answer to the person's `text`.
+    fn begin(&self, text: &str) {
+        let mut drawn = self.lock();
+        drawn.parts.push(Part::User(text.to_owned()));
+        drawn.next_id += 1;
+        let answer = drawn.next_id;
+        drawn.next_id += 1;
+        let block = drawn.next_id;
+        drawn.answer = answer;
+        drawn.text = block;
+        drawn.parts.push(Part::Answer(answer));
+        drawn.parts.push(Part::Text(block, String::new()));
+        drop(drawn);
+        self.publish(format!(
+            "<div hx-swap-oob=\"beforeend:#chat-log\">{}<div class=\"msg assistant\" id=\"answer-{answer}\"><p class=\"who\">model</p><div class=\"text\" id=\"text-{block}\"></div></div></div>\
+             <div hx-swap-oob=\"innerHTML:#chat-state\">{}</div>",
+            user_html(text),
+            state_html(true)
+        ));
+    }
+
+    /// Draws one event of the turn.
+    fn event(&self, event: &AgentEvent) {
+        let mut drawn = self.lock();
+        let html = match event {
+            AgentEvent::Text(piece) => {
+                let current = drawn.text;
+                if let Some(Part::Text(_, text)) = drawn
+                    .parts
+                    .iter_mut()
+                    .rev()
+                    .find(|part| matches!(part, Part::Text(id, _) if *id == current))
+                {
+                    text.push_str(piece);
+                }
+                format!(
+                    "<div hx-swap-oob=\"beforeend:#text-{}\">{}</div>",
+                    drawn.text,
+                    escape(piece)
+                )
+            }
+            AgentEvent::ToolCall {
+                server,
+                tool,
+                arguments,
+            } => {
+                drawn.next_id += 1;
+                let id = drawn.next_id;
+                drawn.next_id += 1;
+                let block = drawn.next_id;
+                drawn.text = block;
+                drawn
+                    .calls
+                    .entry((server.clone(), tool.clone()))
+                    .or_default()
+                    .push_back(id);
+                let status = "asked for".to_owned();
+                let html = format!(
+                    "<div hx-swap-oob=\"beforeend:#answer-{}\">{}<div class=\"text\" id=\"text-{block}\"></div></div>",
+                    drawn.answer,
+                    call_html(id, server, tool, arguments, &status)
+                );
+                drawn.parts.push(Part::Call {
+                    id,
+                    server: server.clone(),
+                    tool: tool.clone(),
+                    arguments: arguments.clone(),
+                    status,
+                });
+                drawn.parts.push(Part::Text(block, String::new()));
+                html
+            }
+            AgentEvent::Approval {
+                server,
+                tool,
+                allowed,
+                reason,
+            } => {
+                let status = if *allowed {
+                    format!("allowed: {reason}")
+                } else {
+                    format!("not run: {reason}")
+                };
+                let waiting = drawn
+                    .calls
+                    .get(&(server.clone(), tool.clone()))
+                    .and_then(|calls| calls.front().copied());
+                if !allowed
+                    && let Some(calls) = drawn.calls.get_mut(&(server.clone(), tool.clone()))
+                {
+                    calls.pop_front();
+                }
+                set_status(&mut drawn, waiting, &status)
+            }
+            AgentEvent::ToolResult {
+                server,
+                tool,
+                duration,
+                bytes,
+                error,
+                ..
+            } => {
+                let id = drawn
+                    .calls
+                    .get_mut(&(server.clone(), tool.clone()))
+                    .and_then(VecDeque::pop_front);
+                let took = duration.as_secs_f64() * 1000.0;
+                let status = match error {
+                    Some(error) => format!("failed after {took:.0} ms: {error}"),
+                    None => format!("done in {took:.0} ms ({bytes} bytes to the model)"),
+                };
+                set_status(&mut drawn, id, &status)
+            }
+            AgentEvent::Task {
+                server,
+                tool,
+                update,
+                ..
+            } => {
+                let id = drawn
+                    .calls
+                    .get(&(server.clone(), tool.clone()))
+                    .and_then(|calls| calls.front().copied());
+                let status = format!(
+                    "task {}: {:?}{}",
+                    update.task,
+                    update.status,
+                    update
+                        .message
+                        .as_deref()
+                        .map(|message| format!(" ({message})"))
+                        .unwrap_or_default()
+                );
+                set_status(&mut drawn, id, &status)
+            }
+            AgentEvent::Fitted { fitted, .. } => notice(
+                &mut drawn,
+                format!(
+                    "the conversation was shortened to fit the model's context ({} results shortened, {} messages left out)",
+                    fitted.shortened, fitted.dropped
+                ),
+            ),
+            AgentEvent::Skill { skill, error, .. } => notice(
+                &mut drawn,
+                match error {
+                    Some(error) => format!("the skill `{skill}` was not loaded: {error}"),
+                    None => format!("the model loaded the skill `{skill}`"),
+                },
+            ),
+            AgentEvent::Answer { .. } => return,
+        };
+        drop(drawn);
+        self.publish(html);
+    }
+
+    /// Ends the turn: a notice of how it ended, and the box ready again.
+    fn end(&self, ending: Option<String>) {
+        let mut drawn = self.lock();
+        drawn.busy = false;
+        drawn.calls.clear();
+        let html = match ending {
+            Some(text) => notice(&mut drawn, text),
+            None => String::new(),
+        };
+        drop(drawn);
+        self.publish(format!(
+            "{html}<div hx-swap-oob=\"innerHTML:#chat-state\">{}</div>",
+            state_html(false)
+        ));
+    }
+}
+
+fn notice(drawn: &mut Drawn, text: String) -> String {
+    let html = format!(
+        "<div hx-swap-oob=\"beforeend:#answer-{}\"><p class=\"notice\">{}</p></div>",
+        drawn.answer,
+        escape(&text)
+    );
+    drawn.parts.push(Part::Notice(text));
+    html
+}
+
+fn set_status(drawn: &mut Drawn, call: Option<u64>, status: &str) -> String {
+    let Some(call) = call else {
+        return String::new();
+    };
+    for part in &mut drawn.parts {
+        if let Part::Call {
+            id, status: shown, ..
+        } = part
+            && *id == call
+        {
+            *shown = status.to_owned();
+        }
+    }
+    format!(
+        "<div hx-swap-oob=\"innerHTML:#call-{call}-status\">{}</div>",
+        escape(status)
+    )
+}
+
+fn user_html(text: &str) -> String {
+    format!(
+        "<div class=\"msg user\"><p class=\"who\">you</p><div class=\"text\">{}</div></div>",
+        escape(text)
+    )
+}
+
+fn call_html(
+    id: u64,
+    server: &str,
+    tool: &str,
+    arguments: &serde_json::Value,
+    status: &str,
+) -> String {
+    format!(
+        "<div class=\"call\" id=\"call-{id}\"><p><span class=\"badge\">tool</span> <code>{}__{}</code> \
+         <span class=\"call-status\" id=\"call-{id}-status\">{}</span></p>\
+         <details><summary>arguments</summary>{}</details></div>",
+        escape(server),
+        escape(tool),
+        escape(status),
+        json_tree(arguments)
+    )
+}
+
+/// What the chat's box says while a turn runs, or not.
+pub fn state_html(busy: bool) -> &'static str {
+    if busy {
+        "<span class=\"busy\">the model is answering…</span>"
+    } else {
+        ""
+    }
+}
+
+/// Runs the turns: each message from the page, answered by `agent`, its
+/// questions asked in `inbox`.
+pub async fn work(
+    chat: Arc<Chat>,
+    agent: &Agent<'_>,
+    inbox: Arc<Inbox>,
+    mut messages: mpsc::Receiver<String>,
+) {
+    let approver = PageApprover(inbox);
+    let mut conversation: Vec<Message> = Vec::new();
+    while let Some(text) = messages.recv().await {
+        chat.begin(&text);
+        conversation.push(Message::user(text));
+        let toolset = agent.toolset();
+        let mut on_event = |event: AgentEvent| chat.event(&event);
+        let ended = agent
+            .turn(&toolset, &mut conversation, &approver, &mut on_event)
+            .await;
+        chat.end(match ended {
+            Ok(end) if end.cut_short => Some(format!(
+                "the turn stopped after {} steps while the model still asked for tools",
+                end.steps
+            )),
+            Ok(_) => None,
+            Err(error) => Some(format!(
+                "the model could not answer: {error} ({})",
+                error.hint()
+            )),
+        });
+    }
+}
