@@ -43,6 +43,7 @@ mod sse_client;
 mod stdio_wire;
 mod support;
 mod trace;
+mod ui;
 mod utils;
 
 /// Seed 000's example, `SOS prueba`, encoded.
