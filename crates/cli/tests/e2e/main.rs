@@ -44,6 +44,7 @@ mod stdio_wire;
 mod support;
 mod trace;
 mod ui;
+mod ui_browser;
 mod utils;
 
 /// Seed 000's example, `SOS prueba`, encoded.
