@@ -104,6 +104,14 @@ impl Toolset {
             {
                 continue;
             }
+            if !visible_to_the_model(tool) {
+                withheld.push(WithheldTool {
+                    server: server.clone(),
+                    tool: tool.name.to_string(),
+                    reason: "it is for its app's interface only (MCP Apps visibility)".to_owned(),
+                });
+                continue;
+            }
             let schema = Value::Object(tool.input_schema.as_ref().clone());
             match normalize(&schema, dialect) {
                 Normalization::Normalized { schema, .. } => {
@@ -784,4 +792,56 @@ fn add_usage(total: &mut Usage, step: &Usage) {
     };
     total.cache_read_tokens = add(total.cache_read_tokens, step.cache_read_tokens);
     total.cache_write_tokens = add(total.cache_write_tokens, step.cache_write_tokens);
+}
+
+/// Whether the model may be offered `tool`: MCP Apps lets a server keep a
+/// tool for its interface alone (`_meta.ui.visibility` without `"model"`);
+/// a tool that says nothing is visible to both.
+pub fn visible_to_the_model(tool: &rmcp::model::Tool) -> bool {
+    let visibility = tool
+        .meta
+        .as_ref()
+        .and_then(|meta| meta.0.get("ui"))
+        .and_then(|ui| ui.get("visibility"))
+        .and_then(Value::as_array);
+    visibility.is_none_or(|audiences| audiences.iter().any(|audience| audience == "model"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn app_only_tools_are_never_offered_to_the_model() {
+        let tool = |name: &str, meta: Value| {
+            let mut tool = rmcp::model::Tool::new(
+                name.to_owned(),
+                "a tool",
+                std::sync::Arc::new(serde_json::Map::new()),
+            );
+            if let Value::Object(meta) = meta {
+                tool.meta = Some(rmcp::model::MetaObject(meta));
+            }
+            ("app".to_owned(), tool)
+        };
+        let tools = vec![
+            tool("plain", Value::Null),
+            tool(
+                "both",
+                serde_json::json!({"ui": {"visibility": ["model", "app"]}}),
+            ),
+            tool(
+                "refresh",
+                serde_json::json!({"ui": {"visibility": ["app"]}}),
+            ),
+        ];
+        let toolset = Toolset::new(&tools, Dialect::Anthropic, &[], &ToolSelection::default());
+        let offered: Vec<&str> = toolset
+            .definitions()
+            .iter()
+            .map(|d| d.name.as_str())
+            .collect();
+        assert_eq!(offered, ["app__plain", "app__both"]);
+        assert!(toolset.withheld().iter().any(|w| w.tool == "refresh"));
+    }
 }
