@@ -551,3 +551,76 @@ impl SamplingResponder for PageSampling {
         }
     }
 }
+
+#[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "tests fail loudly")]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn inbox() -> Arc<Inbox> {
+        Arc::new(Inbox::new(Arc::default()))
+    }
+
+    fn id_in(html: &str) -> u64 {
+        html.split("hx-post=\"/inbox/")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .and_then(|id| id.parse().ok())
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_form_waits_until_its_answers_will_do() {
+        let inbox = inbox();
+        let responder = PageElicitation(inbox.clone());
+        let request: ElicitRequestParams = serde_json::from_value(json!({
+            "mode": "form",
+            "message": "<script>alert(1)</script> How many?",
+            "requestedSchema": {"type": "object",
+                "properties": {"count": {"type": "integer", "minimum": 1}},
+                "required": ["count"]}
+        }))
+        .unwrap();
+        let asked = tokio::spawn(async move { responder.respond(request).await });
+        while inbox.waiting() == 0 {
+            tokio::task::yield_now().await;
+        }
+        let html = inbox.html();
+        assert!(!html.contains("<script>"), "{html}");
+        assert!(
+            html.contains("name=\"f:count\"") && html.contains("min=\"1\""),
+            "{html}"
+        );
+        let id = id_in(&html);
+        let mut typed = BTreeMap::new();
+        typed.insert("count".to_owned(), "zero".to_owned());
+        assert_eq!(inbox.answer(id, "accept", &typed), Err(NotTaken::Invalid));
+        assert!(inbox.html().contains("role=\"alert\""), "it says why");
+        typed.insert("count".to_owned(), "3".to_owned());
+        assert_eq!(inbox.answer(id, "accept", &typed), Ok(()));
+        let answered = asked.await.unwrap();
+        assert_eq!(answered.action, ElicitationAction::Accept);
+        assert_eq!(answered.content, Some(json!({"count": 3})));
+        assert_eq!(inbox.answer(id, "accept", &typed), Err(NotTaken::Gone));
+        assert_eq!(inbox.waiting(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_question_whose_asker_gave_up_is_swept() {
+        let inbox = inbox();
+        let waiting = inbox.clone();
+        let asked = tokio::spawn(async move {
+            waiting
+                .choose("<p>go?</p>".to_owned(), vec![("yes", "Yes".to_owned())])
+                .await
+        });
+        while inbox.waiting() == 0 {
+            tokio::task::yield_now().await;
+        }
+        asked.abort();
+        let _ = asked.await;
+        assert!(inbox.sweep());
+        assert_eq!(inbox.waiting(), 0);
+    }
+}

@@ -195,6 +195,25 @@ async fn ui_browser_tools_chat_approval_trace_and_elicitation() {
         .unwrap();
     browser.shows("3 of 3 servers connected").await;
     browser.shot("2-servers").await;
+    // A narrow window: the views reflow rather than overflow.
+    browser.client.set_window_size(480, 900).await.unwrap();
+    browser.client.goto(&format!("{base}/tools")).await.unwrap();
+    browser.shows("morse").await;
+    let overflow = browser
+        .client
+        .execute(
+            "return document.documentElement.scrollWidth <= window.innerWidth + 1",
+            Vec::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        overflow,
+        json!(true),
+        "the tools view overflows a narrow window"
+    );
+    browser.shot("2b-tools-narrow").await;
+    browser.client.set_window_size(1280, 800).await.unwrap();
 
     // A tool called through its form.
     browser
