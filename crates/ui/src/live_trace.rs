@@ -230,7 +230,13 @@ impl Book {
         format!("<div hx-swap-oob=\"beforeend:{target}\">{html}</div>")
     }
 
+    /// Forgets a group dropped from the top, with what points at it.
     fn forget(&mut self, group: u64) {
+        self.waiting.retain(|_, waiting| *waiting != group);
+        for calls in self.open_calls.values_mut() {
+            calls.retain(|open| *open != group);
+        }
+        self.open_calls.retain(|_, calls| !calls.is_empty());
         if let Some(removed) = self.groups.remove(&group) {
             for child in removed.children {
                 if let Child::Group(inner) = child {
