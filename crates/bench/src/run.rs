@@ -27,7 +27,7 @@ use crate::stdio::StdioLink;
 use crate::wire;
 
 /// How late an open loop's request may start before it counts as late.
-pub const LATE_ALLOWANCE: Duration = Duration::from_millis(1);
+pub const LATE_ALLOWANCE: Duration = Duration::from_millis(2);
 
 /// The links of one run.
 enum Links {
@@ -352,6 +352,15 @@ impl Shared {
         Ok(())
     }
 
+    /// Every server process the run started has ended: nothing more can
+    /// be measured, and the run stops instead of counting failures.
+    fn all_ended(&self) -> bool {
+        match &self.links {
+            Links::Stdio(links) => links.iter().all(StdioLink::has_ended),
+            _ => false,
+        }
+    }
+
     fn link_count(&self) -> usize {
         match &self.links {
             Links::Http(links) => links.len(),
@@ -635,6 +644,9 @@ async fn closed_loop(
                     measure_start,
                 );
                 end = exchange.done;
+                if exchange.result.is_err() && shared.all_ended() {
+                    break;
+                }
                 if !step.think.is_zero() {
                     tokio::time::sleep(step.think).await;
                 }
@@ -728,7 +740,7 @@ async fn open_loop(
     let mut due = start;
     let mut scheduled = 0u64;
     let stop = AtomicBool::new(false);
-    while !stop.load(Ordering::Relaxed) {
+    while !stop.load(Ordering::Relaxed) && !shared.all_ended() {
         let now_rate = rate
             .at(due.saturating_duration_since(measure_start))
             .max(0.1);

@@ -80,6 +80,11 @@ impl StdioLink {
         })
     }
 
+    /// Whether the child has closed its stdout (it has ended).
+    pub fn has_ended(&self) -> bool {
+        self.ended.load(Ordering::SeqCst)
+    }
+
     pub fn next_id(&self) -> u64 {
         self.next_id.fetch_add(1, Ordering::Relaxed)
     }

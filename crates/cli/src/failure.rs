@@ -19,6 +19,8 @@ pub enum Exit {
     Remote = 5,
     /// The call did nothing: the server asks for a confirmation first.
     NeedsConfirmation = 6,
+    /// `nexo bench`: an `--assert` on the run's figures failed.
+    AssertionFailed = 7,
     /// Ctrl-C ended the work (128 + SIGINT, as shells report it).
     Interrupted = 130,
 }
@@ -114,7 +116,9 @@ impl Hinted for nexo_host::provider::ProviderError {
             Exit::Usage => "usage",
             Exit::Unauthorized => "unauthorized",
             Exit::Unreachable => "unreachable",
-            Exit::Remote | Exit::NeedsConfirmation | Exit::Interrupted => "provider_error",
+            Exit::Remote | Exit::NeedsConfirmation | Exit::AssertionFailed | Exit::Interrupted => {
+                "provider_error"
+            }
         }
     }
 
@@ -474,6 +478,38 @@ fn clap_hint(error: &clap::Error) -> Option<String> {
         Some(format!("name the server to run: {}", names.join(", ")))
     } else {
         None
+    }
+}
+
+impl Hinted for nexo_bench::BenchError {
+    fn code(&self) -> &'static str {
+        nexo_bench::BenchError::code(self)
+    }
+
+    fn exit(&self) -> Exit {
+        use nexo_bench::BenchError as E;
+        match self {
+            E::Usage { .. } | E::Remote { .. } | E::File { .. } | E::NotAResult { .. } => {
+                Exit::Usage
+            }
+            E::Unreachable { .. } => Exit::Unreachable,
+            E::Sample { class, .. } => match class.as_str() {
+                "transport" | "timeout" => Exit::Unreachable,
+                "http_401" | "http_403" => Exit::Unauthorized,
+                _ => Exit::Remote,
+            },
+            E::Client(error) => Exit::of(error.kind()),
+        }
+    }
+
+    fn hint(&self) -> Option<String> {
+        nexo_bench::BenchError::hint(self)
+    }
+}
+
+impl From<nexo_bench::BenchError> for Failure {
+    fn from(error: nexo_bench::BenchError) -> Self {
+        Self::from_error(&error)
     }
 }
 

@@ -13,10 +13,11 @@ use serde_json::json;
 
 use crate::support::{ClosedPort, Run, nexo, nexo_path, run};
 
-const SUBCOMMANDS: [&str; 9] = [
+const SUBCOMMANDS: [&str; 10] = [
     "serve",
     "tools",
     "call",
+    "bench",
     "resources",
     "read",
     "prompts",
