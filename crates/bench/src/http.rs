@@ -181,8 +181,8 @@ impl HttpLink {
             .header(
                 ACCEPT,
                 match self.accept {
-                    Accept::Json => "application/json",
-                    Accept::Sse => "text/event-stream",
+                    Accept::Both => "application/json, text/event-stream",
+                    Accept::Sse => "text/event-stream, application/json;q=0",
                 },
             );
         for (key, value) in &self.endpoint.headers {

@@ -131,10 +131,11 @@ pub enum Sessions {
 /// Which answer a Streamable HTTP POST asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Accept {
-    /// `application/json`.
+    /// Both media types, as the specification asks of clients: the
+    /// server picks (nexo's answers JSON, the Python SDK's an SSE stream).
     #[default]
-    Json,
-    /// `text/event-stream`: the answer comes as an SSE stream.
+    Both,
+    /// An SSE stream (`text/event-stream, application/json;q=0`).
     Sse,
 }
 

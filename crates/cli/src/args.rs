@@ -721,8 +721,9 @@ pub struct BenchLoad {
     /// a new one for every request (HTTP; `initialize` timed on its own).
     #[arg(long, value_enum, default_value_t = SessionsArg::PerConnection)]
     pub sessions: SessionsArg,
-    /// Ask Streamable HTTP answers as SSE streams (`text/event-stream`)
-    /// rather than JSON; the time to the first event is reported.
+    /// Ask for Streamable HTTP answers as SSE streams (`text/event-stream,
+    /// application/json;q=0`); without it both types are accepted and the
+    /// server picks. The time to the first event is reported.
     #[arg(long)]
     pub sse: bool,
     /// Each answer's result must hold VALUE at the JSON pointer (JSON, else

@@ -261,7 +261,7 @@ fn plan(args: &BenchArgs, target: &Target) -> Result<Plan, Failure> {
         accept: if load_args.sse {
             Accept::Sse
         } else {
-            Accept::Json
+            Accept::Both
         },
         duration: load_args.duration,
         requests: load_args.requests,
@@ -368,7 +368,7 @@ fn setup(plan: &Plan) -> Setup {
         }
         .to_owned(),
         accept: match plan.accept {
-            Accept::Json => "json",
+            Accept::Both => "both",
             Accept::Sse => "sse",
         }
         .to_owned(),

@@ -17,8 +17,8 @@ use axum::routing::post;
 use serde_json::{Value, json};
 
 use crate::support::{
-    HttpServer, Run, TempDir, loopback, nexo_path, run, serve_morse_command, serve_router,
-    shell_quote,
+    HttpServer, Proc, Run, TempDir, loopback, nexo_path, python_sdk, repo_root, run,
+    serve_morse_command, serve_router, shell_quote,
 };
 
 /// `nexo bench ARGS... --json`, its document checked and returned.
@@ -112,7 +112,7 @@ fn http_in_both_eras_with_json_and_sse_answers() {
             assert_clean(&document, 150);
             assert_eq!(document["transport"], "http");
             let setup = &document["setup"];
-            assert_eq!(setup["accept"], if sse { "sse" } else { "json" });
+            assert_eq!(setup["accept"], if sse { "sse" } else { "both" });
             assert_eq!(
                 setup["protocol"],
                 if protocol == "2026" {
@@ -238,6 +238,64 @@ fn stdio_children_pipelined_and_sampled() {
     ]);
     assert_clean(&open, 90);
     assert_eq!(open["summary"]["by_step"]["ping"]["count"], 90);
+}
+
+/// A server on the official Python SDK, over stdio (arguments coerced by
+/// its schema, as `nexo call` does) and Streamable HTTP (SSE answers).
+#[test]
+fn python_sdk_server() {
+    let script = repo_root().join("tests/interop/python_server.py");
+    let command = format!(
+        "{} {} stdio",
+        shell_quote(python_sdk()),
+        shell_quote(script.to_str().unwrap())
+    );
+    let (_, document) = bench_json(&[
+        "--stdio",
+        &command,
+        "add",
+        "a=2",
+        "b=3",
+        "-n",
+        "100",
+        "-c",
+        "4",
+        "--expect",
+        "/structuredContent/result=5",
+    ]);
+    assert_clean(&document, 100);
+    let mut http = std::process::Command::new(python_sdk());
+    http.arg(&script)
+        .arg("http")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let mut server = Proc::spawn(&mut http, "python_server.py http");
+    let stderr = std::io::BufReader::new(server.child().stderr.take().unwrap());
+    let url = std::io::BufRead::lines(stderr)
+        .map_while(Result::ok)
+        .find_map(|line| {
+            line.strip_prefix("interop: listening on ")
+                .map(str::to_owned)
+        })
+        .unwrap();
+    let pid = server.pid().to_string();
+    let (_, document) = bench_json(&[
+        "--url",
+        &url,
+        "add",
+        "a=2",
+        "b=3",
+        "-n",
+        "100",
+        "-c",
+        "2",
+        "--server-pid",
+        &pid,
+        "--expect",
+        "/structuredContent/result=5",
+    ]);
+    assert_clean(&document, 100);
+    assert_eq!(document["summary"]["first_event"]["count"], 100);
 }
 
 /// In-process: the bundled server through nexo-client's in-process transport.
