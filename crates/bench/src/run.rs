@@ -731,47 +731,86 @@ async fn open_loop(
             (recorder, end)
         }));
     }
-    let limit = shared.plan.requests;
-    let seed = match arrivals {
-        Arrivals::Poisson { seed } => seed,
-        Arrivals::Uniform => 0,
+    // The schedule is kept on a thread of its own, asleep in the kernel's
+    // high-resolution timer: tokio's timer wheel ticks in milliseconds,
+    // and each tick of lateness would be counted as the server's.
+    let schedule = Schedule {
+        shared: Arc::clone(shared),
+        rate,
+        arrivals,
+        max_outstanding,
+        start,
+        measure_start,
+        deadline,
+        outstanding,
+        dropped: Arc::clone(&dropped),
     };
-    let mut random = Rng::new(seed);
-    let mut due = start;
-    let mut scheduled = 0u64;
-    let stop = AtomicBool::new(false);
-    while !stop.load(Ordering::Relaxed) && !shared.all_ended() {
-        let now_rate = rate
-            .at(due.saturating_duration_since(measure_start))
-            .max(0.1);
-        let gap = match arrivals {
-            Arrivals::Uniform => 1.0 / now_rate,
-            Arrivals::Poisson { .. } => random.exponential(now_rate),
-        };
-        due += Duration::from_secs_f64(gap);
-        if due >= deadline || limit.is_some_and(|limit| scheduled >= limit) {
-            break;
-        }
-        tokio::time::sleep_until(due.into()).await;
-        let measuring = due >= measure_start;
-        if outstanding.load(Ordering::SeqCst) >= max_outstanding {
-            if measuring {
-                dropped.fetch_add(1, Ordering::Relaxed);
-            }
-            continue;
-        }
-        if measuring {
-            scheduled += 1;
-        }
-        outstanding.fetch_add(1, Ordering::SeqCst);
-        if queue.send(Due { at: due }).is_err() {
-            stop.store(true, Ordering::Relaxed);
-        }
-    }
-    drop(queue);
+    let scheduler = tokio::task::spawn_blocking(move || schedule.run(queue));
+    let _ = scheduler.await;
     let (mut recorder, end) = gather(tasks, measure_start).await;
     recorder.dropped += dropped.load(Ordering::Relaxed);
     (recorder, end.max(deadline.min(Instant::now())))
+}
+
+/// An open loop's starts: when each is due, handed to the workers then.
+struct Schedule {
+    shared: Arc<Shared>,
+    rate: Rate,
+    arrivals: Arrivals,
+    max_outstanding: usize,
+    start: Instant,
+    measure_start: Instant,
+    deadline: Instant,
+    outstanding: Arc<AtomicUsize>,
+    dropped: Arc<AtomicU64>,
+}
+
+impl Schedule {
+    /// Sends each start to `queue` when it is due, until the deadline or
+    /// the count; a start due while `max_outstanding` are outstanding is
+    /// dropped. Blocks its thread.
+    fn run(self, queue: tokio::sync::mpsc::UnboundedSender<Due>) {
+        let limit = self.shared.plan.requests;
+        let seed = match self.arrivals {
+            Arrivals::Poisson { seed } => seed,
+            Arrivals::Uniform => 0,
+        };
+        let mut random = Rng::new(seed);
+        let mut due = self.start;
+        let mut scheduled = 0u64;
+        while !self.shared.all_ended() {
+            let rate = self
+                .rate
+                .at(due.saturating_duration_since(self.measure_start))
+                .max(0.1);
+            let gap = match self.arrivals {
+                Arrivals::Uniform => 1.0 / rate,
+                Arrivals::Poisson { .. } => random.exponential(rate),
+            };
+            due += Duration::from_secs_f64(gap);
+            if due >= self.deadline || limit.is_some_and(|limit| scheduled >= limit) {
+                break;
+            }
+            let wait = due.saturating_duration_since(Instant::now());
+            if !wait.is_zero() {
+                std::thread::sleep(wait);
+            }
+            let measuring = due >= self.measure_start;
+            if self.outstanding.load(Ordering::SeqCst) >= self.max_outstanding {
+                if measuring {
+                    self.dropped.fetch_add(1, Ordering::Relaxed);
+                }
+                continue;
+            }
+            if measuring {
+                scheduled += 1;
+            }
+            self.outstanding.fetch_add(1, Ordering::SeqCst);
+            if queue.send(Due { at: due }).is_err() {
+                break;
+            }
+        }
+    }
 }
 
 /// Samples the server's process trees and the machine over a run.
