@@ -36,6 +36,13 @@ enum Links {
     InProcess(Vec<InProcessLink>),
 }
 
+/// Requests answered so far in the measured run, for a live view.
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub requests: AtomicU64,
+    pub errors: AtomicU64,
+}
+
 /// What workers share.
 struct Shared {
     links: Links,
@@ -45,6 +52,7 @@ struct Shared {
     next_seq: AtomicU64,
     /// Ids for HTTP requests (stdio links number their own).
     next_id: AtomicU64,
+    progress: Arc<Progress>,
 }
 
 /// The outcome of one request.
@@ -135,6 +143,7 @@ impl Bench {
             lines,
             next_seq: AtomicU64::new(0),
             next_id: AtomicU64::new(1),
+            progress: Arc::default(),
         };
         shared.begin_sessions().await?;
         Ok(Self {
@@ -143,6 +152,11 @@ impl Bench {
             transport,
             warmed: false,
         })
+    }
+
+    /// The counters the run moves as answers come (measured ones only).
+    pub fn progress(&self) -> Arc<Progress> {
+        Arc::clone(&self.shared.progress)
     }
 
     pub fn plan(&self) -> &Plan {
@@ -557,6 +571,7 @@ fn name_in<'a>(method: &str, params: &'a Value) -> Option<&'a str> {
 /// measured run.
 fn record(
     recorder: &mut Recorder,
+    progress: &Progress,
     step: &Step,
     exchange: &Exchange,
     due: Instant,
@@ -564,6 +579,10 @@ fn record(
 ) {
     if due < measure_start {
         return;
+    }
+    progress.requests.fetch_add(1, Ordering::Relaxed);
+    if exchange.result.is_err() {
+        progress.errors.fetch_add(1, Ordering::Relaxed);
     }
     let at = due.saturating_duration_since(measure_start);
     let response = exchange.done.saturating_duration_since(due);
@@ -638,6 +657,7 @@ async fn closed_loop(
                 // Closed loop: a request is due when it is sent.
                 record(
                     &mut recorder,
+                    &shared.progress,
                     step,
                     &exchange,
                     exchange.sent.max(now),
@@ -725,7 +745,14 @@ async fn open_loop(
                     )
                     .await;
                 outstanding.fetch_sub(1, Ordering::SeqCst);
-                record(&mut recorder, step, &exchange, due.at, measure_start);
+                record(
+                    &mut recorder,
+                    &shared.progress,
+                    step,
+                    &exchange,
+                    due.at,
+                    measure_start,
+                );
                 end = exchange.done;
             }
             (recorder, end)

@@ -114,6 +114,7 @@ async fn measure(
     }
     let environment = Environment::here();
     let reps = bench.plan().reps;
+    let live = live_view(bench);
     let mut merged = nexo_bench::stats::Recorder::default();
     let mut runs = Vec::new();
     let mut figures = Vec::new();
@@ -124,6 +125,7 @@ async fn measure(
         merged.merge(recorder);
         runs.push(measured);
     }
+    drop(live);
     let summary = Figures::merged(&merged, &runs, &figures);
     let outcomes = assertions
         .iter()
@@ -142,6 +144,41 @@ async fn measure(
         runs: figures,
         assertions: outcomes,
     })
+}
+
+/// A live line on a terminal (none in CI or without one): the seconds,
+/// requests and errors so far, redrawn each second.
+fn live_view(bench: &Bench) -> Option<LiveView> {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() || crate::env::var(crate::env::CI).is_some() {
+        return None;
+    }
+    let progress = bench.progress();
+    Some(LiveView(tokio::spawn(async move {
+        let started = std::time::Instant::now();
+        let mut last = 0;
+        loop {
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            let requests = progress.requests.load(std::sync::atomic::Ordering::Relaxed);
+            let errors = progress.errors.load(std::sync::atomic::Ordering::Relaxed);
+            output::live_line(&format!(
+                "{:.0} s: {requests} requests ({} in the last second), {errors} errors",
+                started.elapsed().as_secs_f64(),
+                requests - last
+            ));
+            last = requests;
+        }
+    })))
+}
+
+/// The live line's task: stopped, and the line wiped, when dropped.
+struct LiveView(tokio::task::JoinHandle<()>);
+
+impl Drop for LiveView {
+    fn drop(&mut self) {
+        self.0.abort();
+        output::clear_live_line();
+    }
 }
 
 fn report(args: &BenchArgs, document: &Document) -> Result<(), Failure> {
