@@ -240,13 +240,18 @@ impl Default for Plan {
 }
 
 impl Plan {
-    /// The measured duration: as given, else none when a count is given,
-    /// else [`DEFAULT_DURATION`].
+    /// The measured duration: as given, else a ramp's, else none when a
+    /// count is given, else [`DEFAULT_DURATION`].
     pub fn measured_duration(&self) -> Option<Duration> {
-        match (self.duration, self.requests) {
-            (Some(duration), _) => Some(duration),
-            (None, Some(_)) => None,
-            (None, None) => Some(DEFAULT_DURATION),
+        let ramp = match &self.load {
+            Load::Open { rate, .. } => rate.ramp_duration(),
+            Load::Closed { .. } => None,
+        };
+        match (self.duration, ramp, self.requests) {
+            (Some(duration), _, _) => Some(duration),
+            (None, Some(ramp), _) => Some(ramp),
+            (None, None, Some(_)) => None,
+            (None, None, None) => Some(DEFAULT_DURATION),
         }
     }
 

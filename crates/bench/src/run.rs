@@ -602,12 +602,7 @@ fn record(
 
 /// The end of the measured run: its duration, else the cap.
 fn deadline(plan: &Plan, measure_start: Instant) -> Instant {
-    let duration = match &plan.load {
-        Load::Open { rate, .. } if plan.duration.is_none() => rate.ramp_duration(),
-        _ => None,
-    }
-    .or_else(|| plan.measured_duration())
-    .unwrap_or(if plan.no_limits {
+    let duration = plan.measured_duration().unwrap_or(if plan.no_limits {
         Duration::from_secs(86_400 * 365)
     } else {
         crate::plan::MAX_DURATION
