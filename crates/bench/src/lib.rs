@@ -10,12 +10,14 @@
 //! process tree is sampled from /proc ([`cpu`]). [`report`] turns the
 //! records into a versioned JSON document, a table, CSV, an SVG plot and
 //! a sparkline; [`assert`] checks figures against limits; [`compare`]
-//! reads two documents. This crate prints nothing: the CLI does.
+//! reads two documents; [`ceiling`] raises an open loop's rate until an
+//! objective breaks. This crate prints nothing: the CLI does.
 //!
 //! It knows no particular server, and depends on nexo-client only (its
 //! targets, argument reader and in-process transport).
 
 pub mod assert;
+pub mod ceiling;
 pub mod check;
 pub mod compare;
 pub mod cpu;

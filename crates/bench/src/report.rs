@@ -33,6 +33,10 @@ pub struct Document {
     pub runs: Vec<Figures>,
     #[serde(default)]
     pub assertions: Vec<crate::assert::Outcome>,
+    /// `--find-ceiling`: the highest rate that kept every objective (the
+    /// summary is that step's; `runs` holds every step).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ceiling_rps: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -85,6 +89,9 @@ pub struct Setup {
 /// The figures of a run (or of all runs merged). Times in milliseconds.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Figures {
+    /// The rate asked for (open loop), else 0.
+    #[serde(default)]
+    pub rps_target: f64,
     pub duration_s: f64,
     pub requests: u64,
     pub ok: u64,
@@ -158,6 +165,7 @@ impl Figures {
             }
         });
         Self {
+            rps_target: 0.0,
             duration_s: seconds,
             requests,
             ok: recorder.ok,
@@ -274,7 +282,9 @@ pub fn text(document: &Document) -> String {
     let figures = &document.summary;
     let mut out = String::new();
     let setup = &document.setup;
+    let open = setup.model != "closed";
     let load = match setup.model.as_str() {
+        "find-ceiling" => "find-ceiling (open loop at rising rates)".to_owned(),
         "open" => format!(
             "open loop at {}/s ({}), at most {} outstanding",
             setup.rate.unwrap_or_default(),
@@ -299,7 +309,7 @@ pub fn text(document: &Document) -> String {
         figures.requests, figures.duration_s, figures.rps, figures.ok, figures.errors
     );
     let mut rows = vec![row("response time", &figures.response_time)];
-    if setup.model == "open" {
+    if open {
         rows.push(row("service time", &figures.service_time));
     }
     if figures.first_event.count > 0 && document.setup.accept == "sse" {
@@ -342,7 +352,7 @@ pub fn text(document: &Document) -> String {
             error.count, error.example
         );
     }
-    if setup.model == "open" {
+    if open {
         let _ = writeln!(
             out,
             "late starts: {}, dropped starts: {}",
@@ -368,7 +378,7 @@ pub fn text(document: &Document) -> String {
             figures.other_load_cpus.unwrap_or_default()
         );
     }
-    if document.runs.len() > 1 {
+    if document.runs.len() > 1 && document.setup.model != "find-ceiling" {
         let rps: Vec<String> = document
             .runs
             .iter()
@@ -385,6 +395,30 @@ pub fn text(document: &Document) -> String {
             rps.join(", "),
             p99.join(", ")
         );
+    }
+    if document.setup.model == "find-ceiling" {
+        for run in &document.runs {
+            let _ = writeln!(
+                out,
+                "step {:.0}/s: {:.0} req/s, p99 {}, {} errors, {} dropped",
+                run.rps_target,
+                run.rps,
+                millis(run.response_time.p99),
+                run.errors,
+                run.dropped_starts
+            );
+        }
+        match document.ceiling_rps {
+            Some(ceiling) => {
+                let _ = writeln!(out, "ceiling: {ceiling:.0} req/s kept every objective");
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "ceiling: not found, the first step already broke an objective"
+                );
+            }
+        }
     }
     for outcome in &document.assertions {
         let _ = writeln!(

@@ -26,6 +26,10 @@ use crate::stats::Recorder;
 use crate::stdio::StdioLink;
 use crate::wire;
 
+/// The most requests in flight at once on stdio and in-process links in
+/// open loop (each in-flight slot is a worker with its own histograms).
+pub const MAX_WINDOW: usize = 128;
+
 /// How late an open loop's request may start before it counts as late.
 pub const LATE_ALLOWANCE: Duration = Duration::from_millis(2);
 
@@ -168,6 +172,16 @@ impl Bench {
         let shared = Arc::get_mut(&mut self.shared)
             .ok_or_else(|| BenchError::usage("the run has started", None))?;
         shared.plan.steps = steps;
+        Ok(())
+    }
+
+    /// Sets the load and the measured duration of the next runs.
+    pub fn set_load(&mut self, load: Load, duration: Option<Duration>) -> Result<(), BenchError> {
+        let shared = Arc::get_mut(&mut self.shared)
+            .ok_or_else(|| BenchError::usage("a run is under way", None))?;
+        shared.plan.load = load;
+        shared.plan.duration = duration;
+        shared.plan.requests = None;
         Ok(())
     }
 
@@ -706,10 +720,11 @@ async fn open_loop(
     let (queue, taken) = tokio::sync::mpsc::unbounded_channel::<Due>();
     let taken = Arc::new(Mutex::new(taken));
     // HTTP: one worker per connection, each its own; stdio and in-process:
-    // a window of `max_outstanding` requests over the shared links.
+    // a window of requests in flight over the shared links, the rest
+    // waiting in the queue (and measured from when they were due).
     let workers = match shared.links {
         Links::Http(_) => shared.link_count(),
-        _ => max_outstanding,
+        _ => max_outstanding.min(MAX_WINDOW),
     };
     let weights: Arc<[u32]> = shared.plan.steps.iter().map(|step| step.weight).collect();
     let mut tasks = Vec::new();

@@ -738,6 +738,15 @@ pub struct BenchLoad {
     /// latencies are response times, `service.p99` the service time).
     #[arg(long = "assert", value_name = "EXPR")]
     pub assertions: Vec<String>,
+    /// Find the server's ceiling: open-loop steps from `--rate` (default
+    /// 100/s), each `--ceiling-factor` times faster and `--duration` long
+    /// (default 2s), until an objective breaks ('p99<10ms',
+    /// 'error_rate<1%'; repeatable) or a start is dropped.
+    #[arg(long, value_name = "EXPR", conflicts_with_all = ["concurrency", "reps", "requests"])]
+    pub find_ceiling: Vec<String>,
+    /// How much faster each find-ceiling step is than the last.
+    #[arg(long, value_name = "X", default_value_t = 1.5)]
+    pub ceiling_factor: f64,
     /// Write one CSV row a second to FILE.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,

@@ -113,6 +113,9 @@ async fn measure(
         output::status(&format!("running: {}", describe(bench.plan())));
     }
     let environment = Environment::here();
+    if !args.load.find_ceiling.is_empty() {
+        return find_ceiling(args, bench, target, assertions, environment).await;
+    }
     let reps = bench.plan().reps;
     let live = live_view(bench);
     let mut merged = nexo_bench::stats::Recorder::default();
@@ -126,7 +129,13 @@ async fn measure(
         runs.push(measured);
     }
     drop(live);
-    let summary = Figures::merged(&merged, &runs, &figures);
+    let mut summary = Figures::merged(&merged, &runs, &figures);
+    if let Load::Open { rate, .. } = &bench.plan().load {
+        summary.rps_target = rate.peak();
+        for run in &mut figures {
+            run.rps_target = rate.peak();
+        }
+    }
     let outcomes = assertions
         .iter()
         .map(|assertion| assertion.check(&summary))
@@ -143,6 +152,84 @@ async fn measure(
         summary,
         runs: figures,
         assertions: outcomes,
+        ceiling_rps: None,
+    })
+}
+
+/// `--find-ceiling`: steps at rising rates until an objective breaks.
+async fn find_ceiling(
+    args: &BenchArgs,
+    bench: &mut Bench,
+    target: &Target,
+    assertions: &[Assertion],
+    environment: Environment,
+) -> Result<Document, Failure> {
+    let objectives = args
+        .load
+        .find_ceiling
+        .iter()
+        .map(|text| Assertion::parse(text))
+        .collect::<Result<Vec<_>, _>>()?;
+    let search = nexo_bench::ceiling::Search {
+        start: args.load.rate.unwrap_or(100.0),
+        factor: args.load.ceiling_factor,
+        step: args
+            .load
+            .duration
+            .unwrap_or(std::time::Duration::from_secs(2)),
+        arrivals: match args.load.arrivals {
+            ArrivalsArg::Uniform => Arrivals::Uniform,
+            ArrivalsArg::Poisson => Arrivals::Poisson {
+                seed: args.load.seed,
+            },
+        },
+        max_outstanding: args.load.max_outstanding,
+    };
+    let quiet = args.target.json;
+    let steps = nexo_bench::ceiling::search(bench, &objectives, &search, |step| {
+        if !quiet {
+            output::status(&format!(
+                "step {:.0}/s: {:.0} req/s, p99 {}, {} errors{}",
+                step.rate,
+                step.figures.rps,
+                nexo_bench::report::millis(step.figures.response_time.p99),
+                step.figures.errors,
+                if step.held {
+                    ""
+                } else {
+                    ": an objective broke"
+                }
+            ));
+        }
+    })
+    .await?;
+    let ceiling = nexo_bench::ceiling::ceiling(&steps);
+    let summary = steps
+        .iter()
+        .rev()
+        .find(|step| step.held)
+        .or(steps.last())
+        .map(|step| step.figures.clone())
+        .unwrap_or_default();
+    let outcomes = assertions
+        .iter()
+        .map(|assertion| assertion.check(&summary))
+        .collect();
+    let mut setup = setup(bench.plan());
+    setup.model = "find-ceiling".to_owned();
+    Ok(Document {
+        schema_version: nexo_bench::report::SCHEMA_VERSION,
+        tool: "nexo bench".to_owned(),
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        command_line: command_line(),
+        environment,
+        target: target.to_string(),
+        transport: bench.transport.to_owned(),
+        setup,
+        summary,
+        runs: steps.into_iter().map(|step| step.figures).collect(),
+        assertions: outcomes,
+        ceiling_rps: ceiling,
     })
 }
 

@@ -503,6 +503,37 @@ fn remote_targets_are_refused() {
     assert!(long.stderr.contains("--no-limits"), "{long:#?}");
 }
 
+/// Find-ceiling: rising open-loop steps until an objective breaks; the
+/// ceiling is the last step that held.
+#[test]
+fn find_ceiling_stops_at_the_broken_objective() {
+    let (_, document) = bench_json(&[
+        "--builtin",
+        "morse",
+        "morse",
+        "texto=SOS",
+        "--find-ceiling",
+        "rps<250",
+        "--find-ceiling",
+        "errors==0",
+        "--rate",
+        "100",
+        "--ceiling-factor",
+        "2",
+        "-d",
+        "500ms",
+    ]);
+    assert_eq!(document["setup"]["model"], "find-ceiling");
+    let steps: Vec<f64> = document["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|run| run["rps_target"].as_f64().unwrap())
+        .collect();
+    assert_eq!(steps, [100.0, 200.0, 400.0], "{document:#}");
+    assert_eq!(document["ceiling_rps"], 200.0);
+}
+
 /// `compare` of two results with repetitions: deltas with intervals.
 #[test]
 fn compare_two_results() {
