@@ -523,6 +523,49 @@ impl From<ClientError> for Failure {
 mod tests {
     use super::*;
 
+    /// `nexo bench`'s failures, each to its exit status.
+    #[test]
+    fn bench_errors_map_to_their_exit_statuses() {
+        use nexo_bench::BenchError as E;
+        let sample = |class: &str| E::Sample {
+            class: class.to_owned(),
+            message: String::new(),
+        };
+        let table = [
+            (sample("transport"), Exit::Unreachable),
+            (sample("timeout"), Exit::Unreachable),
+            (sample("http_401"), Exit::Unauthorized),
+            (sample("http_403"), Exit::Unauthorized),
+            (sample("http_500"), Exit::Remote),
+            (sample("tool_error"), Exit::Remote),
+            (sample("jsonrpc_-32601"), Exit::Remote),
+            (sample("mismatch"), Exit::Remote),
+            (
+                E::Unreachable {
+                    message: String::new(),
+                },
+                Exit::Unreachable,
+            ),
+            (
+                E::Remote {
+                    host: "example.com".to_owned(),
+                },
+                Exit::Usage,
+            ),
+            (
+                E::Usage {
+                    message: String::new(),
+                    hint: None,
+                },
+                Exit::Usage,
+            ),
+        ];
+        for (error, exit) in table {
+            assert_eq!(Hinted::exit(&error), exit, "{error:?}");
+        }
+        assert_eq!(Exit::AssertionFailed as u8, 7);
+    }
+
     /// Issue 15, point 10: the JSON line of a usage error says what is missing.
     #[test]
     fn issue_15_clap_messages_keep_their_lists() {
