@@ -2,7 +2,9 @@
 //! and open files of a process and all its descendants, sampled before and
 //! after a measured run. CPU microseconds per call is the figure that stays
 //! steady when the machine is busy, where requests per second do not.
-//! Linux only; elsewhere nothing is sampled.
+//! CPU time comes in 10 ms ticks: over a short run the figure is coarse
+//! (run for seconds, not milliseconds, to read CPU per call). Linux only;
+//! elsewhere nothing is sampled.
 
 use std::collections::HashMap;
 

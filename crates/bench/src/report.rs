@@ -118,6 +118,9 @@ pub struct Figures {
     pub disturbed: bool,
     /// (quantile, response time) points of the percentile plot.
     pub curve: Vec<(f64, f64)>,
+    /// (quantile, service time) points, the same way.
+    #[serde(default)]
+    pub service_curve: Vec<(f64, f64)>,
     pub per_second: Vec<Second>,
 }
 
@@ -206,6 +209,7 @@ impl Figures {
                 .other_load
                 .is_some_and(|other| other > DISTURBED_CPUS),
             curve: quantile_curve(&recorder.response),
+            service_curve: quantile_curve(&recorder.service),
             per_second: recorder.seconds.clone(),
         }
     }
@@ -488,8 +492,8 @@ pub fn csv(figures: &Figures) -> String {
 pub fn svg(title: &str, series: &[(&str, &[(f64, f64)])]) -> String {
     const WIDTH: f64 = 720.0;
     const HEIGHT: f64 = 420.0;
-    const LEFT: f64 = 70.0;
-    const RIGHT: f64 = 20.0;
+    const LEFT: f64 = 80.0;
+    const RIGHT: f64 = 45.0;
     const TOP: f64 = 40.0;
     const BOTTOM: f64 = 50.0;
     const COLOURS: [&str; 4] = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"];

@@ -880,8 +880,10 @@ impl Sampled {
             })
             .unwrap_or_default();
         let other = busy.saturating_sub(own1.saturating_sub(own0) + server);
+        // /proc counts CPU in 10 ms ticks: over less than a second the
+        // difference says nothing.
         let seconds = elapsed.as_secs_f64();
-        (seconds > 0.0).then(|| other as f64 / 1e6 / seconds)
+        (seconds >= 1.0).then(|| other as f64 / 1e6 / seconds)
     }
 }
 

@@ -279,7 +279,12 @@ fn report(args: &BenchArgs, document: &Document) -> Result<(), Failure> {
             document.transport,
             describe_setup(&document.setup)
         );
-        let svg = nexo_bench::report::svg(&title, &[("response time", &document.summary.curve)]);
+        let summary = &document.summary;
+        let mut series: Vec<(&str, &[(f64, f64)])> = vec![("response time", &summary.curve)];
+        if document.setup.model != "closed" {
+            series.push(("service time", &summary.service_curve));
+        }
+        let svg = nexo_bench::report::svg(&title, &series);
         write(path, &svg)?;
     }
     if args.target.json {
