@@ -359,20 +359,19 @@ impl Shared {
             }
             Links::Stdio(links) => {
                 for link in links {
-                    let id = link.next_id();
-                    let reply = tokio::time::timeout(
-                        self.plan.timeout,
-                        link.exchange(&wire::initialize(id), id),
-                    )
-                    .await
-                    .map_err(|_| BenchError::Unreachable {
-                        message: "the server did not answer `initialize` in time".to_owned(),
-                    })?
-                    .map_err(unreachable)?;
-                    check::answer(&reply.message, id, "initialize", &[]).map_err(unreachable)?;
-                    link.notify(&wire::initialized())
-                        .await
-                        .map_err(unreachable)?;
+                    let started = initialize_child(link, self.plan.timeout).await;
+                    if let Err(failed) = started {
+                        // The reader may not have read the child's last
+                        // words yet; they are what tells why it ended.
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        let message = match link.last_words() {
+                            Some(words) => format!("{} (its stderr: {words})", failed.message),
+                            None => failed.message,
+                        };
+                        return Err(BenchError::Unreachable {
+                            message: format!("`initialize` failed: {message}"),
+                        });
+                    }
                 }
             }
             Links::InProcess(_) => {}
@@ -552,6 +551,17 @@ impl Shared {
         );
         (index, seq, params)
     }
+}
+
+/// A 2025-era handshake with a stdio child: `initialize`, its answer
+/// checked, then `initialized`.
+async fn initialize_child(link: &StdioLink, timeout: Duration) -> Result<(), Failed> {
+    let id = link.next_id();
+    let reply = tokio::time::timeout(timeout, link.exchange(&wire::initialize(id), id))
+        .await
+        .map_err(|_| Failed::new(ErrorClass::Timeout, "the server did not answer in time"))??;
+    check::answer(&reply.message, id, "initialize", &[])?;
+    link.notify(&wire::initialized()).await
 }
 
 /// The `result` of an answer already checked, moved out of it.

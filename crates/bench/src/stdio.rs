@@ -5,7 +5,7 @@
 //! answered at once so they never stall it. When the child ends, every
 //! request waiting on it fails as a transport error.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -30,7 +30,12 @@ pub struct StdioLink {
     next_id: AtomicU64,
     child: Mutex<Option<Child>>,
     pub pid: Option<u32>,
+    /// The last lines the child wrote to stderr.
+    last_words: Arc<Mutex<VecDeque<String>>>,
 }
+
+/// How many of the child's last stderr lines are kept.
+const LAST_WORDS: usize = 5;
 
 impl StdioLink {
     /// Starts `command` with `env` added to the environment.
@@ -48,7 +53,7 @@ impl StdioLink {
             .envs(env.iter().map(|(key, value)| (key, value)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .kill_on_drop(true);
         if let Some(cwd) = cwd {
             spawn.current_dir(cwd);
@@ -61,6 +66,21 @@ impl StdioLink {
                 message: format!("`{program}` has no stdin or stdout"),
             });
         };
+        let last_words: Arc<Mutex<VecDeque<String>>> = Arc::default();
+        if let Some(stderr) = child.stderr.take() {
+            let kept = Arc::clone(&last_words);
+            tokio::spawn(async move {
+                let mut lines = BufReader::new(stderr).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    if let Ok(mut kept) = kept.lock() {
+                        if kept.len() == LAST_WORDS {
+                            kept.pop_front();
+                        }
+                        kept.push_back(line);
+                    }
+                }
+            });
+        }
         let pending: Pending = Arc::default();
         let ended = Arc::new(AtomicBool::new(false));
         let stdin = Arc::new(tokio::sync::Mutex::new(stdin));
@@ -77,7 +97,14 @@ impl StdioLink {
             next_id: AtomicU64::new(1),
             pid: child.id(),
             child: Mutex::new(Some(child)),
+            last_words,
         })
+    }
+
+    /// The child's last lines on stderr, joined; `None` when it wrote none.
+    pub fn last_words(&self) -> Option<String> {
+        let kept = self.last_words.lock().ok()?;
+        (!kept.is_empty()).then(|| kept.iter().cloned().collect::<Vec<_>>().join(" / "))
     }
 
     /// Whether the child has closed its stdout (it has ended).

@@ -577,7 +577,8 @@ fn compare_two_results() {
 }
 
 /// Errors by class: a tool's `isError`, a JSON-RPC error, and a child
-/// that dies during the run.
+/// that dies during the run; one that dies at once is unreachable, its
+/// last words on stderr shown.
 #[test]
 fn errors_are_classified() {
     let dir = TempDir::new("bench-errors");
@@ -623,6 +624,19 @@ method = "no/such/method"
             .as_u64()
             .unwrap()
             > 0
+    );
+    let broken = run(&[
+        "bench",
+        "--stdio",
+        "sh -c 'echo no such database >&2; exit 3'",
+        "echo",
+        "-n",
+        "1",
+    ]);
+    assert_eq!(broken.code(), 4, "{broken:#?}");
+    assert!(
+        broken.stderr.contains("its stderr: no such database"),
+        "{broken:#?}"
     );
     let dying = format!("timeout 1 {}", serve_morse_command());
     let (_, died) = bench_json(&["--stdio", &dying, "morse", "texto=SOS", "-d", "30s"]);
