@@ -69,6 +69,18 @@ pub enum Command {
         subcommand_negates_reqs = true
     )]
     Gateway(GatewayArgs),
+    /// Load-test a server: latency percentiles, errors, the server's CPU per call.
+    ///
+    /// Calls one tool (or `--method`, or a `--scenario` mix) in closed or
+    /// open loop and reports latency percentiles (coordinated omission
+    /// corrected), requests per second, errors by class and the server's CPU
+    /// per call; `nexo bench compare A.json B.json` compares two results.
+    #[command(
+        after_help = BENCH_EXAMPLES,
+        args_conflicts_with_subcommands = true,
+        subcommand_negates_reqs = true
+    )]
+    Bench(Box<BenchArgs>),
     /// Chat with an LLM that uses the tools of every configured server (also `nexo` alone).
     #[command(after_help = CHAT_EXAMPLES)]
     Chat(ChatArgs),
@@ -466,7 +478,7 @@ pub struct UiArgs {
     pub config: Option<PathBuf>,
     /// The port on 127.0.0.1 [default: any free port]. The page never listens
     /// on another address.
-    #[arg(long, value_name = "N", default_value = "0")]
+    #[arg(long, value_name = "N", default_value = "0", hide_default_value = true)]
     pub port: u16,
     /// Print the page's URL without opening it in the default browser.
     #[arg(long)]
@@ -576,6 +588,7 @@ Exit status:
   4  the server could not be reached (refused, DNS, timeout, child failed)
   5  the tool or server reported an error (isError, JSON-RPC error, unknown tool)
   6  the call did nothing: the server asks for a confirmation first
+  7  `nexo bench`: an --assert failed
 On failure the last line on stderr is JSON: {\"error\":{\"code\",\"message\",\"hint\"}}";
 
 /// The examples of a client command, then the exit statuses they share.
@@ -661,6 +674,184 @@ pub struct PromptArgs {
     /// Arguments as key=value pairs.
     pub arguments: Vec<String>,
 }
+
+/// `nexo bench TARGET TOOL [ARGS] [load options]`, or `nexo bench compare`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    pub command: Option<BenchCommand>,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// The tool to call (with `--method resources/read`, the URI; with
+    /// `--method prompts/get`, the prompt).
+    pub tool: Option<String>,
+    /// Its arguments as for `nexo call`: key=value pairs (coerced by the
+    /// tool's schema) or one JSON object; `{{seq}}`, `{{worker}}`,
+    /// `{{random}}` and `{{random:N}}` are filled for each request.
+    pub arguments: Vec<String>,
+    #[command(flatten)]
+    pub load: BenchLoad,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Each figure of B against A (`--json` results), with a 95%
+    /// confidence interval when both hold several repetitions (`--reps`).
+    Compare {
+        a: PathBuf,
+        b: PathBuf,
+        /// Print the deltas as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// How `nexo bench` loads the server and what it reports.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Load")]
+pub struct BenchLoad {
+    /// The request to send instead of a tool call: ping, tools/list,
+    /// resources/read (URI as TOOL), prompts/get (name as TOOL), or any
+    /// method with `--params`.
+    #[arg(long, value_name = "METHOD")]
+    pub method: Option<String>,
+    /// The params of `--method`, as one JSON object.
+    #[arg(long, value_name = "JSON", requires = "method")]
+    pub params: Option<String>,
+    /// A mix of requests and its load in a TOML file (see the README).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["tool", "method"])]
+    pub scenario: Option<PathBuf>,
+    /// Closed loop: N requests at a time, each sent when the last is
+    /// answered [default: 1].
+    #[arg(short = 'c', long, value_name = "N", conflicts_with = "rate")]
+    pub concurrency: Option<usize>,
+    /// Open loop: start R requests a second whatever the server does
+    /// (`500`, `500/s`); latency is measured from when each was due.
+    #[arg(long, value_name = "R/s", value_parser = rate)]
+    pub rate: Option<f64>,
+    /// Open loop arrivals: evenly spaced, or a Poisson process from `--seed`.
+    #[arg(long, value_enum, default_value_t = ArrivalsArg::Uniform, requires = "rate")]
+    pub arrivals: ArrivalsArg,
+    /// The seed of Poisson arrivals (the same seed, the same arrivals).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+    /// Open loop: requests queued or in flight at most; a start due beyond
+    /// this is dropped and counted.
+    #[arg(long, value_name = "N", default_value_t = nexo_bench::plan::DEFAULT_MAX_OUTSTANDING)]
+    pub max_outstanding: usize,
+    /// HTTP connections, stdio server processes or in-process sessions
+    /// [default: the concurrency for HTTP in closed loop, 8 for HTTP in
+    /// open loop, else 1].
+    #[arg(long, value_name = "N")]
+    pub connections: Option<usize>,
+    /// How long the measured run lasts (`10s`, `500ms`, `2m`) [default:
+    /// 10s, or until `--requests`].
+    #[arg(short = 'd', long, value_name = "TIME", value_parser = duration)]
+    pub duration: Option<Duration>,
+    /// Stop after N measured requests.
+    #[arg(short = 'n', long, value_name = "N")]
+    pub requests: Option<u64>,
+    /// Load sent and not measured before the run.
+    #[arg(long, value_name = "TIME", value_parser = duration, default_value = "0s")]
+    pub warmup: Duration,
+    /// Measured runs, one after the other (their spread gives `compare` its
+    /// confidence intervals).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub reps: u32,
+    /// 2025-era sessions: one for all connections, one per connection, or
+    /// a new one for every request (HTTP; `initialize` timed on its own).
+    #[arg(long, value_enum, default_value_t = SessionsArg::PerConnection)]
+    pub sessions: SessionsArg,
+    /// Ask for Streamable HTTP answers as SSE streams (`text/event-stream,
+    /// application/json;q=0`); without it both types are accepted and the
+    /// server picks. The time to the first event is reported.
+    #[arg(long)]
+    pub sse: bool,
+    /// Each answer's result must hold VALUE at the JSON pointer (JSON, else
+    /// a string), e.g. `/structuredContent/result=SOS` (repeatable).
+    #[arg(long, value_name = "POINTER=VALUE")]
+    pub expect: Vec<String>,
+    /// Each answer's result, as JSON text, must match REGEX.
+    #[arg(long, value_name = "REGEX")]
+    pub expect_regex: Option<String>,
+    /// Fail the run (exit 7) unless a figure holds: 'p99<5ms', 'p95>1ms',
+    /// 'errors==0', 'rps>1000', 'cpu_per_call<200us' (repeatable;
+    /// latencies are response times, `service.p99` the service time).
+    #[arg(long = "assert", value_name = "EXPR")]
+    pub assertions: Vec<String>,
+    /// Find the server's ceiling: open-loop steps from `--rate` (default
+    /// 100/s), each `--ceiling-factor` times faster and `--duration` long
+    /// (default 2s), until an objective breaks ('p99<10ms',
+    /// 'error_rate<1%'; repeatable) or a start is dropped.
+    #[arg(long, value_name = "EXPR", conflicts_with_all = ["concurrency", "reps", "requests"])]
+    pub find_ceiling: Vec<String>,
+    /// How much faster each find-ceiling step is than the last.
+    #[arg(long, value_name = "X", default_value_t = 1.5)]
+    pub ceiling_factor: f64,
+    /// Write one CSV row a second to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Write a latency-by-percentile plot to FILE (SVG).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+    /// Sample this process's tree for CPU and memory (a server you started;
+    /// with `--stdio`, bench samples the child it starts).
+    #[arg(long, value_name = "PID")]
+    pub server_pid: Option<u32>,
+    /// Send load to an address that is not loopback.
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// Lift the caps on a run's time (10 minutes) and count (10 million).
+    #[arg(long)]
+    pub no_limits: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ArrivalsArg {
+    Uniform,
+    Poisson,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum SessionsArg {
+    Shared,
+    PerConnection,
+    Churn,
+}
+
+/// Reads `--rate`: a positive number, `/s` allowed.
+fn rate(text: &str) -> Result<f64, String> {
+    text.trim_end_matches("/s")
+        .parse::<f64>()
+        .ok()
+        .filter(|rate| *rate > 0.0 && rate.is_finite())
+        .ok_or_else(|| "not a rate (for example `500/s`)".to_owned())
+}
+
+/// Reads a time: `500ms`, `10s`, `2m`, or seconds.
+fn duration(text: &str) -> Result<Duration, String> {
+    nexo_bench::scenario::duration(text)
+        .ok_or_else(|| "not a time (for example `10s`, `500ms` or `2m`)".to_owned())
+}
+
+const BENCH_EXAMPLES: &str = "\
+Examples:
+  nexo bench --stdio 'nexo serve morse' morse texto=SOS -n 1000
+  nexo bench --url http://127.0.0.1:8000/mcp echo texto=hola -c 8 -d 10s
+  nexo bench --url http://127.0.0.1:8000/mcp echo texto=hola --rate 2000/s -d 10s --assert 'p99<5ms'
+  nexo bench --builtin morse --method tools/list -n 10000 --json > a.json
+  nexo bench --url http://127.0.0.1:8000/mcp --scenario mix.toml --plot mix.svg
+  nexo bench compare a.json b.json
+
+The target is loopback only unless --allow-remote; a run is capped at 10
+minutes and 10 million requests unless --no-limits. --protocol 2026 sends
+2026-07-28 stateless requests; auto and 2025 begin 2025-era sessions.
+
+Exit status: 0 the run finished (errors are counted, not fatal: assert
+'errors==0' to fail on them), 1 bad usage, 3 authorization required, 4 the
+server could not be reached or started, 5 the sample request sent before the
+run failed (a tool error, a JSON-RPC error or an unmet --expect), 7 an
+--assert failed; the last line on stderr is then one JSON object.";
 
 /// `nexo trace summary` and `nexo trace flow`.
 #[derive(Debug, Subcommand)]

@@ -11,6 +11,8 @@ pub const PORT: &str = "PORT";
 pub const LOG_FILTER: &str = "RUST_LOG";
 /// Set (to anything) to turn colour off (https://no-color.org).
 pub const NO_COLOR: &str = "NO_COLOR";
+/// Set by CI systems: `nexo bench` draws no live progress there.
+pub const CI: &str = "CI";
 /// The terminal's width in columns, when stdout is no terminal to ask.
 pub const COLUMNS: &str = "COLUMNS";
 /// Where OAuth tokens are kept (default: `<config dir>/nexo/tokens`). Tests

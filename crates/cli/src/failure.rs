@@ -19,6 +19,8 @@ pub enum Exit {
     Remote = 5,
     /// The call did nothing: the server asks for a confirmation first.
     NeedsConfirmation = 6,
+    /// `nexo bench`: an `--assert` on the run's figures failed.
+    AssertionFailed = 7,
     /// Ctrl-C ended the work (128 + SIGINT, as shells report it).
     Interrupted = 130,
 }
@@ -114,7 +116,9 @@ impl Hinted for nexo_host::provider::ProviderError {
             Exit::Usage => "usage",
             Exit::Unauthorized => "unauthorized",
             Exit::Unreachable => "unreachable",
-            Exit::Remote | Exit::NeedsConfirmation | Exit::Interrupted => "provider_error",
+            Exit::Remote | Exit::NeedsConfirmation | Exit::AssertionFailed | Exit::Interrupted => {
+                "provider_error"
+            }
         }
     }
 
@@ -477,6 +481,38 @@ fn clap_hint(error: &clap::Error) -> Option<String> {
     }
 }
 
+impl Hinted for nexo_bench::BenchError {
+    fn code(&self) -> &'static str {
+        nexo_bench::BenchError::code(self)
+    }
+
+    fn exit(&self) -> Exit {
+        use nexo_bench::BenchError as E;
+        match self {
+            E::Usage { .. } | E::Remote { .. } | E::File { .. } | E::NotAResult { .. } => {
+                Exit::Usage
+            }
+            E::Unreachable { .. } => Exit::Unreachable,
+            E::Sample { class, .. } => match class.as_str() {
+                "transport" | "timeout" => Exit::Unreachable,
+                "http_401" | "http_403" => Exit::Unauthorized,
+                _ => Exit::Remote,
+            },
+            E::Client(error) => Exit::of(error.kind()),
+        }
+    }
+
+    fn hint(&self) -> Option<String> {
+        nexo_bench::BenchError::hint(self)
+    }
+}
+
+impl From<nexo_bench::BenchError> for Failure {
+    fn from(error: nexo_bench::BenchError) -> Self {
+        Self::from_error(&error)
+    }
+}
+
 impl From<ClientError> for Failure {
     fn from(error: ClientError) -> Self {
         Self::from_error(&error)
@@ -486,6 +522,49 @@ impl From<ClientError> for Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `nexo bench`'s failures, each to its exit status.
+    #[test]
+    fn bench_errors_map_to_their_exit_statuses() {
+        use nexo_bench::BenchError as E;
+        let sample = |class: &str| E::Sample {
+            class: class.to_owned(),
+            message: String::new(),
+        };
+        let table = [
+            (sample("transport"), Exit::Unreachable),
+            (sample("timeout"), Exit::Unreachable),
+            (sample("http_401"), Exit::Unauthorized),
+            (sample("http_403"), Exit::Unauthorized),
+            (sample("http_500"), Exit::Remote),
+            (sample("tool_error"), Exit::Remote),
+            (sample("jsonrpc_-32601"), Exit::Remote),
+            (sample("mismatch"), Exit::Remote),
+            (
+                E::Unreachable {
+                    message: String::new(),
+                },
+                Exit::Unreachable,
+            ),
+            (
+                E::Remote {
+                    host: "example.com".to_owned(),
+                },
+                Exit::Usage,
+            ),
+            (
+                E::Usage {
+                    message: String::new(),
+                    hint: None,
+                },
+                Exit::Usage,
+            ),
+        ];
+        for (error, exit) in table {
+            assert_eq!(Hinted::exit(&error), exit, "{error:?}");
+        }
+        assert_eq!(Exit::AssertionFailed as u8, 7);
+    }
 
     /// Issue 15, point 10: the JSON line of a usage error says what is missing.
     #[test]

@@ -26,13 +26,13 @@ use crate::output;
 /// What the target flags name: how to reach the server, the time limits
 /// of its tool calls, and the trace file (`--trace`, else the
 /// configuration's `"trace"` for `--server`).
-struct Chosen {
-    target: Target,
+pub(crate) struct Chosen {
+    pub(crate) target: Target,
     limits: ToolLimits,
     trace: Option<(PathBuf, TraceOptions)>,
 }
 
-fn choose(args: &TargetArgs) -> Result<Chosen, Failure> {
+pub(crate) fn choose(args: &TargetArgs) -> Result<Chosen, Failure> {
     let direct_limits = ToolLimits::uniform(CallLimits {
         idle: args.timeout,
         total: None,
@@ -321,7 +321,7 @@ fn content_text(content: &[ContentBlock]) -> String {
 
 /// The call's argument words, with `@FILE` and `-` (stdin) read: each a
 /// JSON object, for arguments too large for a command line.
-fn argument_words(words: &[String]) -> Result<Vec<String>, Failure> {
+pub(crate) fn argument_words(words: &[String]) -> Result<Vec<String>, Failure> {
     let (text, source) = match words {
         [only] if only == "-" => (
             std::io::read_to_string(std::io::stdin()).map_err(|error| {

@@ -1,9 +1,11 @@
 //! The `nexo` binary: argument parsing and wiring, nothing else. Serving
 //! lives in `nexo-serve`, reaching servers in `nexo-client`, the servers
 //! themselves behind `nexo-bundled`, traces and their analysis in
-//! `nexo-trace`, the gateway's policy and audit checks in `nexo-gateway`.
+//! `nexo-trace`, the gateway's policy and audit checks in `nexo-gateway`,
+//! load generation and measurement in `nexo-bench`.
 
 mod args;
+mod bench;
 mod builtin;
 mod chat;
 mod conformance;
@@ -71,6 +73,7 @@ fn main() -> ExitCode {
                 Some(command) => gateway::run(command).await,
                 None => gateway_serve::run(args).await,
             },
+            Some(Command::Bench(args)) => bench::run(*args).await,
             Some(Command::Chat(args)) => chat::run(args).await,
             Some(Command::Ui(args)) => ui::run(args).await,
             Some(Command::ConformanceClient(args)) => conformance::run(args).await,

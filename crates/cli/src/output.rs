@@ -144,6 +144,22 @@ pub fn notice(notice: nexo_client::handler::Notice) {
     }
 }
 
+/// Draws `text` as the one live line on stderr (a terminal's), replacing
+/// the last one.
+pub fn live_line(text: &str) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = write!(stderr, "\r\x1b[K{text}");
+    let _ = stderr.flush();
+    PROGRESS_DRAWN.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Wipes the live line, if one is drawn.
+pub fn clear_live_line() {
+    if PROGRESS_DRAWN.swap(false, std::sync::atomic::Ordering::Relaxed) {
+        let _ = write!(std::io::stderr(), "\r\x1b[K");
+    }
+}
+
 /// Ends a progress bar's line, if one is drawn.
 pub fn end_progress() {
     if PROGRESS_DRAWN.swap(false, std::sync::atomic::Ordering::Relaxed) {

@@ -9,7 +9,8 @@
 //! [`utils`] the utilities server, [`files`] the files server's attack
 //! corpus, [`music`] the music server on real SQLite files, [`trace`] the
 //! traces `nexo serve --trace` writes and `nexo trace` reads, [`gateway`]
-//! `nexo gateway` in front of real upstreams, and its policy and audit checks.
+//! `nexo gateway` in front of real upstreams, and its policy and audit checks,
+//! [`bench`] `nexo bench` against real servers.
 //! Every process a test starts is owned by a [`support::Proc`], which kills
 //! and reaps it when the test ends, however it ends.
 
@@ -19,6 +20,7 @@
     reason = "tests fail loudly, with the value that broke them"
 )]
 
+mod bench;
 mod chat;
 mod client;
 mod dns;

@@ -13,16 +13,18 @@ use serde_json::json;
 
 use crate::support::{ClosedPort, Run, nexo, nexo_path, run};
 
-const SUBCOMMANDS: [&str; 9] = [
+const SUBCOMMANDS: [&str; 11] = [
     "serve",
     "tools",
     "call",
+    "bench",
     "resources",
     "read",
     "prompts",
     "prompt",
     "discover",
     "trace",
+    "ui",
 ];
 
 /// `text` as a regular expression matching itself.

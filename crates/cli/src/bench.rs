@@ -1,0 +1,567 @@
+//! `nexo bench`: the flags read into a [`nexo_bench::Plan`], the target
+//! chosen as every client command chooses it, and the report written.
+//! Generating load, checking answers and computing figures live in
+//! `nexo-bench`; this module parses, wires and prints.
+
+use std::path::Path;
+
+use nexo_bench::assert::Assertion;
+use nexo_bench::check::Expect;
+use nexo_bench::plan::{Accept, Arrivals, Load, Plan, Protocol, Rate, Sessions, Step};
+use nexo_bench::report::{Document, Environment, Figures, Setup};
+use nexo_bench::{Bench, BenchError};
+use nexo_client::Target;
+use serde_json::{Value, json};
+
+use crate::args::{ArrivalsArg, BenchArgs, BenchCommand, EraArg, SessionsArg};
+use crate::failure::{Exit, Failure};
+use crate::output;
+
+pub async fn run(args: BenchArgs) -> Result<(), Failure> {
+    if let Some(BenchCommand::Compare { a, b, json }) = &args.command {
+        return compare(a, b, *json);
+    }
+    let assertions = args
+        .load
+        .assertions
+        .iter()
+        .map(|text| Assertion::parse(text))
+        .collect::<Result<Vec<_>, _>>()?;
+    let scenario = args
+        .load
+        .scenario
+        .as_deref()
+        .map(nexo_bench::scenario::read)
+        .transpose()?;
+    let chosen = crate::inspect::choose(&args.target)?;
+    let target = chosen.target;
+    let mut plan = plan(&args, &target)?;
+    let lines = match &scenario {
+        Some(scenario) => {
+            if let Some(load) = &scenario.load
+                && args.load.concurrency.is_none()
+                && args.load.rate.is_none()
+            {
+                plan.load = load.clone();
+                plan.connections = args
+                    .load
+                    .connections
+                    .unwrap_or(default_connections(&plan.load, &target));
+            }
+            if args.load.duration.is_none() && args.load.requests.is_none() {
+                plan.duration = scenario.duration;
+            }
+            scenario.lines.clone()
+        }
+        None => Vec::new(),
+    };
+    let mut bench = Bench::open(&target, plan, lines).await?;
+    let steps = match scenario {
+        Some(scenario) => scenario.steps,
+        None => match steps(&args, &bench).await {
+            Ok(steps) => steps,
+            Err(failure) => {
+                bench.close().await;
+                return Err(failure);
+            }
+        },
+    };
+    let result = measure(&args, &mut bench, steps, &target, &assertions).await;
+    bench.close().await;
+    let document = result?;
+    report(&args, &document)?;
+    let failed: Vec<&str> = document
+        .assertions
+        .iter()
+        .filter(|outcome| !outcome.passed)
+        .map(|outcome| outcome.assertion.as_str())
+        .collect();
+    if failed.is_empty() {
+        if document.summary.errors > 0 && !args.target.json {
+            output::status(&format!(
+                "warning: {} of {} requests failed; add --assert 'errors==0' to fail the run on them",
+                document.summary.errors, document.summary.requests
+            ));
+        }
+        return Ok(());
+    }
+    Err(Failure {
+        exit: Exit::AssertionFailed,
+        code: "assertion_failed",
+        message: format!("the run failed {}", failed.join(", ")),
+        causes: Vec::new(),
+        hint: Some("the figures are above; the limits are the --assert expressions".to_owned()),
+    })
+}
+
+/// Sends the sample, runs the repetitions, builds the document.
+async fn measure(
+    args: &BenchArgs,
+    bench: &mut Bench,
+    steps: Vec<Step>,
+    target: &Target,
+    assertions: &[Assertion],
+) -> Result<Document, Failure> {
+    bench.set_steps(steps)?;
+    bench.plan().validate()?;
+    let sample = bench.sample().await?;
+    if !args.target.json {
+        let text = sample.to_string();
+        let shown: String = text.chars().take(400).collect();
+        let more = if shown.len() < text.len() { " ..." } else { "" };
+        output::status(&format!("sample answer: {shown}{more}"));
+        output::status(&format!("running: {}", describe(bench.plan())));
+    }
+    let environment = Environment::here();
+    if !args.load.find_ceiling.is_empty() {
+        return find_ceiling(args, bench, target, assertions, environment).await;
+    }
+    let reps = bench.plan().reps;
+    let live = live_view(bench);
+    let mut merged = nexo_bench::stats::Recorder::default();
+    let mut runs = Vec::new();
+    let mut figures = Vec::new();
+    for _ in 0..reps {
+        let mut measured = bench.measure().await?;
+        let recorder = std::mem::take(&mut measured.recorder);
+        figures.push(Figures::of(&recorder, &measured));
+        merged.merge(recorder);
+        runs.push(measured);
+    }
+    drop(live);
+    let mut summary = Figures::merged(&merged, &runs, &figures);
+    if let Load::Open { rate, .. } = &bench.plan().load {
+        summary.rps_target = rate.peak();
+        for run in &mut figures {
+            run.rps_target = rate.peak();
+        }
+    }
+    let outcomes = assertions
+        .iter()
+        .map(|assertion| assertion.check(&summary))
+        .collect();
+    Ok(Document {
+        schema_version: nexo_bench::report::SCHEMA_VERSION,
+        tool: "nexo bench".to_owned(),
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        command_line: command_line(),
+        environment,
+        target: target.to_string(),
+        transport: bench.transport.to_owned(),
+        setup: setup(bench.plan()),
+        summary,
+        runs: figures,
+        assertions: outcomes,
+        ceiling_rps: None,
+    })
+}
+
+/// `--find-ceiling`: steps at rising rates until an objective breaks.
+async fn find_ceiling(
+    args: &BenchArgs,
+    bench: &mut Bench,
+    target: &Target,
+    assertions: &[Assertion],
+    environment: Environment,
+) -> Result<Document, Failure> {
+    let objectives = args
+        .load
+        .find_ceiling
+        .iter()
+        .map(|text| Assertion::parse(text))
+        .collect::<Result<Vec<_>, _>>()?;
+    let search = nexo_bench::ceiling::Search {
+        start: args.load.rate.unwrap_or(100.0),
+        factor: args.load.ceiling_factor,
+        step: args
+            .load
+            .duration
+            .unwrap_or(std::time::Duration::from_secs(2)),
+        arrivals: match args.load.arrivals {
+            ArrivalsArg::Uniform => Arrivals::Uniform,
+            ArrivalsArg::Poisson => Arrivals::Poisson {
+                seed: args.load.seed,
+            },
+        },
+        max_outstanding: args.load.max_outstanding,
+    };
+    let quiet = args.target.json;
+    let steps = nexo_bench::ceiling::search(bench, &objectives, &search, |step| {
+        if !quiet {
+            output::status(&format!(
+                "step {:.0}/s: {:.0} req/s, p99 {}, {} errors{}",
+                step.rate,
+                step.figures.rps,
+                nexo_bench::report::millis(step.figures.response_time.p99),
+                step.figures.errors,
+                if step.held {
+                    ""
+                } else {
+                    ": an objective broke"
+                }
+            ));
+        }
+    })
+    .await?;
+    let ceiling = nexo_bench::ceiling::ceiling(&steps);
+    let summary = steps
+        .iter()
+        .rev()
+        .find(|step| step.held)
+        .or(steps.last())
+        .map(|step| step.figures.clone())
+        .unwrap_or_default();
+    let outcomes = assertions
+        .iter()
+        .map(|assertion| assertion.check(&summary))
+        .collect();
+    let mut setup = setup(bench.plan());
+    setup.model = "find-ceiling".to_owned();
+    Ok(Document {
+        schema_version: nexo_bench::report::SCHEMA_VERSION,
+        tool: "nexo bench".to_owned(),
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        command_line: command_line(),
+        environment,
+        target: target.to_string(),
+        transport: bench.transport.to_owned(),
+        setup,
+        summary,
+        runs: steps.into_iter().map(|step| step.figures).collect(),
+        assertions: outcomes,
+        ceiling_rps: ceiling,
+    })
+}
+
+/// A live line on a terminal (none in CI or without one): the seconds,
+/// requests and errors so far, redrawn each second.
+fn live_view(bench: &Bench) -> Option<LiveView> {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() || crate::env::var(crate::env::CI).is_some() {
+        return None;
+    }
+    let progress = bench.progress();
+    Some(LiveView(tokio::spawn(async move {
+        let started = std::time::Instant::now();
+        let mut last = 0;
+        loop {
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            let requests = progress.requests.load(std::sync::atomic::Ordering::Relaxed);
+            let errors = progress.errors.load(std::sync::atomic::Ordering::Relaxed);
+            output::live_line(&format!(
+                "{:.0} s: {requests} requests ({} in the last second), {errors} errors",
+                started.elapsed().as_secs_f64(),
+                requests - last
+            ));
+            last = requests;
+        }
+    })))
+}
+
+/// The live line's task: stopped, and the line wiped, when dropped.
+struct LiveView(tokio::task::JoinHandle<()>);
+
+impl Drop for LiveView {
+    fn drop(&mut self) {
+        self.0.abort();
+        output::clear_live_line();
+    }
+}
+
+fn report(args: &BenchArgs, document: &Document) -> Result<(), Failure> {
+    if let Some(path) = &args.load.csv {
+        write(path, &nexo_bench::report::csv(&document.summary))?;
+    }
+    if let Some(path) = &args.load.plot {
+        let title = format!(
+            "{} ({}, {})",
+            document.target,
+            document.transport,
+            describe_setup(&document.setup)
+        );
+        let summary = &document.summary;
+        let mut series: Vec<(&str, &[(f64, f64)])> = vec![("response time", &summary.curve)];
+        if document.setup.model != "closed" {
+            series.push(("service time", &summary.service_curve));
+        }
+        let svg = nexo_bench::report::svg(&title, &series);
+        write(path, &svg)?;
+    }
+    if args.target.json {
+        output::json(document);
+    } else {
+        output::data(&nexo_bench::report::text(document));
+    }
+    Ok(())
+}
+
+fn write(path: &Path, text: &str) -> Result<(), Failure> {
+    std::fs::write(path, text).map_err(|source| {
+        Failure::from_error(&BenchError::File {
+            action: "write",
+            path: path.to_owned(),
+            source,
+        })
+    })
+}
+
+fn compare(a: &Path, b: &Path, json: bool) -> Result<(), Failure> {
+    let first = nexo_bench::compare::read(a)?;
+    let second = nexo_bench::compare::read(b)?;
+    let deltas = nexo_bench::compare::compare(&first, &second);
+    if json {
+        output::json(&json!({"a": a, "b": b, "deltas": deltas}));
+    } else {
+        output::data(&nexo_bench::compare::text(
+            &a.display().to_string(),
+            &b.display().to_string(),
+            &deltas,
+        ));
+    }
+    Ok(())
+}
+
+/// HTTP connections follow the concurrency in closed loop; stdio and
+/// in-process links are shared by a pipelined window.
+fn default_connections(load: &Load, target: &Target) -> usize {
+    match (target, load) {
+        (Target::Url { .. }, Load::Closed { concurrency }) => *concurrency,
+        (Target::Url { .. }, Load::Open { .. }) => 8,
+        _ => 1,
+    }
+}
+
+fn plan(args: &BenchArgs, target: &Target) -> Result<Plan, Failure> {
+    let load_args = &args.load;
+    let load = match load_args.rate {
+        Some(rate) => Load::Open {
+            rate: Rate::Constant(rate),
+            arrivals: match load_args.arrivals {
+                ArrivalsArg::Uniform => Arrivals::Uniform,
+                ArrivalsArg::Poisson => Arrivals::Poisson {
+                    seed: load_args.seed,
+                },
+            },
+            max_outstanding: load_args.max_outstanding,
+        },
+        None => Load::Closed {
+            concurrency: load_args.concurrency.unwrap_or(1),
+        },
+    };
+    if args.target.trace.trace.is_some() {
+        return Err(Failure::usage(
+            "`nexo bench` writes no trace: tracing every message would be measured too",
+            Some("trace a few calls with `nexo call --trace FILE`, or the server with `nexo serve --trace FILE`".to_owned()),
+        ));
+    }
+    if let Target::Url {
+        transport: nexo_client::HttpTransport::Sse,
+        ..
+    } = target
+    {
+        return Err(Failure::usage(
+            "`nexo bench` speaks Streamable HTTP; the legacy HTTP+SSE transport is not measured yet",
+            Some("bench the server's Streamable HTTP endpoint (`/mcp`)".to_owned()),
+        ));
+    }
+    if matches!(args.target.protocol, EraArg::Discover)
+        && !matches!(load_args.sessions, SessionsArg::PerConnection)
+    {
+        return Err(Failure::usage(
+            "`--sessions` is for 2025-era sessions; 2026-07-28 requests have none",
+            Some("drop `--sessions`, or use `--protocol 2025`".to_owned()),
+        ));
+    }
+    Ok(Plan {
+        steps: Vec::new(),
+        connections: load_args
+            .connections
+            .unwrap_or(default_connections(&load, target)),
+        load,
+        protocol: match args.target.protocol {
+            EraArg::Discover => Protocol::Stateless2026,
+            EraArg::Auto | EraArg::Initialize => Protocol::Sessions2025,
+        },
+        sessions: match load_args.sessions {
+            SessionsArg::Shared => Sessions::Shared,
+            SessionsArg::PerConnection => Sessions::PerConnection,
+            SessionsArg::Churn => Sessions::Churn,
+        },
+        accept: if load_args.sse {
+            Accept::Sse
+        } else {
+            Accept::Both
+        },
+        duration: load_args.duration,
+        requests: load_args.requests,
+        warmup: load_args.warmup,
+        timeout: args.target.timeout,
+        reps: load_args.reps,
+        server_pid: load_args.server_pid,
+        allow_remote: load_args.allow_remote,
+        no_limits: load_args.no_limits,
+    })
+}
+
+/// The one step of a run without a scenario: a tool call with arguments
+/// read as `nexo call` reads them, or `--method`.
+async fn steps(args: &BenchArgs, bench: &Bench) -> Result<Vec<Step>, Failure> {
+    let load = &args.load;
+    let mut step = match (load.method.as_deref(), &args.tool) {
+        (None | Some("tools/call"), Some(tool)) => {
+            let words = crate::inspect::argument_words(&args.arguments)?;
+            let (arguments, undescribed) = bench.tool_arguments(tool, &words).await?;
+            for name in undescribed {
+                output::status(&format!(
+                    "warning: the tool's schema describes no argument `{name}`; sending it anyway"
+                ));
+            }
+            Step::new("tools/call", json!({"name": tool, "arguments": arguments}))
+        }
+        (None | Some("tools/call"), None) => {
+            return Err(Failure::usage(
+                "no tool given",
+                Some("name a TOOL, a `--method` or a `--scenario FILE`".to_owned()),
+            ));
+        }
+        (Some("resources/read"), Some(uri)) => Step::new("resources/read", json!({"uri": uri})),
+        (Some("prompts/get"), Some(name)) => {
+            let arguments = nexo_client::arguments::prompt_arguments(&args.arguments)?;
+            Step::new("prompts/get", json!({"name": name, "arguments": arguments}))
+        }
+        (Some(method @ ("resources/read" | "prompts/get")), None) => {
+            return Err(Failure::usage(
+                format!("`{method}` needs a URI or name after the target"),
+                None,
+            ));
+        }
+        (Some(method), _) => {
+            let params = match &load.params {
+                Some(text) => serde_json::from_str::<Value>(text).map_err(|error| {
+                    Failure::usage(format!("`--params` is not JSON: {error}"), None)
+                })?,
+                None => json!({}),
+            };
+            Step::new(method, params)
+        }
+    };
+    for text in &load.expect {
+        step.expect.push(Expect::pointer(text)?);
+    }
+    if let Some(regex) = &load.expect_regex {
+        step.expect.push(Expect::regex(regex)?);
+    }
+    Ok(vec![step])
+}
+
+fn setup(plan: &Plan) -> Setup {
+    let (model, concurrency, rate, arrivals, seed, max_outstanding) = match &plan.load {
+        Load::Closed { concurrency } => ("closed", Some(*concurrency), None, None, None, None),
+        Load::Open {
+            rate,
+            arrivals,
+            max_outstanding,
+        } => {
+            let (arrivals, seed) = match arrivals {
+                Arrivals::Uniform => ("uniform", None),
+                Arrivals::Poisson { seed } => ("poisson", Some(*seed)),
+            };
+            (
+                "open",
+                None,
+                Some(rate.peak()),
+                Some(arrivals.to_owned()),
+                seed,
+                Some(*max_outstanding),
+            )
+        }
+    };
+    Setup {
+        model: model.to_owned(),
+        concurrency,
+        rate,
+        arrivals,
+        seed,
+        max_outstanding,
+        connections: plan.connections,
+        protocol: match plan.protocol {
+            Protocol::Sessions2025 => "2025-11-25",
+            Protocol::Stateless2026 => "2026-07-28",
+        }
+        .to_owned(),
+        sessions: match (plan.protocol, plan.sessions) {
+            (Protocol::Stateless2026, _) => "none",
+            (_, Sessions::Shared) => "shared",
+            (_, Sessions::PerConnection) => "per-connection",
+            (_, Sessions::Churn) => "churn",
+        }
+        .to_owned(),
+        accept: match plan.accept {
+            Accept::Both => "both",
+            Accept::Sse => "sse",
+        }
+        .to_owned(),
+        warmup_s: plan.warmup.as_secs_f64(),
+        steps: plan.steps.iter().map(|step| step.label.clone()).collect(),
+    }
+}
+
+fn describe_setup(setup: &Setup) -> String {
+    match setup.model.as_str() {
+        "open" => format!("open loop {}/s", setup.rate.unwrap_or_default()),
+        _ => format!("closed loop x{}", setup.concurrency.unwrap_or(1)),
+    }
+}
+
+fn describe(plan: &Plan) -> String {
+    let length = match (plan.measured_duration(), plan.requests) {
+        (Some(duration), Some(requests)) => {
+            format!("{requests} requests or {:.1} s", duration.as_secs_f64())
+        }
+        (Some(duration), None) => format!("{:.1} s", duration.as_secs_f64()),
+        (None, Some(requests)) => format!("{requests} requests"),
+        (None, None) => String::new(),
+    };
+    let warmup = if plan.warmup.is_zero() {
+        String::new()
+    } else {
+        format!(" after {:.1} s of warm-up", plan.warmup.as_secs_f64())
+    };
+    format!("{length}{warmup}, {}", describe_setup(&setup(plan)))
+}
+
+/// The command line that reproduces the run, with credentials redacted:
+/// credential headers' values, `-e` values and URL userinfo.
+fn command_line() -> String {
+    let mut words: Vec<String> = Vec::new();
+    let mut after: Option<String> = None;
+    for word in std::env::args().skip(1) {
+        let shown = match after.as_deref() {
+            Some("--header") => match nexo_client::Header::parse(&word) {
+                Ok(header) if header.is_credential() => format!("{}: [redacted]", header.name()),
+                _ => word.clone(),
+            },
+            Some("-e") => match word.split_once('=') {
+                Some((key, _)) => format!("{key}=[redacted]"),
+                None => word.clone(),
+            },
+            Some("--url") => nexo_client::secret::redact_userinfo(&word).into_owned(),
+            _ => word.clone(),
+        };
+        after = Some(word);
+        words.push(quote(&shown));
+    }
+    format!("nexo {}", words.join(" "))
+}
+
+fn quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@,+%".contains(c));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
