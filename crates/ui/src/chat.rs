@@ -9,8 +9,8 @@ use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use nexo_host::agent::{Agent, AgentEvent};
-use nexo_host::provider::Message;
-use tokio::sync::mpsc;
+use nexo_host::provider::{Content, Message, Role};
+use tokio::sync::{mpsc, watch};
 
 use crate::events::Events;
 use crate::inbox::{Inbox, PageApprover};
@@ -57,6 +57,8 @@ pub struct Chat {
     sender: Option<mpsc::Sender<String>>,
     /// The model, or why there is none.
     pub model: Result<String, String>,
+    /// Counts the person's stops; a turn ends at the first after its start.
+    stops: watch::Sender<u64>,
 }
 
 /// Why a message was not taken.
@@ -87,6 +89,7 @@ impl Chat {
                 events,
                 sender,
                 model,
+                stops: watch::Sender::new(0),
             },
             receiver,
         )
@@ -124,6 +127,16 @@ impl Chat {
             return Err(Refused::Busy);
         }
         Ok(())
+    }
+
+    /// Stops the turn under way, if any: its calls are cancelled on their
+    /// servers and the model is told the person stopped it.
+    pub fn stop(&self) -> bool {
+        let busy = self.busy();
+        if busy {
+            self.stops.send_modify(|stops| *stops += 1);
+        }
+        busy
     }
 
     /// The conversation so far (the content of `#chat-log`).
@@ -408,7 +421,8 @@ fn call_html(
 /// What the chat's box says while a turn runs, or not.
 pub fn state_html(busy: bool) -> &'static str {
     if busy {
-        "<span class=\"busy\">the model is answering…</span>"
+        "<span class=\"busy\">the model is answering…</span> \
+         <button type=\"button\" class=\"stop\" hx-post=\"/chat/stop\" hx-swap=\"none\">Stop</button>"
     } else {
         ""
     }
@@ -426,22 +440,36 @@ pub async fn work(
     let mut conversation: Vec<Message> = Vec::new();
     while let Some(text) = messages.recv().await {
         chat.begin(&text);
+        let before = conversation.len();
         conversation.push(Message::user(text));
+        let mut stops = chat.stops.subscribe();
+        stops.mark_unchanged();
         let toolset = agent.toolset();
         let mut on_event = |event: AgentEvent| chat.event(&event);
-        let ended = agent
-            .turn(&toolset, &mut conversation, &approver, &mut on_event)
-            .await;
+        let ended = tokio::select! {
+            ended = agent.turn(&toolset, &mut conversation, &approver, &mut on_event) => Some(ended),
+            _ = stops.changed() => None,
+        };
         chat.end(match ended {
-            Ok(end) if end.cut_short => Some(format!(
+            Some(Ok(end)) if end.cut_short => Some(format!(
                 "the turn stopped after {} steps while the model still asked for tools",
                 end.steps
             )),
-            Ok(_) => None,
-            Err(error) => Some(format!(
+            Some(Ok(_)) => None,
+            Some(Err(error)) => Some(format!(
                 "the model could not answer: {error} ({})",
                 error.hint()
             )),
+            None => {
+                // The question stays, answered by the stop; the calls under
+                // way were cancelled when the turn was dropped.
+                conversation.truncate(before + 1);
+                conversation.push(Message {
+                    role: Role::Assistant,
+                    content: vec![Content::Text("(The user stopped this turn.)".into())],
+                });
+                Some("you stopped this turn; the calls under way were cancelled".to_owned())
+            }
         });
     }
 }

@@ -39,6 +39,7 @@ pub fn router(page: Arc<Page>) -> Router {
     Router::new()
         .route("/", get(chat_view))
         .route("/chat", post(chat_send))
+        .route("/chat/stop", post(chat_stop))
         .route("/inbox/{id}", post(answer))
         .route("/servers", get(servers))
         .route("/servers/{server}/reconnect", post(reconnect))
@@ -158,6 +159,12 @@ async fn chat_send(State(page): State<Arc<Page>>, Form(form): Form<ChatForm>) ->
         Html(format!("<p class=\"error\">{}</p>", escape(&why))),
     )
         .into_response()
+}
+
+/// Stops the turn under way (204 either way).
+async fn chat_stop(State(page): State<Arc<Page>>) -> StatusCode {
+    page.chat.stop();
+    StatusCode::NO_CONTENT
 }
 
 /// An answer to a question of the inbox: `answer` and, for a form, its

@@ -490,3 +490,81 @@ async fn without_a_model_the_chat_says_why() {
     let (_, _, refused) = page.send(page.post("/chat", "text=hi")).await;
     assert!(refused.contains("no model"), "{refused}");
 }
+
+/// Stopping a turn from the page: the question it waited on goes, the
+/// conversation says it was stopped, and the box takes messages again.
+#[tokio::test]
+async fn a_turn_is_stopped_from_the_page() {
+    let llm = ScriptedLlm::start(Script::new(vec![
+        Turn::tool_calls(vec![Call::new(
+            "call_1",
+            "echo__echo",
+            serde_json::json!({"text": "never"}),
+        )]),
+        Turn::text("Fine, something else."),
+    ]))
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let page = fixture_with_model(Ok("scripted-model".to_owned())).await;
+    let hub = page.hub.clone();
+    let agent = agent(&hub, &llm, dir.path());
+    let router = page.bound.router();
+    let send = |request: Request<Body>| {
+        let router = router.clone();
+        async move {
+            let response = router.oneshot(request).await.unwrap();
+            let status = response.status();
+            let body = axum::body::to_bytes(response.into_body(), 1 << 24)
+                .await
+                .unwrap();
+            (status, String::from_utf8_lossy(&body).into_owned())
+        }
+    };
+    let (bound, requests) = page.split();
+    let body = async {
+        send(requests.post("/chat", "text=call+it")).await;
+        let mut shown = String::new();
+        for _ in 0..100 {
+            shown = send(requests.get("/")).await.1;
+            if shown.contains("hx-post=\"/inbox/") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(
+            shown.contains("hx-post=\"/chat/stop\""),
+            "a Stop button while busy: {shown}"
+        );
+        let (status, _) = send(requests.post("/chat/stop", "")).await;
+        assert_eq!(status, StatusCode::NO_CONTENT);
+        let mut after = String::new();
+        for _ in 0..100 {
+            after = send(requests.get("/")).await.1;
+            if after.contains("you stopped this turn") && !after.contains("hx-post=\"/inbox/") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(after.contains("you stopped this turn"), "{after}");
+        assert!(
+            !after.contains("hx-post=\"/inbox/"),
+            "the question went with the turn: {after}"
+        );
+        let (status, _) = send(requests.post("/chat", "text=something+else")).await;
+        assert_eq!(status, StatusCode::ACCEPTED);
+        let mut answered = String::new();
+        for _ in 0..100 {
+            answered = send(requests.get("/")).await.1;
+            if answered.contains("Fine, something else.") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(answered.contains("Fine, something else."), "{answered}");
+    };
+    tokio::select! {
+        served = bound.serve(Some(&agent), std::future::pending()) => panic!("the page stopped: {served:?}"),
+        () = body => {}
+    }
+}
