@@ -136,24 +136,17 @@ async fn measure(
             run.rps_target = rate.peak();
         }
     }
-    let outcomes = assertions
-        .iter()
-        .map(|assertion| assertion.check(&summary))
-        .collect();
-    Ok(Document {
-        schema_version: nexo_bench::report::SCHEMA_VERSION,
-        tool: "nexo bench".to_owned(),
-        version: env!("CARGO_PKG_VERSION").to_owned(),
-        command_line: command_line(),
+    let setup = setup(bench.plan());
+    Ok(document(
+        bench,
+        target,
         environment,
-        target: target.to_string(),
-        transport: bench.transport.to_owned(),
-        setup: setup(bench.plan()),
+        setup,
         summary,
-        runs: figures,
-        assertions: outcomes,
-        ceiling_rps: None,
-    })
+        figures,
+        assertions,
+        None,
+    ))
 }
 
 /// `--find-ceiling`: steps at rising rates until an objective breaks.
@@ -211,13 +204,42 @@ async fn find_ceiling(
         .or(steps.last())
         .map(|step| step.figures.clone())
         .unwrap_or_default();
+    let mut setup = setup(bench.plan());
+    setup.model = "find-ceiling".to_owned();
+    let runs = steps.into_iter().map(|step| step.figures).collect();
+    Ok(document(
+        bench,
+        target,
+        environment,
+        setup,
+        summary,
+        runs,
+        assertions,
+        ceiling,
+    ))
+}
+
+/// The report of a run: its figures, the assertions checked against its
+/// summary, and what reproduces it.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one document, assembled from the run's parts"
+)]
+fn document(
+    bench: &Bench,
+    target: &Target,
+    environment: Environment,
+    setup: Setup,
+    summary: Figures,
+    runs: Vec<Figures>,
+    assertions: &[Assertion],
+    ceiling_rps: Option<f64>,
+) -> Document {
     let outcomes = assertions
         .iter()
         .map(|assertion| assertion.check(&summary))
         .collect();
-    let mut setup = setup(bench.plan());
-    setup.model = "find-ceiling".to_owned();
-    Ok(Document {
+    Document {
         schema_version: nexo_bench::report::SCHEMA_VERSION,
         tool: "nexo bench".to_owned(),
         version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -227,10 +249,10 @@ async fn find_ceiling(
         transport: bench.transport.to_owned(),
         setup,
         summary,
-        runs: steps.into_iter().map(|step| step.figures).collect(),
+        runs,
         assertions: outcomes,
-        ceiling_rps: ceiling,
-    })
+        ceiling_rps,
+    }
 }
 
 /// A live line on a terminal (none in CI or without one): the seconds,

@@ -70,7 +70,12 @@ pub async fn run(args: UiArgs) -> Result<(), Failure> {
         Ok(hub) => hub.close().await,
         Err(_) => tracing::debug!("the page still held the servers; they end with the process"),
     }
-    served.map_err(|error| Failure::usage(format!("the page stopped: {error}"), None))
+    served.map_err(|error| {
+        Failure::usage(
+            format!("the page stopped: {error}"),
+            Some("run `nexo ui` again; the servers were closed".into()),
+        )
+    })
 }
 
 /// Completes on Ctrl-C or SIGTERM.

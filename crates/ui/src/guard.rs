@@ -17,13 +17,12 @@
 //! 'self'`, no inline script or handler) and headers against framing and
 //! sniffing.
 
-use std::fmt;
-
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
+use nexo_client::Secret;
 use subtle::ConstantTimeEq;
 
 use std::sync::Arc;
@@ -35,35 +34,20 @@ pub const COOKIE: &str = "nexo_ui";
 /// The header the page's scripts send the CSRF token in.
 pub const CSRF_HEADER: &str = "x-csrf-token";
 
-/// A random secret of the page's: its Display and Debug never show it.
-#[derive(Clone)]
-pub struct Secret(String);
-
-impl Secret {
-    /// 256 random bits, as hex.
-    pub fn random() -> Self {
-        Self(format!(
-            "{:032x}{:032x}",
-            rand::random::<u128>(),
-            rand::random::<u128>()
-        ))
-    }
-
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-
-    /// Whether `given` is this secret, in time that does not depend on
-    /// where they differ.
-    pub fn is(&self, given: &str) -> bool {
-        self.0.as_bytes().ct_eq(given.as_bytes()).into()
-    }
+/// A new random secret of 256 bits, as hex (nexo-client's [`Secret`]:
+/// its Display and Debug never show it).
+fn random_secret() -> Secret {
+    Secret::new(format!(
+        "{:032x}{:032x}",
+        rand::random::<u128>(),
+        rand::random::<u128>()
+    ))
 }
 
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Secret(..)")
-    }
+/// Whether `given` is `secret`, in time that does not depend on where
+/// they differ.
+fn matches(secret: &Secret, given: &str) -> bool {
+    secret.expose().as_bytes().ct_eq(given.as_bytes()).into()
 }
 
 /// What the guard checks against.
@@ -80,8 +64,8 @@ pub struct Guard {
 impl Guard {
     pub fn new(port: u16) -> Self {
         Self {
-            token: Secret::random(),
-            csrf: Secret::random(),
+            token: random_secret(),
+            csrf: random_secret(),
             port,
         }
     }
@@ -122,7 +106,7 @@ impl Guard {
             .filter_map(|value| value.to_str().ok())
             .flat_map(|cookies| cookies.split(';'))
             .filter_map(|pair| pair.trim().split_once('='))
-            .any(|(name, value)| name == COOKIE && self.token.is(value))
+            .any(|(name, value)| name == COOKIE && matches(&self.token, value))
     }
 }
 
@@ -183,7 +167,7 @@ pub async fn check(State(page): State<Arc<Page>>, request: Request<Body>, next: 
         });
         if request.method() == Method::GET
             && let Some(token) = token
-            && guard.token.is(token)
+            && matches(&guard.token, token)
         {
             let mut response = Redirect::to(request.uri().path()).into_response();
             let cookie = format!(
@@ -213,7 +197,7 @@ pub async fn check(State(page): State<Arc<Page>>, request: Request<Body>, next: 
         let header_token = headers
             .get(CSRF_HEADER)
             .and_then(|value| value.to_str().ok());
-        if !header_token.is_some_and(|token| guard.csrf.is(token)) {
+        if !header_token.is_some_and(|token| matches(&guard.csrf, token)) {
             return refuse(
                 StatusCode::FORBIDDEN,
                 "a change without the page's CSRF token was refused",

@@ -75,11 +75,6 @@ pub struct Shell {
 impl Shell {
     fn of(page: &Page, current: &'static str) -> Self {
         let after = page.events.last_id();
-        let statuses = page.hub.status();
-        let connected = statuses
-            .iter()
-            .filter(|status| status.state == ServerState::Connected)
-            .count();
         Self {
             csrf: page.guard.csrf.expose().to_owned(),
             nav: vec![
@@ -91,11 +86,20 @@ impl Shell {
                 ("/trace", "Trace"),
             ],
             current,
-            summary: format!("{connected} of {} servers connected", statuses.len()),
+            summary: summary(&page.hub.status()),
             after,
             inbox: page.inbox.html(),
         }
     }
+}
+
+/// How many of the servers are connected, as the header says it.
+fn summary(statuses: &[ServerStatus]) -> String {
+    let connected = statuses
+        .iter()
+        .filter(|status| status.state == ServerState::Connected)
+        .count();
+    format!("{connected} of {} servers connected", statuses.len())
 }
 
 fn html(template: &impl Template) -> Response {
@@ -313,11 +317,12 @@ fn tail(path: &std::path::Path) -> String {
 pub async fn watch_servers(page: Arc<Page>) {
     let mut shown = String::new();
     loop {
-        let table = ServersTable::of(page.hub.status(), true)
+        let statuses = page.hub.status();
+        let summary = summary(&statuses);
+        let table = ServersTable::of(statuses, true)
             .render()
             .unwrap_or_default();
         if table != shown {
-            let summary = Shell::of(&page, "/servers").summary;
             page.events.publish(
                 "servers",
                 format!(

@@ -353,6 +353,34 @@ async fn the_trace_shows_the_call_and_exports_trace_lines() {
     );
 }
 
+/// One request through `router`: its status and body.
+async fn send_to(router: &axum::Router, request: Request<Body>) -> (StatusCode, String) {
+    let response = router.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let body = axum::body::to_bytes(response.into_body(), 1 << 24)
+        .await
+        .unwrap();
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+/// `path` read again until its body is `done` (5 s at most): the last body.
+async fn poll(
+    router: &axum::Router,
+    requests: &Requests,
+    path: &str,
+    done: impl Fn(&str) -> bool,
+) -> String {
+    let mut body = String::new();
+    for _ in 0..100 {
+        body = send_to(router, requests.get(path)).await.1;
+        if done(&body) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    body
+}
+
 /// The agent of the chat tests: the scripted model, the hub's servers,
 /// and no rule, so a tool that is not read-only is asked about.
 fn agent<'h>(hub: &'h Hub, llm: &ScriptedLlm, dir: &std::path::Path) -> Agent<'h> {
@@ -406,30 +434,16 @@ async fn a_chat_turn_asks_its_approval_on_the_page_and_runs_the_tool() {
     let hub = page.hub.clone();
     let agent = agent(&hub, &llm, dir.path());
     let router = page.bound.router();
-    let send = |request: Request<Body>| {
-        let router = router.clone();
-        async move {
-            let response = router.oneshot(request).await.unwrap();
-            let status = response.status();
-            let body = axum::body::to_bytes(response.into_body(), 1 << 24)
-                .await
-                .unwrap();
-            (status, String::from_utf8_lossy(&body).into_owned())
-        }
-    };
+    let send = |request: Request<Body>| send_to(&router, request);
     let (bound, requests) = page.split();
     let body = async {
         let (status, _) = send(requests.post("/chat", "text=echo+something")).await;
         assert_eq!(status, StatusCode::ACCEPTED);
         // The question waits in the inbox, on every view.
-        let mut shown = String::new();
-        for _ in 0..100 {
-            shown = send(requests.get("/tools")).await.1;
-            if shown.contains("hx-post=\"/inbox/") {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let shown = poll(&router, &requests, "/tools", |body| {
+            body.contains("hx-post=\"/inbox/")
+        })
+        .await;
         assert!(shown.contains("echo__echo"), "{shown}");
         assert!(
             !shown.contains("<model>"),
@@ -453,14 +467,10 @@ async fn a_chat_turn_asks_its_approval_on_the_page_and_runs_the_tool() {
         assert!(busy.contains("still answering"), "{busy}");
         let (_, inbox) = send(requests.post(&format!("/inbox/{id}"), "answer=yes")).await;
         assert!(!inbox.contains(&format!("/inbox/{id}\"")), "{inbox}");
-        let mut chat = String::new();
-        for _ in 0..100 {
-            chat = send(requests.get("/")).await.1;
-            if chat.contains("The echo said") {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let chat = poll(&router, &requests, "/", |body| {
+            body.contains("The echo said")
+        })
+        .await;
         assert!(chat.contains("The echo said: from the model."), "{chat}");
         assert!(
             chat.contains("done in"),
@@ -510,42 +520,24 @@ async fn a_turn_is_stopped_from_the_page() {
     let hub = page.hub.clone();
     let agent = agent(&hub, &llm, dir.path());
     let router = page.bound.router();
-    let send = |request: Request<Body>| {
-        let router = router.clone();
-        async move {
-            let response = router.oneshot(request).await.unwrap();
-            let status = response.status();
-            let body = axum::body::to_bytes(response.into_body(), 1 << 24)
-                .await
-                .unwrap();
-            (status, String::from_utf8_lossy(&body).into_owned())
-        }
-    };
+    let send = |request: Request<Body>| send_to(&router, request);
     let (bound, requests) = page.split();
     let body = async {
         send(requests.post("/chat", "text=call+it")).await;
-        let mut shown = String::new();
-        for _ in 0..100 {
-            shown = send(requests.get("/")).await.1;
-            if shown.contains("hx-post=\"/inbox/") {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let shown = poll(&router, &requests, "/", |body| {
+            body.contains("hx-post=\"/inbox/")
+        })
+        .await;
         assert!(
             shown.contains("hx-post=\"/chat/stop\""),
             "a Stop button while busy: {shown}"
         );
         let (status, _) = send(requests.post("/chat/stop", "")).await;
         assert_eq!(status, StatusCode::NO_CONTENT);
-        let mut after = String::new();
-        for _ in 0..100 {
-            after = send(requests.get("/")).await.1;
-            if after.contains("you stopped this turn") && !after.contains("hx-post=\"/inbox/") {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let after = poll(&router, &requests, "/", |body| {
+            body.contains("you stopped this turn") && !body.contains("hx-post=\"/inbox/")
+        })
+        .await;
         assert!(after.contains("you stopped this turn"), "{after}");
         assert!(
             !after.contains("hx-post=\"/inbox/"),
@@ -553,14 +545,10 @@ async fn a_turn_is_stopped_from_the_page() {
         );
         let (status, _) = send(requests.post("/chat", "text=something+else")).await;
         assert_eq!(status, StatusCode::ACCEPTED);
-        let mut answered = String::new();
-        for _ in 0..100 {
-            answered = send(requests.get("/")).await.1;
-            if answered.contains("Fine, something else.") {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let answered = poll(&router, &requests, "/", |body| {
+            body.contains("Fine, something else.")
+        })
+        .await;
         assert!(answered.contains("Fine, something else."), "{answered}");
     };
     tokio::select! {

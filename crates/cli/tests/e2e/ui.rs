@@ -61,28 +61,19 @@ async fn ui_serves_the_configured_servers_behind_its_launch_token() {
         .unwrap()
         .to_owned();
 
-    let tools = client
-        .get(format!("{base}/tools"))
-        .header("cookie", &cookie)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    // A view's HTML, with the page's cookie.
+    let view = |path: &str| {
+        let request = client
+            .get(format!("{base}{path}"))
+            .header("cookie", &cookie);
+        async move { request.send().await.unwrap().text().await.unwrap() }
+    };
+    let tools = view("/tools").await;
     assert!(
         tools.contains("/tools/utils/echo") && tools.contains("/tools/morse/morse"),
         "{tools}"
     );
-    let form = client
-        .get(format!("{base}/tools/morse/morse"))
-        .header("cookie", &cookie)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let form = view("/tools/morse/morse").await;
     let csrf = form
         .split("X-CSRF-Token\": \"")
         .nth(1)
