@@ -117,6 +117,8 @@ async fn open(
         // what it may touch.
         roots: Vec::new(),
         sampling: None,
+        // Nor does it draw MCP Apps' interfaces.
+        extensions: Default::default(),
     };
     Ok(nexo_client::connect(target, &options).await?)
 }

@@ -29,6 +29,8 @@ pub async fn run(args: UiArgs) -> Result<(), Failure> {
             .and_then(|cwd| nexo_client::handler::root_of(&cwd))
             .into_iter()
             .collect(),
+        // The page draws MCP Apps.
+        extensions: [nexo_ui::apps::declaration()].into_iter().collect(),
         ..ConnectOptions::default()
     };
     let host::Started { hub, skipped } =
@@ -36,9 +38,17 @@ pub async fn run(args: UiArgs) -> Result<(), Failure> {
     host::tell_skipped(&store, &skipped);
     let hub = Arc::new(hub);
     let (blocked, skills) = chat::pinned(&config, &hub, false).await?;
+    // One approval policy for the model's calls and the apps'.
+    let gate = Arc::new(chat::gate(&config, false)?);
     let agent = match provider {
         Ok(provider) => Ok(chat::agent(
-            &hub, provider, &config, &args.llm, false, blocked, skills,
+            &hub,
+            provider,
+            &config,
+            &args.llm,
+            gate.clone(),
+            blocked,
+            skills,
         )?),
         Err(error) => Err(format!("{error} ({})", error.hint())),
     };
@@ -46,7 +56,7 @@ pub async fn run(args: UiArgs) -> Result<(), Failure> {
         .as_ref()
         .map(|agent| agent.provider.model().to_owned())
         .map_err(Clone::clone);
-    let bound = Bound::bind(prepared, hub.clone(), args.port, model)
+    let bound = Bound::bind(prepared, hub.clone(), args.port, model, gate)
         .await
         .map_err(|error| {
             Failure::usage(

@@ -125,6 +125,9 @@ pub struct ConnectOptions {
     /// Who answers the servers' sampling requests (a 2025-era feature);
     /// none declared when `None`.
     pub sampling: Option<Arc<dyn handler::SamplingResponder>>,
+    /// Extensions declared beside those nexo-client itself handles, by
+    /// identifier with their settings (the web page's MCP Apps).
+    pub extensions: rmcp::model::ExtensionCapabilities,
 }
 
 impl std::fmt::Debug for ConnectOptions {
@@ -140,6 +143,7 @@ impl std::fmt::Debug for ConnectOptions {
             .field("server_name", &self.server_name)
             .field("roots", &self.roots)
             .field("sampling", &self.sampling.as_ref().map(|_| "responder"))
+            .field("extensions", &self.extensions)
             .finish()
     }
 }
@@ -201,6 +205,7 @@ impl Default for ConnectOptions {
             server_name: None,
             roots: Vec::new(),
             sampling: None,
+            extensions: rmcp::model::ExtensionCapabilities::new(),
         }
     }
 }
@@ -235,6 +240,7 @@ fn handler(options: &ConnectOptions) -> Handler {
     let mut info = ClientConfig::default();
     info.client_info.name = "nexo".into();
     info.client_info.version = env!("CARGO_PKG_VERSION").into();
+    info.capabilities.extensions = Some(options.extensions.clone());
     Handler::new(info, options.elicitation.clone())
         .with_notices(options.notices.clone())
         .with_roots(options.roots.clone())

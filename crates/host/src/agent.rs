@@ -24,7 +24,7 @@
 //! through the same approvals.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::Mutex;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::future::{BoxFuture, join_all};
@@ -34,7 +34,7 @@ use nexo_client::{ClientError, TaskObserver, TaskUpdate};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ResourceContents, ToolAnnotations};
 use serde_json::Value;
 
-use crate::approval::{Answer, Approvals, Call, Decision, Origin, Scope, Verdict, qualified};
+use crate::approval::{Answer, ApprovalGate, Scope, qualified};
 use crate::context::{self, Fitted};
 use crate::long_results::{self, LongResults};
 use crate::provider::{
@@ -104,7 +104,7 @@ impl Toolset {
             {
                 continue;
             }
-            if !visible_to_the_model(tool) {
+            if !visible_to(tool, "model") {
                 withheld.push(WithheldTool {
                     server: server.clone(),
                     tool: tool.name.to_string(),
@@ -216,6 +216,8 @@ pub struct Pending {
     pub server: String,
     pub tool: String,
     pub arguments: Value,
+    /// Who asks for the call when it is not the model (an MCP App).
+    pub asked_by: Option<String>,
     /// Why it is asked (the rule or annotation that decided).
     pub reason: String,
     /// The answers that may be given.
@@ -281,6 +283,10 @@ pub enum AgentEvent {
         /// Bytes of text the result gave the model.
         bytes: usize,
         error: Option<String>,
+        /// The result as the server sent it (none when the call failed
+        /// before one came), for a host that draws more than the model
+        /// reads (an MCP App's interface).
+        result: Option<Box<CallToolResult>>,
     },
     /// A call the server runs as a task: the task started or changed.
     Task {
@@ -337,13 +343,9 @@ impl AgentError {
 pub struct Agent<'h> {
     pub hub: &'h Hub,
     pub provider: Provider,
-    /// The rules in force, and where remembered answers go.
-    pub approvals: Mutex<Approvals>,
-    /// Where each server's configuration came from (a project file's
-    /// servers are trusted less).
-    pub origins: HashMap<String, Origin>,
-    /// `--yes`: questions are answered yes (never a deny).
-    pub yes: bool,
+    /// The approval policy every call the model asks for goes through
+    /// (shared with the web page's MCP Apps).
+    pub gate: Arc<ApprovalGate>,
     /// Tools not offered, whose definitions are not approved (pins).
     pub blocked: Vec<WithheldTool>,
     /// The skills approved (pins), offered when nexo can load them.
@@ -508,7 +510,11 @@ impl Agent<'_> {
                 tool: tool.to_owned(),
                 arguments: call.arguments.clone(),
             });
-            let decision = self.decide(server, tool, call, toolset, approver).await;
+            let annotations = toolset.annotations.get(&call.name).and_then(Option::as_ref);
+            let decision = self
+                .gate
+                .decide(server, tool, annotations, &call.arguments, None, approver)
+                .await;
             events(AgentEvent::Approval {
                 server: server.to_owned(),
                 tool: tool.to_owned(),
@@ -533,9 +539,12 @@ impl Agent<'_> {
         let runs = calls.iter().zip(plans).map(|(call, plan)| async move {
             let (plan, observer) = plan;
             let started = Instant::now();
+            let mut raw = None;
             let outcome = match plan {
                 Ok(Target::Server(server, tool)) => {
-                    Some(self.call(server, tool, &call.arguments, observer).await)
+                    let called = self.call(server, tool, &call.arguments, observer).await;
+                    raw = called.as_ref().ok().cloned().map(Box::new);
+                    Some(outcome_parts(called))
                 }
                 Ok(Target::ReadResult) => Some(self.long_results.read(&call.arguments)),
                 Ok(Target::SearchTools) => {
@@ -551,7 +560,7 @@ impl Agent<'_> {
                 Ok(Target::LoadSkill) => Some(toolset.skills.load(self.hub, &call.arguments).await),
                 Err(_) => None,
             };
-            (outcome, started.elapsed())
+            (outcome, raw, started.elapsed())
         });
         drop(tasks);
         let outcomes = {
@@ -583,7 +592,7 @@ impl Agent<'_> {
             .iter()
             .zip(planned)
             .zip(outcomes)
-            .map(|((call, plan), (outcome, duration))| {
+            .map(|((call, plan), (outcome, raw, duration))| {
                 let (content, is_error) = match (plan, outcome) {
                     (Ok(Target::ReadResult | Target::SearchTools), Some(result)) => result,
                     (Ok(Target::LoadSkill), Some(result)) => {
@@ -599,6 +608,7 @@ impl Agent<'_> {
                             duration,
                             bytes,
                             error: result.1.then(|| first_text(&result.0)),
+                            result: raw,
                         });
                         (self.long_results.cap(result.0), result.1)
                     }
@@ -614,94 +624,21 @@ impl Agent<'_> {
             .collect()
     }
 
-    /// The policy's decision on one call: `Ok` with why it may run, or
-    /// `Err` with what the model is told instead.
-    async fn decide(
-        &self,
-        server: &str,
-        tool: &str,
-        call: &ToolCall,
-        toolset: &Toolset,
-        approver: &dyn Approver,
-    ) -> Result<String, String> {
-        let annotations = toolset.annotations.get(&call.name).and_then(Option::as_ref);
-        let request = Call {
-            server,
-            tool,
-            annotations,
-            origin: self.origins.get(server).copied().unwrap_or(Origin::Project),
-            yes: self.yes,
-        };
-        let Decision { verdict, reason } = self.approvals().decide(&request);
-        let reason = reason.to_string();
-        match verdict {
-            Verdict::Allow => Ok(reason),
-            Verdict::Deny => Err(format!(
-                "the user's policy does not allow this call ({reason})"
-            )),
-            Verdict::Ask(answers) => {
-                let pending = Pending {
-                    server: server.to_owned(),
-                    tool: tool.to_owned(),
-                    arguments: call.arguments.clone(),
-                    reason: reason.clone(),
-                    answers,
-                    scopes: self.approvals().scopes(),
-                };
-                let reply = approver.ask(&pending).await;
-                match reply.answer {
-                    Answer::No => Err(format!(
-                        "the user did not approve this call ({reason}); do not try it again \
-                         without asking the user"
-                    )),
-                    Answer::Yes => Ok(format!("approved by the user ({reason})")),
-                    Answer::AlwaysTool | Answer::AlwaysServer => {
-                        let remembered =
-                            self.approvals()
-                                .remember(&request, reply.answer, reply.scope);
-                        Ok(match remembered {
-                            Ok(Some(rule)) => format!(
-                                "approved by the user, who added the rule `{}` ({})",
-                                rule.pattern, rule.source
-                            ),
-                            Ok(None) => format!("approved by the user ({reason})"),
-                            Err(error) => format!(
-                                "approved by the user for this call; the answer could not be \
-                                 remembered: {error}"
-                            ),
-                        })
-                    }
-                }
-            }
-        }
-    }
-
-    /// The approvals, whatever a panicking holder left: the rules are
-    /// only ever added to.
-    fn approvals(&self) -> std::sync::MutexGuard<'_, Approvals> {
-        self.approvals
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Calls the tool, `observer` told of the task it runs as, if it does;
-    /// its result as the model will read it, and whether it failed.
+    /// Calls the tool, `observer` told of the task it runs as, if it does.
     async fn call(
         &self,
         server: &str,
         tool: &str,
         arguments: &Value,
         observer: TaskObserver,
-    ) -> (Vec<ResultPart>, bool) {
+    ) -> Result<CallToolResult, ClientError> {
         let arguments: JsonObject = match arguments {
             Value::Object(map) => map.clone(),
             _ => JsonObject::new(),
         };
-        outcome_parts(
-            self.hub
-                .call_tool_observed(server, tool, arguments, Some(observer))
-                .await,
-        )
+        self.hub
+            .call_tool_observed(server, tool, arguments, Some(observer))
+            .await
     }
 }
 
@@ -794,17 +731,17 @@ fn add_usage(total: &mut Usage, step: &Usage) {
     total.cache_write_tokens = add(total.cache_write_tokens, step.cache_write_tokens);
 }
 
-/// Whether the model may be offered `tool`: MCP Apps lets a server keep a
-/// tool for its interface alone (`_meta.ui.visibility` without `"model"`);
-/// a tool that says nothing is visible to both.
-pub fn visible_to_the_model(tool: &rmcp::model::Tool) -> bool {
+/// Whether `audience` (`"model"` or `"app"`) may use `tool`: MCP Apps lets
+/// a server keep a tool for its interface alone, or from it
+/// (`_meta.ui.visibility`); a tool that says nothing is visible to both.
+pub fn visible_to(tool: &rmcp::model::Tool, audience: &str) -> bool {
     let visibility = tool
         .meta
         .as_ref()
         .and_then(|meta| meta.0.get("ui"))
         .and_then(|ui| ui.get("visibility"))
         .and_then(Value::as_array);
-    visibility.is_none_or(|audiences| audiences.iter().any(|audience| audience == "model"))
+    visibility.is_none_or(|audiences| audiences.iter().any(|listed| listed == audience))
 }
 
 #[cfg(test)]
@@ -843,5 +780,16 @@ mod tests {
             .collect();
         assert_eq!(offered, ["app__plain", "app__both"]);
         assert!(toolset.withheld().iter().any(|w| w.tool == "refresh"));
+        let for_apps: Vec<&str> = tools
+            .iter()
+            .filter(|(_, tool)| visible_to(tool, "app"))
+            .map(|(_, tool)| tool.name.as_ref())
+            .collect();
+        assert_eq!(for_apps, ["plain", "both", "refresh"]);
+        let model_only = tool(
+            "secret",
+            serde_json::json!({"ui": {"visibility": ["model"]}}),
+        );
+        assert!(!visible_to(&model_only.1, "app"));
     }
 }

@@ -39,14 +39,17 @@
 //! project keyed by its directory).
 
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use nexo_client::namespace::SEPARATOR;
 use rmcp::model::ToolAnnotations;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
+use crate::agent::{Approver, Pending};
 use crate::store::{self, StoreError};
 
 /// What a rule does to the calls it matches.
@@ -509,6 +512,102 @@ impl Policy {
         }
         self.add(rule.clone());
         Ok(Some(rule))
+    }
+}
+
+/// The one way a tool call that the person did not make with their own
+/// hands reaches its server: asked for by the model (the chat) or by an
+/// MCP App on the web page. The policy's rules and remembered answers,
+/// where each server's configuration came from (a project file's servers
+/// are trusted less), and `--yes`.
+#[derive(Debug)]
+pub struct ApprovalGate {
+    approvals: Mutex<Approvals>,
+    origins: HashMap<String, Origin>,
+    /// `--yes`: questions are answered yes (never a deny).
+    yes: bool,
+}
+
+impl ApprovalGate {
+    pub fn new(approvals: Approvals, origins: HashMap<String, Origin>, yes: bool) -> Self {
+        Self {
+            approvals: Mutex::new(approvals),
+            origins,
+            yes,
+        }
+    }
+
+    /// The policy's decision on one call of `server`'s `tool` (its
+    /// `annotations` as listed), `approver` asked when the policy says so:
+    /// `Ok` with why it may run, or `Err` with what the asker is told
+    /// instead. `asked_by` names who asks when it is not the model.
+    pub async fn decide(
+        &self,
+        server: &str,
+        tool: &str,
+        annotations: Option<&ToolAnnotations>,
+        arguments: &Value,
+        asked_by: Option<&str>,
+        approver: &dyn Approver,
+    ) -> Result<String, String> {
+        let request = Call {
+            server,
+            tool,
+            annotations,
+            origin: self.origins.get(server).copied().unwrap_or(Origin::Project),
+            yes: self.yes,
+        };
+        let Decision { verdict, reason } = self.approvals().decide(&request);
+        let reason = reason.to_string();
+        match verdict {
+            Verdict::Allow => Ok(reason),
+            Verdict::Deny => Err(format!(
+                "the user's policy does not allow this call ({reason})"
+            )),
+            Verdict::Ask(answers) => {
+                let pending = Pending {
+                    server: server.to_owned(),
+                    tool: tool.to_owned(),
+                    arguments: arguments.clone(),
+                    asked_by: asked_by.map(str::to_owned),
+                    reason: reason.clone(),
+                    answers,
+                    scopes: self.approvals().scopes(),
+                };
+                let reply = approver.ask(&pending).await;
+                match reply.answer {
+                    Answer::No => Err(format!(
+                        "the user did not approve this call ({reason}); do not try it again \
+                         without asking the user"
+                    )),
+                    Answer::Yes => Ok(format!("approved by the user ({reason})")),
+                    Answer::AlwaysTool | Answer::AlwaysServer => {
+                        let remembered =
+                            self.approvals()
+                                .remember(&request, reply.answer, reply.scope);
+                        Ok(match remembered {
+                            Ok(Some(rule)) => format!(
+                                "approved by the user, who added the rule `{}` ({})",
+                                rule.pattern, rule.source
+                            ),
+                            Ok(None) => format!("approved by the user ({reason})"),
+                            Err(error) => format!(
+                                "approved by the user for this call; the answer could not be \
+                                 remembered: {error}"
+                            ),
+                        })
+                    }
+                }
+            }
+        }
+    }
+
+    /// The approvals, whatever a panicking holder left: the rules are
+    /// only ever added to.
+    fn approvals(&self) -> std::sync::MutexGuard<'_, Approvals> {
+        self.approvals
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 

@@ -75,6 +75,7 @@ impl ChatLog {
                 duration,
                 bytes,
                 error,
+                ..
             } => self.append(
                 "tool_call",
                 json!({
@@ -176,6 +177,7 @@ mod tests {
             duration: Duration::from_millis(3),
             bytes: 11,
             error: None,
+            result: None,
         });
         log.event(&AgentEvent::Text("ignored".into()));
         log.event(&AgentEvent::Answer {

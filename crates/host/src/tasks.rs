@@ -117,13 +117,14 @@ impl Agent<'_> {
                 .hub
                 .follow_task(&kept.server, &kept.tool, &kept.task, None)
                 .await;
-            (outcome_parts(outcome), started.elapsed())
+            let raw = outcome.as_ref().ok().cloned().map(Box::new);
+            (outcome_parts(outcome), raw, started.elapsed())
         });
         let outcomes = join_all(runs).await;
         let mut calls = Vec::new();
         let mut results = Vec::new();
         let mut taken_up = Vec::new();
-        for (kept, ((parts, failed), duration)) in kept.into_iter().zip(outcomes) {
+        for (kept, ((parts, failed), raw, duration)) in kept.into_iter().zip(outcomes) {
             let text = first_text(&parts);
             events(AgentEvent::ToolResult {
                 server: kept.server.clone(),
@@ -132,6 +133,7 @@ impl Agent<'_> {
                 duration,
                 bytes: text_bytes(&parts),
                 error: failed.then(|| text.clone()),
+                result: raw,
             });
             calls.push(Content::ToolCall(kept.call.clone()));
             results.push(ToolResult {

@@ -1,8 +1,9 @@
 //! The chat on the page: the person's messages go to a worker that runs
 //! nexo-host's agent loop turn by turn; what happens in a turn (the
 //! model's words as they stream, each tool call with its arguments, the
-//! approval asked in the inbox, the result and how long it took) is drawn
-//! as it happens and kept, so a reload shows the conversation as it stands.
+//! approval asked in the inbox, the result and how long it took, and the
+//! tool's MCP App when it names one) is drawn as it happens and kept, so a
+//! reload shows the conversation as it stands.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
@@ -12,6 +13,7 @@ use nexo_host::agent::{Agent, AgentEvent};
 use nexo_host::provider::{Content, Message, Role};
 use tokio::sync::{mpsc, watch};
 
+use crate::apps::Apps;
 use crate::events::Events;
 use crate::inbox::{Inbox, PageApprover};
 use crate::render::{escape, json_tree};
@@ -31,6 +33,8 @@ enum Part {
         tool: String,
         arguments: serde_json::Value,
         status: String,
+        /// The frame of its MCP App, once drawn.
+        app: Option<String>,
     },
     Notice(String),
 }
@@ -59,6 +63,8 @@ pub struct Chat {
     pub model: Result<String, String>,
     /// Counts the person's stops; a turn ends at the first after its start.
     stops: watch::Sender<u64>,
+    /// Where the tools' MCP Apps are drawn.
+    apps: Arc<Apps>,
 }
 
 /// Why a message was not taken.
@@ -75,6 +81,7 @@ impl Chat {
     pub fn new(
         events: Arc<Events>,
         model: Result<String, String>,
+        apps: Arc<Apps>,
     ) -> (Self, Option<mpsc::Receiver<String>>) {
         let (sender, receiver) = match model {
             Ok(_) => {
@@ -90,6 +97,7 @@ impl Chat {
                 sender,
                 model,
                 stops: watch::Sender::new(0),
+                apps,
             },
             receiver,
         )
@@ -176,7 +184,15 @@ impl Chat {
                     tool,
                     arguments,
                     status,
-                } => out.push_str(&call_html(*id, server, tool, arguments, status)),
+                    app,
+                } => out.push_str(&call_html(
+                    *id,
+                    server,
+                    tool,
+                    arguments,
+                    status,
+                    app.as_deref(),
+                )),
                 Part::Notice(text) => {
                     let _ = write!(out, "<p class=\"notice\">{}</p>", escape(text));
                 }
@@ -214,7 +230,7 @@ impl Chat {
     }
 
     /// Draws one event of the turn.
-    fn event(&self, event: &AgentEvent) {
+    fn event(self: &Arc<Self>, event: &AgentEvent) {
         let mut drawn = self.lock();
         let html = match event {
             AgentEvent::Text(piece) => {
@@ -252,7 +268,7 @@ impl Chat {
                 let html = format!(
                     "<div hx-swap-oob=\"beforeend:#answer-{}\">{}<div class=\"text\" id=\"text-{block}\"></div></div>",
                     drawn.answer,
-                    call_html(id, server, tool, arguments, &status)
+                    call_html(id, server, tool, arguments, &status, None)
                 );
                 drawn.parts.push(Part::Call {
                     id,
@@ -260,6 +276,7 @@ impl Chat {
                     tool: tool.clone(),
                     arguments: arguments.clone(),
                     status,
+                    app: None,
                 });
                 drawn.parts.push(Part::Text(block, String::new()));
                 html
@@ -289,10 +306,11 @@ impl Chat {
             AgentEvent::ToolResult {
                 server,
                 tool,
+                arguments,
                 duration,
                 bytes,
                 error,
-                ..
+                result,
             } => {
                 let id = drawn
                     .calls
@@ -303,6 +321,9 @@ impl Chat {
                     Some(error) => format!("failed after {took:.0} ms: {error}"),
                     None => format!("done in {took:.0} ms ({bytes} bytes to the model)"),
                 };
+                if let (Some(id), Some(result)) = (id, result) {
+                    self.draw_app(id, server, tool, arguments, result);
+                }
                 set_status(&mut drawn, id, &status)
             }
             AgentEvent::Task {
@@ -345,6 +366,45 @@ impl Chat {
         };
         drop(drawn);
         self.publish(html);
+    }
+
+    /// Draws the MCP App of the call `id`, if its tool names one, once its
+    /// document is read (the turn goes on meanwhile).
+    fn draw_app(
+        self: &Arc<Self>,
+        id: u64,
+        server: &str,
+        tool: &str,
+        arguments: &serde_json::Value,
+        result: &rmcp::model::CallToolResult,
+    ) {
+        let Some(tool) = self.apps.tool(server, tool) else {
+            return;
+        };
+        if crate::apps::interface_of(&tool).is_none() {
+            return;
+        }
+        let result = serde_json::to_value(result).unwrap_or_default();
+        let (chat, server, arguments) = (self.clone(), server.to_owned(), arguments.clone());
+        tokio::spawn(async move {
+            let drawn = crate::apps::drawn(
+                chat.apps
+                    .for_call(&server, &tool, &arguments, &result)
+                    .await,
+            );
+            let mut parts = chat.lock();
+            for part in &mut parts.parts {
+                if let Part::Call { id: call, app, .. } = part
+                    && *call == id
+                {
+                    *app = Some(drawn.clone());
+                }
+            }
+            drop(parts);
+            chat.publish(format!(
+                "<div hx-swap-oob=\"beforeend:#call-{id}\">{drawn}</div>"
+            ));
+        });
     }
 
     /// Ends the turn: a notice of how it ended, and the box ready again.
@@ -400,21 +460,25 @@ fn user_html(text: &str) -> String {
     )
 }
 
+/// A tool call as drawn; `app` is the frame of its MCP App (already
+/// safe HTML, made by [`Apps`]).
 fn call_html(
     id: u64,
     server: &str,
     tool: &str,
     arguments: &serde_json::Value,
     status: &str,
+    app: Option<&str>,
 ) -> String {
     format!(
         "<div class=\"call\" id=\"call-{id}\"><p><span class=\"badge\">tool</span> <code>{}__{}</code> \
          <span class=\"call-status\" id=\"call-{id}-status\">{}</span></p>\
-         <details><summary>arguments</summary>{}</details></div>",
+         <details><summary>arguments</summary>{}</details>{}</div>",
         escape(server),
         escape(tool),
         escape(status),
-        json_tree(arguments)
+        json_tree(arguments),
+        app.unwrap_or_default()
     )
 }
 
@@ -441,7 +505,15 @@ pub async fn work(
     while let Some(text) = messages.recv().await {
         chat.begin(&text);
         let before = conversation.len();
-        conversation.push(Message::user(text));
+        let mut message = Message::user(text);
+        // What the page's apps asked the model to know, since the last message.
+        message.content.extend(
+            chat.apps
+                .take_model_context()
+                .into_iter()
+                .map(Content::Text),
+        );
+        conversation.push(message);
         let mut stops = chat.stops.subscribe();
         stops.mark_unchanged();
         let toolset = agent.toolset();

@@ -14,8 +14,8 @@
 //!   an `Origin`.
 //!
 //! Every answer carries a strict Content-Security-Policy (`script-src
-//! 'self'`, no inline script or handler) and headers against framing and
-//! sniffing.
+//! 'self'`, no inline script or handler, frames from the apps' sandbox
+//! only) and headers against framing and sniffing.
 
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -59,15 +59,29 @@ pub struct Guard {
     pub csrf: Secret,
     /// The page's port on 127.0.0.1.
     pub port: u16,
+    /// The port of the apps' sandbox (the only thing the page frames).
+    pub sandbox_port: u16,
 }
 
 impl Guard {
-    pub fn new(port: u16) -> Self {
+    pub fn new(port: u16, sandbox_port: u16) -> Self {
         Self {
             token: random_secret(),
             csrf: random_secret(),
             port,
+            sandbox_port,
         }
+    }
+
+    /// The page's Content-Security-Policy: its own scripts and styles only,
+    /// and frames from the apps' sandbox alone.
+    fn policy(&self) -> String {
+        format!(
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+             connect-src 'self'; form-action 'self'; frame-src http://127.0.0.1:{}; \
+             frame-ancestors 'none'; base-uri 'none'",
+            self.sandbox_port
+        )
     }
 
     /// The URL to open: the page, with the launch token.
@@ -206,11 +220,16 @@ pub async fn check(State(page): State<Arc<Page>>, request: Request<Body>, next: 
         }
     }
     let mut response = next.run(request).await;
+    if let Ok(policy) = HeaderValue::from_str(&guard.policy()) {
+        response
+            .headers_mut()
+            .insert(header::CONTENT_SECURITY_POLICY, policy);
+    }
     secure(response.headers_mut());
     response
 }
 
-/// The headers every answer carries.
+/// The headers every answer carries (a refusal's policy frames nothing).
 fn secure(headers: &mut HeaderMap) {
     let fixed = [
         (

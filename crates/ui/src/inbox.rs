@@ -382,8 +382,18 @@ pub struct PageApprover(pub Arc<Inbox>);
 impl Approver for PageApprover {
     fn ask<'a>(&'a self, pending: &'a Pending) -> BoxFuture<'a, Reply> {
         Box::pin(async move {
+            let asker = pending
+                .asked_by
+                .as_deref()
+                .map(|asker| {
+                    format!(
+                        "<p class=\"asker\">Asked by {}, not the model.</p>",
+                        escape(asker)
+                    )
+                })
+                .unwrap_or_default();
             let body = format!(
-                "<h2>Run <code>{}__{}</code>?</h2><p>{}</p>{}",
+                "<h2>Run <code>{}__{}</code>?</h2>{asker}<p>{}</p>{}",
                 escape(&pending.server),
                 escape(&pending.tool),
                 escape(&pending.reason),
@@ -396,7 +406,7 @@ impl Approver for PageApprover {
             if pending.answers.contains(&Answer::AlwaysServer) {
                 choices.push((
                     "server",
-                    format!("Always `{}`'s tools (this session)", pending.server),
+                    format!("Always {}'s tools (this session)", pending.server),
                 ));
             }
             let answer = match self.0.choose(body, choices).await {

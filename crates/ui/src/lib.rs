@@ -8,13 +8,15 @@
 //! (the live updates), [`live_trace`] (the trace), [`inbox`] (approvals,
 //! elicitation and sampling waiting for the person), [`chat`] (the agent
 //! loop's turns, drawn), [`form`] and [`render`] (what servers send,
-//! escaped), and the routes.
+//! escaped), [`apps`] (MCP Apps, drawn in a sandbox on a second port), and
+//! the routes.
 //!
 //! The CLI wires it: it makes a [`Prepared`] first, whose tracer and
 //! responders go to the servers' connections, then starts the servers on
 //! nexo-client's hub, builds the agent, and calls [`Bound::bind`] and
 //! [`Bound::serve`].
 
+pub mod apps;
 pub mod chat;
 pub mod events;
 pub mod form;
@@ -25,17 +27,19 @@ pub mod render;
 mod schema_check;
 mod views;
 
-use std::future::Future;
+use std::future::{Future, IntoFuture};
 use std::sync::Arc;
 
 use nexo_client::handler::{ElicitationResponder, SamplingResponder};
 use nexo_client::hub::Hub;
 use nexo_host::agent::Agent;
+use nexo_host::approval::ApprovalGate;
 use nexo_host::provider::Provider;
 use nexo_trace::Tracer;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
+use crate::apps::Apps;
 use crate::chat::Chat;
 use crate::events::Events;
 use crate::guard::Guard;
@@ -94,38 +98,54 @@ pub struct Page {
     pub(crate) trace: LiveTrace,
     pub(crate) inbox: Arc<Inbox>,
     pub(crate) chat: Arc<Chat>,
+    pub(crate) apps: Arc<Apps>,
 }
 
 /// A page bound to its listener, not yet serving: its URL is known.
 pub struct Bound {
     page: Arc<Page>,
     listener: TcpListener,
+    /// Where MCP Apps are drawn (another port: another origin).
+    sandbox: TcpListener,
     messages: Option<mpsc::Receiver<String>>,
 }
 
 impl Bound {
-    /// Binds the page on 127.0.0.1 at `port` (0: any free port); `model`
-    /// names the chat's model, or says why there is none.
+    /// Binds the page on 127.0.0.1 at `port` (0: any free port), and its
+    /// apps' sandbox on any free port; `model` names the chat's model, or
+    /// says why there is none; `gate` decides the calls apps ask for.
     pub async fn bind(
         prepared: Prepared,
         hub: Arc<Hub>,
         port: u16,
         model: Result<String, String>,
+        gate: Arc<ApprovalGate>,
     ) -> std::io::Result<Self> {
         let listener = TcpListener::bind(("127.0.0.1", port)).await?;
         let port = listener.local_addr()?.port();
-        let (chat, messages) = Chat::new(prepared.events.clone(), model);
+        let sandbox = TcpListener::bind(("127.0.0.1", 0)).await?;
+        let sandbox_port = sandbox.local_addr()?.port();
+        let apps = Arc::new(Apps::new(
+            hub.clone(),
+            gate,
+            prepared.inbox.clone(),
+            port,
+            sandbox_port,
+        ));
+        let (chat, messages) = Chat::new(prepared.events.clone(), model, apps.clone());
         let page = Arc::new(Page {
-            guard: Guard::new(port),
+            guard: Guard::new(port, sandbox_port),
             hub,
             events: prepared.events,
             trace: prepared.trace,
             inbox: prepared.inbox,
             chat: Arc::new(chat),
+            apps,
         });
         Ok(Self {
             page,
             listener,
+            sandbox,
             messages,
         })
     }
@@ -145,6 +165,15 @@ impl Bound {
         views::router(self.page.clone())
     }
 
+    /// The apps' sandbox's routes, to drive without the socket, and its
+    /// origin.
+    pub fn sandbox(&self) -> (axum::Router, String) {
+        (
+            apps::sandbox_router(self.page.apps.clone()),
+            self.page.apps.sandbox_origin(),
+        )
+    }
+
     /// Serves the page until `shutdown` completes, the chat's turns
     /// answered by `agent` (the model [`Bound::bind`] named).
     pub async fn serve(
@@ -162,8 +191,17 @@ impl Bound {
         });
         let chat = self.page.chat.clone();
         let inbox = self.page.inbox.clone();
+        let sandbox =
+            axum::serve(self.sandbox, apps::sandbox_router(self.page.apps.clone())).into_future();
         let router = views::router(self.page);
-        let served = axum::serve(self.listener, router).with_graceful_shutdown(shutdown);
+        let page = axum::serve(self.listener, router).with_graceful_shutdown(shutdown);
+        // The sandbox ends with the page.
+        let served = async move {
+            tokio::select! {
+                served = page => served,
+                served = sandbox => served,
+            }
+        };
         let outcome = match (agent, self.messages) {
             (Some(agent), Some(messages)) => {
                 tokio::select! {

@@ -54,6 +54,7 @@ pub fn router(page: Arc<Page>) -> Router {
         .route("/trace.jsonl", get(trace_export))
         .route("/events", get(events::stream))
         .route("/assets/{file}", get(asset))
+        .route("/apps/{id}/rpc", post(app_rpc))
         .layer(axum::middleware::from_fn_with_state(
             page.clone(),
             guard::check,
@@ -379,6 +380,16 @@ impl ToolCard {
         if tool.output_schema.is_some() {
             badges.push(("schema", "structured", "it declares an output schema"));
         }
+        if crate::apps::interface_of(tool).is_some() {
+            badges.push(("app", "app", "it has an MCP App, drawn with its result"));
+        }
+        if !nexo_host::agent::visible_to(tool, "model") {
+            badges.push((
+                "app-only",
+                "for apps only",
+                "its server keeps it from the model: only its app (or you) may call it",
+            ));
+        }
         Self {
             name: tool.name.to_string(),
             title: tool
@@ -488,12 +499,31 @@ async fn call_tool(
         Err(error) => return Html(error_block(&error)).into_response(),
     };
     let started = Instant::now();
-    let called = page.hub.call_tool(&server, &name, arguments).await;
+    let called = page.hub.call_tool(&server, &name, arguments.clone()).await;
     let took = started.elapsed().as_millis();
     match called {
-        Ok(result) => Html(render::tool_result(&result, Some(&tool), took)).into_response(),
+        Ok(result) => {
+            let mut html = render::tool_result(&result, Some(&tool), took);
+            let raw = serde_json::to_value(&result).unwrap_or_default();
+            let arguments = serde_json::Value::Object(arguments);
+            html.push_str(&crate::apps::drawn(
+                page.apps.for_call(&server, &tool, &arguments, &raw).await,
+            ));
+            Html(html).into_response()
+        }
         Err(error) => Html(error_block(&error)).into_response(),
     }
+}
+
+/// One JSON-RPC message of an MCP App, relayed by the page's script: the
+/// messages to post back to the app.
+async fn app_rpc(
+    State(page): State<Arc<Page>>,
+    Path(id): Path<String>,
+    axum::Json(message): axum::Json<serde_json::Value>,
+) -> Response {
+    let messages = page.apps.answer(&id, &message).await;
+    axum::Json(serde_json::json!({ "messages": messages })).into_response()
 }
 
 // --- resources -------------------------------------------------------------
@@ -599,6 +629,17 @@ async fn read_resource(
             for contents in &read.contents {
                 out.push_str(&render::resource_contents(contents));
             }
+            // An MCP App's document is drawn too, in its sandbox, with no
+            // tool input or result.
+            let drawn = page.apps.keep(
+                &server,
+                &form.uri,
+                &read.contents,
+                None,
+                serde_json::Value::Null,
+                None,
+            );
+            out.push_str(&crate::apps::drawn(drawn));
             if read.contents.is_empty() {
                 out.push_str("<p class=\"muted\">the resource is empty</p>");
             }

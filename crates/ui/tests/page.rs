@@ -12,7 +12,7 @@ use axum::http::{Request, StatusCode, header};
 use nexo_client::hub::{Hub, RestartPolicy, ServerPlan, ToolLimits};
 use nexo_client::{CallLimits, ConnectOptions, InProcess, Target};
 use nexo_host::agent::Agent;
-use nexo_host::approval::Approvals;
+use nexo_host::approval::{ApprovalGate, Approvals};
 use nexo_host::long_results::LongResults;
 use nexo_host::provider::{Provider, ProviderConfig, ProviderKind, RetryPolicy};
 use nexo_host::skills::SkillTrust;
@@ -77,9 +77,87 @@ impl ServerHandler for Hostile {
     }
 }
 
+/// A server with an MCP App: `show` draws it, `add` is for the app alone,
+/// `secret` for the model alone; its document asks for one origin to
+/// reach, and tries to loosen the policy.
+#[derive(Clone)]
+struct WithApp;
+
+const APP: &str = "ui://apps/view";
+const APP_DOCUMENT: &str = "<!doctype html><title>the app</title><p>hello from the app</p>";
+
+impl ServerHandler for WithApp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, rmcp::ErrorData> {
+        let tool = |name: &'static str, visibility: serde_json::Value| {
+            let mut tool = Tool::new(
+                name,
+                "a tool of the app's",
+                Arc::new(serde_json::Map::new()),
+            );
+            let serde_json::Value::Object(meta) =
+                serde_json::json!({"ui": {"resourceUri": APP, "visibility": visibility}})
+            else {
+                unreachable!()
+            };
+            tool.meta = Some(rmcp::model::MetaObject(meta));
+            tool
+        };
+        Ok(ListToolsResult::with_all_items(vec![
+            tool("show", serde_json::json!(["model", "app"])),
+            tool("add", serde_json::json!(["app"])),
+            tool("secret", serde_json::json!(["model"])),
+        ]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, rmcp::ErrorData> {
+        let mut result =
+            CallToolResult::success(vec![ContentBlock::text(format!("{} ran", request.name))]);
+        result.structured_content = Some(serde_json::json!({"tool": request.name}));
+        Ok(result.into())
+    }
+
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, rmcp::ErrorData> {
+        assert_eq!(request.uri, APP);
+        let serde_json::Value::Object(meta) = serde_json::json!({"ui": {"csp": {
+            "connectDomains": ["https://api.example.com", "* 'unsafe-eval'"],
+            "resourceDomains": ["https://cdn.example.com; script-src *"],
+        }}}) else {
+            unreachable!()
+        };
+        Ok(rmcp::model::ReadResourceResult::new(vec![
+            rmcp::model::ResourceContents::text(APP_DOCUMENT, APP)
+                .with_mime_type("text/html;profile=mcp-app")
+                .with_meta(rmcp::model::MetaObject(meta)),
+        ])
+        .into())
+    }
+}
+
 struct Fixture {
     bound: Bound,
     hub: Arc<Hub>,
+    gate: Arc<ApprovalGate>,
     requests: Requests,
 }
 
@@ -121,13 +199,22 @@ async fn fixture_with_model(model: Result<String, String>) -> Fixture {
                 "echo",
                 Target::InProcess(InProcess::new("echo", nexo_testkit::Echo)),
             ),
+            plan("apps", Target::InProcess(InProcess::new("apps", WithApp))),
         ],
         options,
         RestartPolicy::default(),
     )
     .await;
     let hub = Arc::new(hub);
-    let bound = Bound::bind(prepared, hub.clone(), 0, model).await.unwrap();
+    // No rule: a tool that is not read-only is asked about.
+    let gate = Arc::new(ApprovalGate::new(
+        Approvals::new(Vec::new(), None, std::env::temp_dir()),
+        HashMap::new(),
+        false,
+    ));
+    let bound = Bound::bind(prepared, hub.clone(), 0, model, gate.clone())
+        .await
+        .unwrap();
     let url = bound.url();
     let host = url
         .trim_start_matches("http://")
@@ -143,6 +230,7 @@ async fn fixture_with_model(model: Result<String, String>) -> Fixture {
         },
         bound,
         hub,
+        gate,
     }
 }
 
@@ -176,6 +264,18 @@ impl Requests {
             .header(header::HOST, &self.host)
             .header(header::COOKIE, &self.cookie)
             .body(Body::empty())
+            .unwrap()
+    }
+
+    /// One JSON-RPC message of an app, as the page's script relays it.
+    fn app_message(&self, app: &str, message: serde_json::Value) -> Request<Body> {
+        Request::post(format!("/apps/{app}/rpc"))
+            .header(header::HOST, &self.host)
+            .header(header::COOKIE, &self.cookie)
+            .header(header::ORIGIN, format!("http://{}", self.host))
+            .header("x-csrf-token", &self.csrf)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(message.to_string()))
             .unwrap()
     }
 
@@ -383,7 +483,12 @@ async fn poll(
 
 /// The agent of the chat tests: the scripted model, the hub's servers,
 /// and no rule, so a tool that is not read-only is asked about.
-fn agent<'h>(hub: &'h Hub, llm: &ScriptedLlm, dir: &std::path::Path) -> Agent<'h> {
+fn agent<'h>(
+    hub: &'h Hub,
+    llm: &ScriptedLlm,
+    dir: &std::path::Path,
+    gate: Arc<ApprovalGate>,
+) -> Agent<'h> {
     let provider = Provider::new(ProviderConfig {
         kind: ProviderKind::Anthropic,
         model: "scripted-model".to_owned(),
@@ -399,9 +504,7 @@ fn agent<'h>(hub: &'h Hub, llm: &ScriptedLlm, dir: &std::path::Path) -> Agent<'h
     Agent {
         hub,
         provider,
-        approvals: std::sync::Mutex::new(Approvals::new(Vec::new(), None, dir.to_owned())),
-        origins: HashMap::new(),
-        yes: false,
+        gate,
         blocked: Vec::new(),
         skills: SkillTrust::default(),
         system: None,
@@ -432,7 +535,7 @@ async fn a_chat_turn_asks_its_approval_on_the_page_and_runs_the_tool() {
     let dir = tempfile::tempdir().unwrap();
     let page = fixture_with_model(Ok("scripted-model".to_owned())).await;
     let hub = page.hub.clone();
-    let agent = agent(&hub, &llm, dir.path());
+    let agent = agent(&hub, &llm, dir.path(), page.gate.clone());
     let router = page.bound.router();
     let send = |request: Request<Body>| send_to(&router, request);
     let (bound, requests) = page.split();
@@ -518,7 +621,7 @@ async fn a_turn_is_stopped_from_the_page() {
     let dir = tempfile::tempdir().unwrap();
     let page = fixture_with_model(Ok("scripted-model".to_owned())).await;
     let hub = page.hub.clone();
-    let agent = agent(&hub, &llm, dir.path());
+    let agent = agent(&hub, &llm, dir.path(), page.gate.clone());
     let router = page.bound.router();
     let send = |request: Request<Body>| send_to(&router, request);
     let (bound, requests) = page.split();
@@ -555,4 +658,329 @@ async fn a_turn_is_stopped_from_the_page() {
         served = bound.serve(Some(&agent), std::future::pending()) => panic!("the page stopped: {served:?}"),
         () = body => {}
     }
+}
+
+/// The id of the first app frame in `html`.
+fn app_id(html: &str) -> String {
+    html.split("data-app=\"")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no app frame in {html}"))
+        .chars()
+        .take_while(char::is_ascii_hexdigit)
+        .collect()
+}
+
+/// The messages the page answers an app's `message` with.
+async fn app_says(
+    router: &axum::Router,
+    requests: &Requests,
+    app: &str,
+    message: serde_json::Value,
+) -> Vec<serde_json::Value> {
+    let (status, body) = send_to(router, requests.app_message(app, message)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let answer: serde_json::Value = serde_json::from_str(&body).unwrap();
+    answer["messages"].as_array().unwrap().clone()
+}
+
+/// A tool's MCP App is drawn in a frame of the sandbox (another origin),
+/// its document served there under a policy built from what it asked,
+/// the attempts to loosen it refused and shown.
+#[tokio::test]
+async fn an_app_is_drawn_in_its_sandbox_under_the_policy_it_asked_for() {
+    let page = fixture().await;
+    let (sandbox, origin) = page.bound.sandbox();
+    let (status, headers, body) = page.send(page.post("/tools/apps/show", "")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let policy = headers[header::CONTENT_SECURITY_POLICY].to_str().unwrap();
+    assert!(policy.contains(&format!("frame-src {origin};")), "{policy}");
+    let app = app_id(&body);
+    assert!(
+        body.contains(&format!("src=\"{origin}/proxy/{app}\""))
+            && body.contains("sandbox=\"allow-scripts allow-same-origin\""),
+        "{body}"
+    );
+    assert!(
+        body.contains("refused"),
+        "the refused entries are shown: {body}"
+    );
+    assert!(!body.contains("<script"), "{body}");
+
+    let sandbox_host = origin.trim_start_matches("http://").to_owned();
+    let get = |path: String, host: &str| {
+        Request::get(path)
+            .header(header::HOST, host)
+            .body(Body::empty())
+            .unwrap()
+    };
+    let response = sandbox
+        .clone()
+        .oneshot(get(format!("/proxy/{app}"), &sandbox_host))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let proxy_policy = response.headers()[header::CONTENT_SECURITY_POLICY]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        proxy_policy.contains(&format!("frame-ancestors http://{}", page.host)),
+        "only the page may frame the proxy: {proxy_policy}"
+    );
+
+    let response = sandbox
+        .clone()
+        .oneshot(get(format!("/view/{app}"), &sandbox_host))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let view_policy = response.headers()[header::CONTENT_SECURITY_POLICY]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        view_policy.starts_with("default-src 'none';"),
+        "{view_policy}"
+    );
+    assert!(
+        view_policy.contains("connect-src https://api.example.com;"),
+        "{view_policy}"
+    );
+    assert!(
+        view_policy.contains("script-src 'self' 'unsafe-inline';"),
+        "{view_policy}"
+    );
+    assert!(
+        !view_policy.contains("unsafe-eval") && !view_policy.contains(" * "),
+        "{view_policy}"
+    );
+    assert_eq!(
+        view_policy.matches("script-src").count(),
+        1,
+        "{view_policy}"
+    );
+    let document = axum::body::to_bytes(response.into_body(), 1 << 20)
+        .await
+        .unwrap();
+    assert_eq!(document, APP_DOCUMENT.as_bytes());
+
+    let rebound = sandbox
+        .clone()
+        .oneshot(get(format!("/view/{app}"), "evil.example"))
+        .await
+        .unwrap();
+    assert_eq!(rebound.status(), StatusCode::MISDIRECTED_REQUEST);
+    let unknown = sandbox
+        .oneshot(get("/view/0123".to_owned(), &sandbox_host))
+        .await
+        .unwrap();
+    assert_eq!(unknown.status(), StatusCode::NOT_FOUND);
+
+    // The resource read by hand is drawn too.
+    let (_, _, read) = page
+        .send(page.post("/resources/apps/read", "uri=ui%3A%2F%2Fapps%2Fview"))
+        .await;
+    assert!(read.contains("class=\"app-frame\""), "{read}");
+}
+
+/// The app is initialized, gets the tool's input and result, and may call
+/// only its own server's tools made for apps, each through the approval
+/// gate, asked in the inbox as the app's request.
+#[tokio::test]
+async fn an_app_calls_only_its_own_tools_for_apps_and_each_call_is_approved() {
+    let page = fixture().await;
+    let router = page.bound.router();
+    let (_, _, body) = page.send(page.post("/tools/apps/show", "")).await;
+    let app = app_id(&body);
+    let requests = page.requests.clone();
+    let says = |message: serde_json::Value| app_says(&router, &requests, &app, message);
+
+    let initialized = says(serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "ui/initialize",
+        "params": {"protocolVersion": "2026-01-26", "appInfo": {"name": "t", "version": "1"}, "appCapabilities": {}}
+    }))
+    .await;
+    let result = &initialized[0]["result"];
+    assert_eq!(initialized[0]["id"], 1);
+    assert_eq!(result["protocolVersion"], "2026-01-26");
+    assert_eq!(result["hostInfo"]["name"], "nexo");
+    assert_eq!(result["hostContext"]["toolInfo"]["tool"]["name"], "show");
+    assert_eq!(
+        result["hostCapabilities"]["sandbox"]["csp"]["connectDomains"],
+        serde_json::json!(["https://api.example.com"])
+    );
+
+    let handed =
+        says(serde_json::json!({"jsonrpc": "2.0", "method": "ui/notifications/initialized"})).await;
+    let methods: Vec<&str> = handed
+        .iter()
+        .map(|m| m["method"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        methods,
+        [
+            "ui/notifications/tool-input",
+            "ui/notifications/tool-result"
+        ]
+    );
+    assert_eq!(handed[1]["params"]["structuredContent"]["tool"], "show");
+
+    let refused = says(serde_json::json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "secret", "arguments": {}}
+    }))
+    .await;
+    assert!(
+        refused[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not made for apps"),
+        "{refused:?}"
+    );
+    let elsewhere = says(serde_json::json!({
+        "jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "x"}}
+    }))
+    .await;
+    assert!(
+        elsewhere[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("offers no tool `echo`"),
+        "another server's tool is out of reach: {elsewhere:?}"
+    );
+    let unknown =
+        says(serde_json::json!({"jsonrpc": "2.0", "id": 4, "method": "sampling/createMessage"}))
+            .await;
+    assert_eq!(unknown[0]["error"]["code"], -32601);
+
+    // `add` is not read-only: the person is asked, as the app's request.
+    let call = |id: u64| {
+        says(serde_json::json!({
+            "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "add", "arguments": {}}
+        }))
+    };
+    let approve = |answer: &'static str| {
+        let (router, requests) = (router.clone(), page.requests.clone());
+        async move {
+            let shown = poll(&router, &requests, "/tools", |body| {
+                body.contains("hx-post=\"/inbox/")
+            })
+            .await;
+            assert!(
+                shown.contains("Asked by the app ui://apps/view of apps"),
+                "{shown}"
+            );
+            let question: String = shown
+                .split("hx-post=\"/inbox/")
+                .nth(1)
+                .unwrap()
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            send_to(
+                &router,
+                requests.post(&format!("/inbox/{question}"), &format!("answer={answer}")),
+            )
+            .await;
+        }
+    };
+    let (declined, ()) = tokio::join!(call(5), approve("no"));
+    assert!(
+        declined[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("did not approve"),
+        "{declined:?}"
+    );
+    let (ran, ()) = tokio::join!(call(6), approve("yes"));
+    assert_eq!(ran[0]["id"], 6);
+    assert_eq!(
+        ran[0]["result"]["structuredContent"]["tool"], "add",
+        "{ran:?}"
+    );
+
+    let gone = app_says(
+        &router,
+        &page.requests,
+        "0123",
+        serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "ping"}),
+    )
+    .await;
+    assert!(
+        gone[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("gone"),
+        "{gone:?}"
+    );
+}
+
+/// In the chat, the model is offered the app's tools that are for the
+/// model only; its call's app is drawn under the call, and stays on reload.
+#[tokio::test]
+async fn a_chat_call_draws_its_app_and_app_only_tools_stay_from_the_model() {
+    let llm = ScriptedLlm::start(Script::new(vec![
+        Turn::tool_calls(vec![Call::new(
+            "call_1",
+            "apps__show",
+            serde_json::json!({}),
+        )]),
+        Turn::text("Shown."),
+    ]))
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let page = fixture_with_model(Ok("scripted-model".to_owned())).await;
+    let hub = page.hub.clone();
+    let agent = agent(&hub, &llm, dir.path(), page.gate.clone());
+    let router = page.bound.router();
+    let (bound, requests) = page.split();
+    let body = async {
+        let (status, _) = send_to(&router, requests.post("/chat", "text=show+it")).await;
+        assert_eq!(status, StatusCode::ACCEPTED);
+        let shown = poll(&router, &requests, "/", |body| {
+            body.contains("hx-post=\"/inbox/")
+        })
+        .await;
+        let question: String = shown
+            .split("hx-post=\"/inbox/")
+            .nth(1)
+            .unwrap()
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        send_to(
+            &router,
+            requests.post(&format!("/inbox/{question}"), "answer=yes"),
+        )
+        .await;
+        let chat = poll(&router, &requests, "/", |body| {
+            body.contains("Shown.") && body.contains("app-frame")
+        })
+        .await;
+        assert!(chat.contains("class=\"app-frame\""), "{chat}");
+        assert!(chat.contains("ui://apps/view"), "{chat}");
+    };
+    tokio::select! {
+        served = bound.serve(Some(&agent), std::future::pending()) => panic!("the page stopped: {served:?}"),
+        () = body => {}
+    }
+    let offered: Vec<String> = llm.requests()[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|tool| tool["name"].as_str().or(tool["function"]["name"].as_str()))
+        .map(str::to_owned)
+        .collect();
+    assert!(
+        offered.iter().any(|name| name == "apps__show"),
+        "{offered:?}"
+    );
+    assert!(
+        offered.iter().any(|name| name == "apps__secret"),
+        "{offered:?}"
+    );
+    assert!(
+        !offered.iter().any(|name| name == "apps__add"),
+        "{offered:?}"
+    );
 }

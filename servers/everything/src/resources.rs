@@ -1,5 +1,6 @@
 //! The resources: two static ones (text and binary), one whose updates a
-//! client may subscribe to, and the template `test://template/{id}/data`.
+//! client may subscribe to, the counter's MCP App, and the template
+//! `test://template/{id}/data`.
 //! Reading any other URI is an error naming it (SEP-2164), never an empty
 //! result.
 
@@ -10,7 +11,7 @@ use rmcp::model::{
 };
 use serde_json::json;
 
-use crate::fixtures;
+use crate::{app, fixtures};
 
 /// The template's URI, `{id}` standing for any path segment.
 const TEMPLATE: &str = "test://template/{id}/data";
@@ -44,6 +45,7 @@ pub fn list() -> ListResourcesResult {
             "A resource clients may subscribe to",
             "text/plain",
         ),
+        app::resource(),
     ])
 }
 
@@ -72,6 +74,7 @@ pub fn read(uri: &str) -> Result<ReadResourceResult, McpError> {
         "test://watched-resource" => {
             ResourceContents::text(fixtures::WATCHED_TEXT, uri).with_mime_type("text/plain")
         }
+        app::URI => app::read(),
         _ => match template_id(uri) {
             Some(id) => {
                 let body =

@@ -23,6 +23,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Value, json};
 
+use crate::app;
 use crate::fixtures;
 use crate::mrtr;
 use crate::server::{Change, Everything};
@@ -130,6 +131,7 @@ pub static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(|| {
             empty(),
         ),
     ];
+    tools.extend(app::tools());
     tools.extend(
         mrtr::TOOLS
             .iter()
@@ -334,7 +336,10 @@ pub async fn call(
             server.announce(Change::Prompts, &context).await;
             text("Prompt list change announced")
         }
-        name => mrtr::call(server, name, &request, &context).await,
+        name => match app::call(&request, &context) {
+            Some(outcome) => outcome,
+            None => mrtr::call(server, name, &request, &context).await,
+        },
     }
 }
 

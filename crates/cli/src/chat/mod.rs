@@ -12,14 +12,16 @@ mod terminal;
 use std::collections::HashMap;
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use nexo_client::config::{ApprovalAction, Config, Location, ProviderName};
 use nexo_client::hub::Hub;
 use nexo_client::{ConnectOptions, ElicitationPolicy};
 use nexo_host::agent::{Agent, WithheldTool};
-use nexo_host::approval::{Action, ApprovalStore, Approvals, Origin, Pattern, Rule, RuleSource};
+use nexo_host::approval::{
+    Action, ApprovalGate, ApprovalStore, Approvals, Origin, Pattern, Rule, RuleSource,
+};
 use nexo_host::chatlog::ChatLog;
 use nexo_host::conversations::{Conversation, Conversations};
 use nexo_host::long_results::LongResults;
@@ -121,9 +123,12 @@ async fn converse(
     let (blocked, skills) = pinned(config, hub, args.approve_tool_changes).await?;
     let log = chat_log(args);
     let agent = match provider {
-        Ok(provider) => Ok(agent(
-            hub, provider, config, &args.llm, args.yes, blocked, skills,
-        )?),
+        Ok(provider) => {
+            let gate = Arc::new(gate(config, args.yes)?);
+            Ok(agent(
+                hub, provider, config, &args.llm, gate, blocked, skills,
+            )?)
+        }
         Err(error) => Err(error),
     };
     let model = agent
@@ -349,18 +354,10 @@ pub(crate) fn settings(args: &ModelArgs, config: &Config) -> Settings {
     }
 }
 
-/// The agent for `provider`: the configuration's approval rules and the
-/// answers remembered in `approvals.json`, the servers' origins, the
-/// tools held back by their pins and the skills approved.
-pub(crate) fn agent<'h>(
-    hub: &'h Hub,
-    provider: Provider,
-    config: &Config,
-    args: &ModelArgs,
-    yes: bool,
-    blocked: Vec<WithheldTool>,
-    skills: SkillTrust,
-) -> Result<Agent<'h>, Failure> {
+/// The approval policy of the chat and of the web page's MCP Apps: the
+/// configuration's approval rules and the answers remembered in
+/// `approvals.json`, and the servers' origins.
+pub(crate) fn gate(config: &Config, yes: bool) -> Result<ApprovalGate, Failure> {
     let origins: HashMap<String, Origin> = config
         .servers
         .iter()
@@ -397,6 +394,24 @@ pub(crate) fn agent<'h>(
         None => None,
     };
     let project = std::env::current_dir().unwrap_or_default();
+    Ok(ApprovalGate::new(
+        Approvals::new(rules, store, project),
+        origins,
+        yes,
+    ))
+}
+
+/// The agent for `provider`: the approval policy ([`gate`]), the tools held
+/// back by their pins and the skills approved.
+pub(crate) fn agent<'h>(
+    hub: &'h Hub,
+    provider: Provider,
+    config: &Config,
+    args: &ModelArgs,
+    gate: Arc<ApprovalGate>,
+    blocked: Vec<WithheldTool>,
+    skills: SkillTrust,
+) -> Result<Agent<'h>, Failure> {
     let max_steps = args
         .max_steps
         .or(config.chat.max_steps)
@@ -420,9 +435,7 @@ pub(crate) fn agent<'h>(
     Ok(Agent {
         hub,
         provider,
-        approvals: Mutex::new(Approvals::new(rules, store, project)),
-        origins,
-        yes,
+        gate,
         blocked,
         skills,
         system: Some(SYSTEM_PROMPT.to_owned()),

@@ -3,7 +3,9 @@
 //! page loads with its servers; a tool is called through its form; a chat
 //! turn against the scripted model streams its words, asks its approval on
 //! the page (kept across a reload), runs the tool and shows it in the
-//! trace; a server's elicitation form is answered on the page. Each step
+//! trace; a server's elicitation form is answered on the page; an MCP
+//! App is drawn in its sandbox and calls its own tool, approved on the
+//! page. Each step
 //! saves a screenshot under the test output (`ui-browser/` in Cargo's
 //! temporary directory for tests).
 
@@ -93,6 +95,48 @@ impl Browser {
             assert!(
                 std::time::Instant::now() < deadline,
                 "the page never showed `{text}`; it shows:\n{shown}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Runs `inside` in the first MCP App's document (the frame of its
+    /// sandbox proxy, then the app's own), and comes back to the page.
+    async fn in_app<T>(&self, inside: impl AsyncFnOnce(&Client) -> T) -> T {
+        for _ in 0..2 {
+            self.client
+                .wait()
+                .for_element(Locator::Css("iframe"))
+                .await
+                .unwrap()
+                .enter_frame()
+                .await
+                .unwrap();
+        }
+        let done = inside(&self.client).await;
+        self.client.enter_parent_frame().await.unwrap();
+        self.client.enter_parent_frame().await.unwrap();
+        done
+    }
+
+    /// Waits until the first MCP App's text holds `text`.
+    async fn app_shows(&self, text: &str) {
+        let deadline = std::time::Instant::now() + SHOWN_WITHIN;
+        loop {
+            let shown = self
+                .in_app(async |client| {
+                    client
+                        .execute("return document.body.innerText", Vec::new())
+                        .await
+                        .unwrap()
+                })
+                .await;
+            if shown.as_str().is_some_and(|shown| shown.contains(text)) {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the app never showed `{text}`; it shows:\n{shown}"
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
@@ -279,6 +323,66 @@ async fn ui_browser_tools_chat_approval_trace_and_elicitation() {
     browser.click("#inbox button[value=accept]").await;
     browser.shows("Ada").await;
     browser.shot("9-elicitation-answered").await;
+
+    // An MCP App: test_app's counter, drawn in its sandbox (the server
+    // saw the page declare the extension); its button calls test_app_add,
+    // a tool for the app alone, approved on the page as the app's request.
+    browser
+        .client
+        .goto(&format!("{base}/tools/everything/test_app"))
+        .await
+        .unwrap();
+    browser.click("form.call button[type=submit]").await;
+    browser.shows("(shown in the counter app)").await;
+    browser.app_shows("ready").await;
+    browser.app_shows("Count: 0").await;
+    browser
+        .client
+        .execute(
+            "document.querySelector('figure.app').scrollIntoView()",
+            Vec::new(),
+        )
+        .await
+        .unwrap();
+    let fits = browser
+        .client
+        .execute(
+            "const f = document.querySelector('iframe.app-frame'); \
+             return f.getBoundingClientRect().height >= 100",
+            Vec::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(fits, json!(true), "the frame took the app's size");
+    browser.shot("10-app-drawn").await;
+    browser
+        .in_app(async |client| {
+            client
+                .find(Locator::Css("#add"))
+                .await
+                .unwrap()
+                .click()
+                .await
+                .unwrap();
+        })
+        .await;
+    browser.shows("Run everything__test_app_add?").await;
+    browser
+        .shows("Asked by the app ui://everything/counter of everything")
+        .await;
+    browser.shot("11-app-call-asked").await;
+    browser.click("#inbox button[value=yes]").await;
+    browser.app_shows("Count: 1").await;
+    browser.app_shows("added").await;
+    browser
+        .client
+        .execute(
+            "document.querySelector('figure.app').scrollIntoView()",
+            Vec::new(),
+        )
+        .await
+        .unwrap();
+    browser.shot("12-app-call-ran").await;
 
     browser.client.close().await.unwrap();
     llm.stop().await;

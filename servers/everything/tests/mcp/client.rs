@@ -39,7 +39,8 @@ async fn listings_are_complete() -> Result<(), Error> {
         [
             "test://static-text",
             "test://static-binary",
-            "test://watched-resource"
+            "test://watched-resource",
+            "ui://everything/counter"
         ]
     );
     let templates = client.list_all_resource_templates().await?;
