@@ -4,7 +4,10 @@
 //! (the export is a trace file `nexo trace summary` reads) and drawn:
 //! a request opens a group, its answer joins it with the latency, and what
 //! the server asks or tells while a call of the client's is open (sampling,
-//! elicitation, progress, logging) is nested under that call.
+//! elicitation, progress, logging) is nested under that call, and so are
+//! the later rounds of a call the server answered `input_required`
+//! (2026-07-28's multi round-trip requests: the same call again, with the
+//! answers and the `requestState`).
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
@@ -121,6 +124,11 @@ struct Group {
     /// Words the filter finds the group by.
     find: String,
     children: Vec<Child>,
+    /// A client's request: its method and what it is about (a tool's or a
+    /// prompt's name, a URI), by which its later rounds are known.
+    call: Option<String>,
+    /// The first round of the call this group is a later round of.
+    round_of: Option<u64>,
 }
 
 /// The kept lines and how they are grouped.
@@ -135,6 +143,9 @@ struct Book {
     waiting: HashMap<(String, String, String, bool), u64>,
     /// The open calls of the client's, per (server, session), newest last.
     open_calls: HashMap<(String, String), Vec<u64>>,
+    /// Calls answered `input_required`, per (server, session, call): the
+    /// group of their first round, where the next round goes.
+    rounds: HashMap<(String, String, String), u64>,
 }
 
 impl Book {
@@ -150,8 +161,21 @@ impl Book {
         let row = row(record);
         match record.kind {
             Kind::Request => {
+                let message = message_of(record);
+                let call = from_client
+                    .then(|| message.as_ref().and_then(call_of))
+                    .flatten();
+                // A later round of a call goes under its first round.
+                let round_of = call
+                    .as_ref()
+                    .filter(|_| message.as_ref().is_some_and(is_later_round))
+                    .and_then(|call| {
+                        self.rounds
+                            .remove(&(record.server.clone(), session.clone(), call.clone()))
+                    })
+                    .filter(|first| self.groups.contains_key(first));
                 let parent = if from_client {
-                    None
+                    round_of
                 } else {
                     self.open_calls
                         .get(&connection)
@@ -170,6 +194,8 @@ impl Book {
                         head: row,
                         find,
                         children: Vec::new(),
+                        call,
+                        round_of,
                     },
                 );
                 if let Some(id) = record.id_key() {
@@ -186,12 +212,22 @@ impl Book {
             Kind::Response | Kind::Error => {
                 let key = record
                     .id_key()
-                    .map(|id| (record.server.clone(), session, id, !from_client));
+                    .map(|id| (record.server.clone(), session.clone(), id, !from_client));
                 let group = key.and_then(|key| self.waiting.remove(&key));
                 if let Some(group) = group
                     && let Some(calls) = self.open_calls.get_mut(&connection)
                 {
                     calls.retain(|open| *open != group);
+                }
+                if let Some(asked) = group.and_then(|group| self.groups.get(&group))
+                    && let Some(call) = &asked.call
+                    && message_of(record).as_ref().is_some_and(asks_for_input)
+                {
+                    let first = asked.round_of.or(group).unwrap_or_default();
+                    self.rounds.insert(
+                        (record.server.clone(), session.clone(), call.clone()),
+                        first,
+                    );
                 }
                 self.place(group, Child::Row(row.clone()), row)
             }
@@ -233,6 +269,7 @@ impl Book {
     /// Forgets a group dropped from the top, with what points at it.
     fn forget(&mut self, group: u64) {
         self.waiting.retain(|_, waiting| *waiting != group);
+        self.rounds.retain(|_, first| *first != group);
         for calls in self.open_calls.values_mut() {
             calls.retain(|open| *open != group);
         }
@@ -266,6 +303,43 @@ impl Book {
             }
         }
     }
+}
+
+/// The message `record` kept, parsed.
+fn message_of(record: &TraceRecord) -> Option<Value> {
+    record
+        .message
+        .as_ref()
+        .and_then(|message| serde_json::from_str(message.get()).ok())
+}
+
+/// What a client's request is about: its method and the name or URI it
+/// names (`tools/call echo`, `resources/read file:///a`).
+fn call_of(message: &Value) -> Option<String> {
+    let method = message.get("method")?.as_str()?;
+    let params = message.get("params");
+    let about = params
+        .and_then(|params| params.get("name").or_else(|| params.get("uri")))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    Some(format!("{method} {about}"))
+}
+
+/// Whether a request is a later round of a call: it carries the answers
+/// to the server's input requests, or the state it asked back.
+fn is_later_round(message: &Value) -> bool {
+    message.get("params").is_some_and(|params| {
+        params.get("inputResponses").is_some() || params.get("requestState").is_some()
+    })
+}
+
+/// Whether an answer asks for input before the call can finish.
+fn asks_for_input(message: &Value) -> bool {
+    message
+        .get("result")
+        .and_then(|result| result.get("resultType"))
+        .and_then(Value::as_str)
+        == Some("input_required")
 }
 
 /// One message as a row: when, which server, which way, what, how big,
@@ -383,5 +457,58 @@ mod tests {
         assert!(html.contains("1.5 ms"), "{html}");
         assert!(!html.contains("<script>"), "{html}");
         assert_eq!(trace.export().lines().count(), 4);
+    }
+
+    #[test]
+    fn later_rounds_of_a_call_nest_under_its_first_round() {
+        let trace = LiveTrace::new(Arc::default());
+        let request = |id: u64, params: &str| {
+            line(&format!(
+                "\"side\":\"client\",\"direction\":\"out\",\"kind\":\"request\",\"id\":{id},\"method\":\"tools/call\",\"message\":{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{params}}}"
+            ))
+        };
+        let answer = |id: u64, result: &str| {
+            line(&format!(
+                "\"side\":\"client\",\"direction\":\"in\",\"kind\":\"response\",\"id\":{id},\"method\":\"tools/call\",\"message\":{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{result}}}"
+            ))
+        };
+        let asks = r#"{"resultType":"input_required","inputRequests":{"a":{"method":"elicitation/create"}},"requestState":"s1"}"#;
+        for text in [
+            request(1, r#"{"name":"ask"}"#),
+            answer(1, asks),
+            // Another call meanwhile stays at the top.
+            request(2, r#"{"name":"other"}"#),
+            answer(2, r#"{"content":[]}"#),
+            request(
+                3,
+                r#"{"name":"ask","inputResponses":{"a":{}},"requestState":"s1"}"#,
+            ),
+            answer(3, asks),
+            request(
+                4,
+                r#"{"name":"ask","inputResponses":{"a":{}},"requestState":"s2"}"#,
+            ),
+            answer(4, r#"{"content":[],"resultType":"complete"}"#),
+            // A new call of the same tool, not a round: at the top.
+            request(5, r#"{"name":"ask"}"#),
+        ] {
+            trace.take_line(&text);
+        }
+        let html = trace.html();
+        let body = |group: u64| html.find(&format!("id=\"tg-{group}-body\"")).unwrap();
+        let at = |group: u64| html.find(&format!("id=\"tg-{group}\"")).unwrap();
+        // Rounds 2 and 3 (groups 2 and 3) sit inside the first (group 0),
+        // before the other call (group 1) opens.
+        assert!(body(0) < at(2) && at(2) < at(3) && at(3) < at(1), "{html}");
+        let top: Vec<u64> = trace
+            .lock()
+            .top
+            .iter()
+            .filter_map(|child| match child {
+                Child::Group(group) => Some(*group),
+                Child::Row(_) => None,
+            })
+            .collect();
+        assert_eq!(top, [0, 1, 4], "the rounds are not at the top");
     }
 }
