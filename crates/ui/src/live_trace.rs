@@ -495,8 +495,14 @@ mod tests {
             trace.take_line(&text);
         }
         let html = trace.html();
-        let body = |group: u64| html.find(&format!("id=\"tg-{group}-body\"")).unwrap();
-        let at = |group: u64| html.find(&format!("id=\"tg-{group}\"")).unwrap();
+        let body = |group: u64| {
+            html.find(&format!("id=\"tg-{group}-body\""))
+                .unwrap_or(usize::MAX)
+        };
+        let at = |group: u64| {
+            html.find(&format!("id=\"tg-{group}\""))
+                .unwrap_or(usize::MAX)
+        };
         // Rounds 2 and 3 (groups 2 and 3) sit inside the first (group 0),
         // before the other call (group 1) opens.
         assert!(body(0) < at(2) && at(2) < at(3) && at(3) < at(1), "{html}");
