@@ -172,11 +172,8 @@ impl Chat {
                     open = true;
                 }
                 Part::Text(id, text) => {
-                    let _ = write!(
-                        out,
-                        "<div class=\"text\" id=\"text-{id}\">{}</div>",
-                        escape(text)
-                    );
+                    let streaming = drawn.busy && *id == drawn.text;
+                    out.push_str(&text_html(*id, text, !streaming));
                 }
                 Part::Call {
                     id,
@@ -254,6 +251,7 @@ impl Chat {
                 tool,
                 arguments,
             } => {
+                let closed = closed_text(&drawn);
                 drawn.next_id += 1;
                 let id = drawn.next_id;
                 drawn.next_id += 1;
@@ -266,7 +264,7 @@ impl Chat {
                     .push_back(id);
                 let status = "asked for".to_owned();
                 let html = format!(
-                    "<div hx-swap-oob=\"beforeend:#answer-{}\">{}<div class=\"text\" id=\"text-{block}\"></div></div>",
+                    "{closed}<div hx-swap-oob=\"beforeend:#answer-{}\">{}<div class=\"text\" id=\"text-{block}\"></div></div>",
                     drawn.answer,
                     call_html(id, server, tool, arguments, &status, None)
                 );
@@ -412,9 +410,10 @@ impl Chat {
         let mut drawn = self.lock();
         drawn.busy = false;
         drawn.calls.clear();
+        let closed = closed_text(&drawn);
         let html = match ending {
-            Some(text) => notice(&mut drawn, text),
-            None => String::new(),
+            Some(text) => closed + &notice(&mut drawn, text),
+            None => closed,
         };
         drop(drawn);
         self.publish(format!(
@@ -422,6 +421,40 @@ impl Chat {
             state_html(false)
         ));
     }
+}
+
+/// A block of the model's words: as Markdown once written, as text while
+/// they stream.
+fn text_html(id: u64, text: &str, written: bool) -> String {
+    if written && !text.is_empty() {
+        format!(
+            "<div class=\"text md\" id=\"text-{id}\">{}</div>",
+            crate::render::markdown(text)
+        )
+    } else {
+        format!(
+            "<div class=\"text\" id=\"text-{id}\">{}</div>",
+            escape(text)
+        )
+    }
+}
+
+/// The block the model was writing, drawn again as Markdown now that it
+/// is written.
+fn closed_text(drawn: &Drawn) -> String {
+    let current = drawn.text;
+    drawn
+        .parts
+        .iter()
+        .rev()
+        .find_map(|part| match part {
+            Part::Text(id, text) if *id == current && !text.is_empty() => Some(format!(
+                "<div hx-swap-oob=\"outerHTML:#text-{id}\">{}</div>",
+                text_html(*id, text, true)
+            )),
+            _ => None,
+        })
+        .unwrap_or_default()
 }
 
 fn notice(drawn: &mut Drawn, text: String) -> String {

@@ -1,12 +1,14 @@
-//! HTML for what servers send: tool results (text, images, resources,
-//! structured content checked against the tool's output schema), JSON as
-//! a tree to unfold, and resource contents. Everything a server wrote is
-//! escaped here or by askama; nothing it sends is ever placed in HTML as
-//! markup, in an attribute unquoted, or in a URL other than an image's
-//! `data:` of a raster or SVG type (shown by `<img>`, which runs no script).
+//! HTML for what servers send: tool results (text, Markdown, images,
+//! resources, structured content checked against the tool's output
+//! schema), JSON as a tree to unfold, and resource contents. Everything a
+//! server wrote is escaped here or by askama; nothing it sends is ever
+//! placed in HTML as markup, in an attribute unquoted, or in a URL other
+//! than an image's `data:` of a raster or SVG type (shown by `<img>`,
+//! which runs no script) or a Markdown link to http, https or mailto.
 
 use std::fmt::Write as _;
 
+use pulldown_cmark::{CowStr, Event, Options, Parser, Tag, TagEnd};
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents, Tool};
 use serde_json::Value;
 
@@ -185,7 +187,8 @@ pub fn content_block(content: &ContentBlock) -> String {
     }
 }
 
-/// Text as sent; JSON text is drawn as a tree as well.
+/// Text as sent; JSON text is drawn as a tree as well, and text that
+/// looks like Markdown can be read rendered.
 fn text_block(text: &str) -> String {
     let trimmed = text.trim_start();
     if (trimmed.starts_with('{') || trimmed.starts_with('['))
@@ -197,7 +200,92 @@ fn text_block(text: &str) -> String {
             escape(text)
         );
     }
+    if looks_like_markdown(text) {
+        return format!(
+            "<pre class=\"text\">{}</pre><details><summary>as Markdown</summary><div class=\"md\">{}</div></details>",
+            escape(text),
+            markdown(text)
+        );
+    }
     format!("<pre class=\"text\">{}</pre>", escape(text))
+}
+
+/// Markdown's marks that plain text seldom has: headings, fenced code,
+/// links, emphasis, tables, lists.
+fn looks_like_markdown(text: &str) -> bool {
+    let line_marks = text.lines().any(|line| {
+        let line = line.trim_start();
+        line.starts_with("# ")
+            || line.starts_with("## ")
+            || line.starts_with("### ")
+            || line.starts_with("```")
+            || line.starts_with("|---")
+            || line.starts_with("| ---")
+            || line.starts_with("- [")
+    });
+    line_marks || text.contains("](") || text.contains("**")
+}
+
+/// `text` as Markdown (CommonMark with tables, strikethrough and task
+/// lists), made safe: raw HTML is shown as text, a link keeps its target
+/// only when it is http, https, mailto or a fragment, and an image is
+/// replaced by its description and address (the page loads nothing from
+/// outside).
+pub fn markdown(text: &str) -> String {
+    let options =
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let mut events = Vec::new();
+    // Whether each open link was kept; an image's address, shown at its end.
+    let mut links = Vec::new();
+    let mut images = Vec::new();
+    for event in Parser::new_ext(text, options) {
+        match event {
+            Event::Html(raw) | Event::InlineHtml(raw) => events.push(Event::Text(raw)),
+            Event::Start(Tag::Link {
+                link_type,
+                dest_url,
+                title,
+                id,
+            }) => {
+                let kept = safe_link(&dest_url);
+                links.push(kept);
+                if kept {
+                    events.push(Event::Start(Tag::Link {
+                        link_type,
+                        dest_url,
+                        title,
+                        id,
+                    }));
+                }
+            }
+            Event::End(TagEnd::Link) => {
+                if links.pop().unwrap_or(false) {
+                    events.push(Event::End(TagEnd::Link));
+                }
+            }
+            Event::Start(Tag::Image { dest_url, .. }) => {
+                events.push(Event::Text(CowStr::Borrowed("[image: ")));
+                images.push(dest_url);
+            }
+            Event::End(TagEnd::Image) => {
+                let address = images.pop().unwrap_or(CowStr::Borrowed(""));
+                events.push(Event::Text(format!(" ({address})]").into()));
+            }
+            other => events.push(other),
+        }
+    }
+    let mut out = String::new();
+    pulldown_cmark::html::push_html(&mut out, events.into_iter());
+    out
+}
+
+/// Whether a Markdown link may keep its target.
+fn safe_link(target: &str) -> bool {
+    let target = target.trim().to_ascii_lowercase();
+    ["http://", "https://", "mailto:"]
+        .iter()
+        .any(|scheme| target.starts_with(scheme))
+        || target.starts_with('#')
 }
 
 /// An image shown inline when its type is one a browser draws without
@@ -230,12 +318,27 @@ pub fn resource_contents(contents: &ResourceContents) -> String {
             mime_type,
             text,
             ..
-        } => format!(
-            "<p class=\"muted\"><code>{}</code> {}</p>{}",
-            escape(uri),
-            escape(mime_type.as_deref().unwrap_or("")),
-            text_block(text)
-        ),
+        } => {
+            let is_markdown = mime_type.as_deref().is_some_and(|mime| {
+                mime.trim()
+                    .to_ascii_lowercase()
+                    .starts_with("text/markdown")
+            });
+            let shown = if is_markdown {
+                format!(
+                    "<div class=\"md\">{}</div><details><summary>as text</summary><pre>{}</pre></details>",
+                    markdown(text),
+                    escape(text)
+                )
+            } else {
+                text_block(text)
+            };
+            format!(
+                "<p class=\"muted\"><code>{}</code> {}</p>{shown}",
+                escape(uri),
+                escape(mime_type.as_deref().unwrap_or("")),
+            )
+        }
         ResourceContents::BlobResourceContents {
             uri,
             mime_type,
@@ -257,6 +360,43 @@ pub fn resource_contents(contents: &ResourceContents) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn markdown_is_drawn_without_its_html_or_unsafe_links() {
+        let html = markdown(
+            "# Title\n\n**bold** <script>alert(1)</script> <img src=x onerror=alert(1)>\n\n\
+             [ok](https://example.com) [bad](javascript:alert(1)) [data](data:text/html,x)\n\n\
+             ![pic](https://evil.example/track.png)\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
+        );
+        assert!(html.contains("<h1>Title</h1>"), "{html}");
+        assert!(html.contains("<strong>bold</strong>"), "{html}");
+        assert!(
+            html.contains("&lt;script&gt;") && !html.contains("<script"),
+            "{html}"
+        );
+        assert!(!html.contains("<img"), "{html}");
+        assert!(
+            html.contains("<a href=\"https://example.com\">ok</a>"),
+            "{html}"
+        );
+        assert!(
+            !html.contains("javascript:") || !html.contains("href=\"javascript"),
+            "{html}"
+        );
+        assert!(!html.contains("href=\"data:"), "{html}");
+        assert!(
+            html.contains("[image: pic (https://evil.example/track.png)]"),
+            "{html}"
+        );
+        assert!(html.contains("<table>"), "{html}");
+    }
+
+    #[test]
+    fn markdown_is_offered_only_for_text_that_looks_like_it() {
+        assert!(text_block("## Report\n\n- one").contains("as Markdown"));
+        assert!(!text_block("... --- ...").contains("as Markdown"));
+        assert!(!text_block("plain words").contains("as Markdown"));
+    }
 
     #[test]
     fn server_text_is_never_markup() {

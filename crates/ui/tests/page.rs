@@ -915,7 +915,8 @@ async fn an_app_calls_only_its_own_tools_for_apps_and_each_call_is_approved() {
 }
 
 /// In the chat, the model is offered the app's tools that are for the
-/// model only; its call's app is drawn under the call, and stays on reload.
+/// model only; its call's app is drawn under the call, and stays on
+/// reload; its written answer is drawn as Markdown.
 #[tokio::test]
 async fn a_chat_call_draws_its_app_and_app_only_tools_stay_from_the_model() {
     let llm = ScriptedLlm::start(Script::new(vec![
@@ -924,7 +925,7 @@ async fn a_chat_call_draws_its_app_and_app_only_tools_stay_from_the_model() {
             "apps__show",
             serde_json::json!({}),
         )]),
-        Turn::text("Shown."),
+        Turn::text("**Shown.** <b>raw</b>"),
     ]))
     .await
     .unwrap();
@@ -954,9 +955,13 @@ async fn a_chat_call_draws_its_app_and_app_only_tools_stay_from_the_model() {
         )
         .await;
         let chat = poll(&router, &requests, "/", |body| {
-            body.contains("Shown.") && body.contains("app-frame")
+            body.contains("<strong>Shown.</strong>") && body.contains("app-frame")
         })
         .await;
+        assert!(
+            chat.contains("&lt;b&gt;raw&lt;/b&gt;"),
+            "the model's answer is Markdown, its HTML shown as text: {chat}"
+        );
         assert!(chat.contains("class=\"app-frame\""), "{chat}");
         assert!(chat.contains("ui://apps/view"), "{chat}");
     };
