@@ -7,19 +7,22 @@
 //! server of skills (SEP-2640), some of them tampered with; [`Tasks`], a
 //! server whose tools run as tasks (the tasks extension of 2026-07-28);
 //! [`RedisServer`], a real `redis-server` on loopback for the tests of what
-//! gateway instances share.
+//! gateway instances share; [`replay`], the fuzz targets' committed inputs
+//! run as tests.
 //!
 //! Dev-only: nexo crates take it as a dev-dependency, never a normal one. It
 //! knows no particular server; each server's tests keep their own
 //! assertions.
 
 mod echo;
+mod fuzz;
 mod redis;
 mod skills;
 mod tasks;
 mod wire;
 
 pub use echo::Echo;
+pub use fuzz::{fuzz_inputs, replay};
 pub use redis::RedisServer;
 pub use skills::{Skills, skill_md};
 pub use tasks::{CONFIRM_KEY, Tasks};

@@ -10,6 +10,8 @@
 
 mod code;
 mod error;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzzing;
 mod server;
 
 pub use code::{decode, encode};

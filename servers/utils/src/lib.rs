@@ -12,6 +12,8 @@
 mod calc;
 mod clock;
 mod error;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzzing;
 mod server;
 
 pub use calc::{MAX_DEPTH, MAX_LENGTH, evaluate, format_number};
