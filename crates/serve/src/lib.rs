@@ -14,6 +14,8 @@
 mod body;
 mod calllog;
 mod error;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzzing;
 mod http;
 mod id_scan;
 mod inbound;

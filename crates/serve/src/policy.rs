@@ -54,7 +54,7 @@ fn is_loopback_origin(origin: &str) -> bool {
     else {
         return false;
     };
-    is_loopback_host(host_without_port(authority))
+    host_of(authority).is_some_and(is_loopback_host)
 }
 
 /// Which `Host` headers the server answers (`--allow-host`).
@@ -90,24 +90,43 @@ impl HostPolicy {
         let Some(allowed) = &self.allowed else {
             return true;
         };
-        let name = host_without_port(host);
+        let name = host_of(host);
         if allowed.is_empty() {
-            return is_loopback_host(name);
+            return name.is_some_and(is_loopback_host);
         }
         // The allowed names are lower-cased already; every request passes
         // here, so the header is compared without a lower-cased copy.
-        allowed
-            .iter()
-            .any(|allowed| allowed.eq_ignore_ascii_case(name) || allowed.eq_ignore_ascii_case(host))
+        allowed.iter().any(|allowed| {
+            allowed.eq_ignore_ascii_case(host)
+                || name.is_some_and(|name| allowed.eq_ignore_ascii_case(name))
+        })
     }
 }
 
-/// `host[:port]` or `[v6][:port]` without the port and brackets.
-fn host_without_port(authority: &str) -> &str {
-    if let Some(rest) = authority.strip_prefix('[') {
-        return rest.split(']').next().unwrap_or(rest);
-    }
-    authority.split(':').next().unwrap_or(authority)
+/// The host of `host[:port]` or `[v6][:port]`, without the port and
+/// brackets; `None` for anything malformed (a port that is not 1 to 5
+/// digits, brackets around something other than an IPv6 address or
+/// followed by more than a port, an empty host), which no check admits.
+fn host_of(authority: &str) -> Option<&str> {
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(rest) => {
+            let (inside, after) = rest.split_once(']')?;
+            inside.parse::<std::net::Ipv6Addr>().ok()?;
+            let port = match after {
+                "" => None,
+                _ => Some(after.strip_prefix(':')?),
+            };
+            (inside, port)
+        }
+        None => match authority.split_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        },
+    };
+    let port_ok = port.is_none_or(|port| {
+        (1..=5).contains(&port.len()) && port.bytes().all(|byte| byte.is_ascii_digit())
+    });
+    (!host.is_empty() && port_ok).then_some(host)
 }
 
 /// Whether `host` (a name or an address, without port or brackets) is
