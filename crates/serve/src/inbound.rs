@@ -100,7 +100,30 @@ struct CallParams<'a> {
 
 /// Reads the envelope of one message; `Err` is the error to send back.
 pub fn inspect(bytes: &[u8]) -> Result<Inbound<'_>, Rejection> {
-    let envelope: Envelope<'_> = serde_json::from_slice(bytes).map_err(|error| {
+    // JSON is UTF-8 throughout; the envelope's reader checks only the
+    // strings it keeps, so the rest is checked here (a fast scan).
+    if let Err(error) = std::str::from_utf8(bytes) {
+        let mut scanner = IdScanner::new();
+        scanner.feed(bytes);
+        return Err(Rejection {
+            code: PARSE_ERROR,
+            message: format!("parse error: the message is not UTF-8 text ({error})"),
+            id: scanner.finish(),
+        });
+    }
+    // A struct also deserializes from an array, field by field: `[]` or
+    // `["ping", 1]` must not pass for a message.
+    let object = bytes
+        .iter()
+        .find(|byte| !byte.is_ascii_whitespace())
+        .is_some_and(|first| *first == b'{');
+    let envelope: Envelope<'_> = if object {
+        serde_json::from_slice(bytes)
+    } else {
+        serde_json::from_slice::<serde::de::IgnoredAny>(bytes)
+            .and_then(|_| Err(serde::de::Error::custom("not an object")))
+    }
+    .map_err(|error| {
         // Malformed JSON, or valid JSON of the wrong shape: the id may still
         // be readable before the fault, and a client waiting for that id
         // then fails at once. JSON-RPC 2.0 asks for `null` only when the
@@ -108,7 +131,13 @@ pub fn inspect(bytes: &[u8]) -> Result<Inbound<'_>, Rejection> {
         let mut scanner = IdScanner::new();
         scanner.feed(bytes);
         let id = scanner.finish();
-        if error.is_syntax() || error.is_eof() {
+        // The envelope's reader stops at the first fault it meets: valid
+        // JSON of the wrong shape may hide a syntax fault further on (bad
+        // UTF-8 in a string of a batch), which makes it a parse error.
+        let malformed = error.is_syntax()
+            || error.is_eof()
+            || serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_err();
+        if malformed {
             Rejection {
                 code: PARSE_ERROR,
                 message: format!("parse error: {error}"),
