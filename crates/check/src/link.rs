@@ -462,6 +462,8 @@ impl HttpLink {
         timeout: Duration,
     ) -> Result<Self, String> {
         let url = url::Url::parse(url).map_err(|error| format!("`{url}` is not a URL: {error}"))?;
+        // The workspace builds rustls without a default provider.
+        nexo_client::http::install_tls_provider();
         let client = reqwest::Client::builder()
             .timeout(timeout)
             .redirect(reqwest::redirect::Policy::none())

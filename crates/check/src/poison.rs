@@ -274,7 +274,9 @@ mod tests {
             [
                 "hidden-unicode-tags",
                 "hidden-unicode-bidi",
-                "hidden-unicode-zero-width"
+                "hidden-unicode-zero-width",
+                // What the tag characters smuggle is read too.
+                "mentions-secret-files"
             ]
         );
         assert!(
