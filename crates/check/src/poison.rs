@@ -47,14 +47,14 @@ const SECRET_PLACES: [&str; 12] = [
     ".env",
 ];
 
-/// Phrases that steer other tools or servers.
-const OTHER_TOOLS: [&str; 6] = [
+/// Phrases that steer other servers' tools ("the other tools" of the same
+/// server is ordinary: the files server asks to be called before them).
+const OTHER_TOOLS: [&str; 5] = [
     "mcp__",
-    "other tool",
-    "another tool",
     "other server",
+    "another server",
+    "other mcp",
     "all other tools",
-    "instead of the",
 ];
 
 /// What kind of hidden character.

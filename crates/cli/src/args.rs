@@ -885,9 +885,12 @@ Examples:
   nexo check --builtin morse --only stdio,errors,protocol
   nexo check --url http://127.0.0.1:8000/mcp --skip latency,http
 
-A bundled server (--builtin, or a builtin of the configuration) is checked
-as the child `nexo serve NAME`, so that its wire can be probed. Tool
-definition sizes are approximate tokens (JSON bytes / 4).
+--json prints the report as one `nexo-check/1` document. A bundled server
+(--builtin, or a builtin of the configuration) is checked as the child
+`nexo serve NAME`, so that its wire can be probed. Tool definition sizes
+are approximate tokens (JSON bytes / 4). --trace, --protocol, -v and the
+OAuth flags are not used by `nexo check`: it writes its own raw JSON-RPC and
+begins a 2025-11-25 session.
 
 Exit status: 0 no finding at or above --fail-on (default error), 1 bad
 usage, 4 the server could not be started or reached, 8 findings at or above
