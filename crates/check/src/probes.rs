@@ -304,6 +304,26 @@ async fn safe_calls(run: &mut Run) {
             .link
             .request("tools/call", json!({"name": name, "arguments": arguments}))
             .await;
+        if matches!(exchange.answer, Err(LinkError::Timeout)) {
+            // A real call may be slow on purpose (everything's
+            // trigger-long-running-operation takes 10 s by default).
+            run.push(
+                Finding::new(
+                    "tool-call-slow",
+                    Severity::Info,
+                    Group::Errors,
+                    format!(
+                        "tool `{name}` did not answer within {} s",
+                        run.options.timeout.as_secs_f64()
+                    ),
+                    "spec, utilities/progress: long operations report progress when the request carries a progressToken",
+                    "send progress notifications for long calls; raise --timeout if the call is slow on purpose",
+                )
+                .evidence(exchange.evidence())
+                .subject(name.as_str()),
+            );
+            continue;
+        }
         if let Some(finding) = unanswered(&exchange, "tool-results", &name) {
             run.push(finding);
             if run_ended(run) {
