@@ -567,12 +567,22 @@ impl HttpLink {
         })
     }
 
-    /// POSTs a JSON-RPC message with the base headers.
+    /// POSTs a JSON-RPC message with the base headers (and, for a
+    /// 2026-07-28 request, its `Mcp-Method` and `Mcp-Name`).
     pub async fn post(&self, message: &Value) -> Result<RawReply, LinkError> {
+        let mut headers = self.base_headers();
+        let stateless = self
+            .version
+            .lock()
+            .ok()
+            .is_some_and(|version| version.as_deref() == Some(REVISION_2026));
+        if stateless {
+            headers.extend(method_headers(message));
+        }
         self.raw(
             reqwest::Method::POST,
             &self.url,
-            self.base_headers(),
+            headers,
             Some(message.to_string().into_bytes()),
         )
         .await
@@ -612,6 +622,41 @@ impl HttpLink {
             })
         }
     }
+}
+
+/// The 2026-07-28 headers that repeat a request's method and its tool,
+/// prompt or resource.
+pub fn method_headers(message: &Value) -> reqwest::header::HeaderMap {
+    use reqwest::header::HeaderValue;
+    let mut headers = reqwest::header::HeaderMap::new();
+    let method = message.get("method").and_then(Value::as_str).unwrap_or("");
+    if let Ok(value) = HeaderValue::from_str(method) {
+        headers.insert("mcp-method", value);
+    }
+    let params = message.get("params");
+    let name = params
+        .and_then(|params| params.get("name").or_else(|| params.get("uri")))
+        .and_then(Value::as_str);
+    if let Some(value) = name.and_then(|name| HeaderValue::from_str(name).ok()) {
+        headers.insert("mcp-name", value);
+    }
+    headers
+}
+
+/// `params` with the `_meta` a 2026-07-28 request carries in place of a
+/// session: the revision, who the client is and what it can do.
+pub fn stateless_params(mut params: Value) -> Value {
+    if let Value::Object(object) = &mut params {
+        object.insert(
+            "_meta".to_owned(),
+            json!({
+                "io.modelcontextprotocol/protocolVersion": REVISION_2026,
+                "io.modelcontextprotocol/clientInfo": {"name": "nexo-check", "version": env!("CARGO_PKG_VERSION")},
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }),
+        );
+    }
+    params
 }
 
 /// The innermost cause of an HTTP client error (reqwest's own message
@@ -672,6 +717,14 @@ impl Exchange {
 }
 
 impl Link {
+    /// Marks an HTTP link as speaking 2026-07-28 (its headers follow).
+    pub fn speak_2026(&self) {
+        if let Link::Http(http) = self {
+            http.set_session(None);
+            http.set_version(Some(REVISION_2026.to_owned()));
+        }
+    }
+
     pub fn next_id(&self) -> u64 {
         match self {
             Link::Stdio(link) => link.next_id(),

@@ -186,6 +186,29 @@ async fn an_unknown_tool_answered_as_a_success() {
     caught("unknown", "unknown-tool-accepted", Severity::Error).await;
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unknown_revision_echoed_back() {
+    caught("version", "version-echoed", Severity::Error).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_2026_server_without_cache_hints() {
+    let report = caught(
+        "stateless",
+        "stateless-result-fields-missing",
+        Severity::Warning,
+    )
+    .await;
+    let hints = report
+        .findings
+        .iter()
+        .find(|finding| finding.id == "stateless-result-fields-missing")
+        .unwrap();
+    assert!(hints.title.contains("ttlMs"), "{}", hints.title);
+    // Its missing resource is still the 2025-era -32002.
+    assert!(ids(&report).contains(&"resource-not-found-code"));
+}
+
 /// Ends the server when dropped.
 struct Server(Child);
 
