@@ -91,6 +91,13 @@ pub async fn check(target: &Target, options: &Options) -> Result<Report, CheckEr
     run.report
         .findings
         .dedup_by(|a, b| a.id == b.id && a.title == b.title);
+    // A crash is told once: the probes after it fail for the same reason.
+    let mut crashed = false;
+    run.report.findings.retain(|finding| {
+        let first = !(crashed && finding.id == "server-crashed");
+        crashed |= finding.id == "server-crashed";
+        first
+    });
     Ok(run.report)
 }
 

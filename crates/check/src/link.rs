@@ -749,7 +749,12 @@ impl Link {
     }
 
     pub async fn notify(&self, method: &str) -> Result<(), LinkError> {
-        let message = json!({"jsonrpc": "2.0", "method": method});
+        self.notify_with(json!({"jsonrpc": "2.0", "method": method}))
+            .await
+    }
+
+    /// Sends a notification as given.
+    pub async fn notify_with(&self, message: Value) -> Result<(), LinkError> {
         match self {
             Link::Stdio(link) => link.notify(&message).await,
             Link::Http(link) => link.notify(&message).await,

@@ -211,10 +211,17 @@ fn scan(texts: &[(String, &str)], whose: &str, subject: &str, in_result: bool) -
             }
             instructions.push((*phrase).to_owned());
         }
-        for place in SECRET_PLACES
-            .iter()
-            .filter(|place| contains_place(&lower, place))
-        {
+        // A result may name such files in earnest (a directory listing
+        // holding `.env`); only definitions are held to it.
+        let places_here: Vec<&&str> = if in_result {
+            Vec::new()
+        } else {
+            SECRET_PLACES
+                .iter()
+                .filter(|place| contains_place(&lower, place))
+                .collect()
+        };
+        for place in places_here {
             if places.is_empty() {
                 findings.push(
                     Finding::new(

@@ -32,6 +32,7 @@ pub(crate) async fn run(run: &mut Run) {
     safe_calls(run).await;
     if run.runs(Group::Protocol) {
         concurrency(run).await;
+        cancellation(run).await;
     }
     if run.runs(Group::Resources) {
         resources(run).await;
@@ -547,6 +548,47 @@ async fn concurrency(run: &mut Run) {
                 "keep each request's state to itself (or lock shared state) and answer with the request's own id",
             )
             .evidence(format!("{how}\n{}", mixed.join("\n"))),
+        );
+    }
+}
+
+/// A call cancelled as soon as it is sent (`notifications/cancelled`):
+/// whether or not its answer comes, the server goes on serving.
+async fn cancellation(run: &mut Run) {
+    let tool = run.tools.iter().find(|tool| safe_to_call(tool)).cloned();
+    let id = run.link.next_id();
+    let request = match &tool {
+        Some(tool) => json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": name_of(tool),
+            "arguments": sample_arguments(tool.get("inputSchema").unwrap_or(&Value::Null), "nexo-check"),
+        }}),
+        None => json!({"jsonrpc": "2.0", "id": id, "method": "ping"}),
+    };
+    let link = Arc::clone(&run.link);
+    // Its answer may come or not (both are allowed); it is not waited for.
+    let call = tokio::spawn(async move { link.send(request).await });
+    let cancelled = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": id, "reason": "nexo check: cancellation probe"}});
+    let _ = run.link.notify_with(cancelled.clone()).await;
+    let ping = run.link.request("ping", json!({})).await;
+    call.abort();
+    run.probe(
+        "cancellation",
+        Group::Protocol,
+        "ran",
+        "a call cancelled as soon as sent, then a ping",
+    );
+    if ping.answer.is_err() {
+        run.push(
+            Finding::new(
+                "cancellation-breaks-server",
+                Severity::Error,
+                Group::Protocol,
+                "after a cancelled request the server no longer answers",
+                "spec, utilities/cancellation: a cancelled request may be dropped, the connection goes on",
+                "on notifications/cancelled, stop the work (or let it finish) and keep serving; ignore unknown request ids",
+            )
+            .evidence(format!("→ {cancelled}\n{}", ping.evidence())),
         );
     }
 }

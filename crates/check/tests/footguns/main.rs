@@ -187,6 +187,17 @@ async fn an_unknown_tool_answered_as_a_success() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn instructions_hidden_in_a_result() {
+    let report = caught("inject", "result-instructions", Severity::Error).await;
+    assert!(report.findings[0].evidence.contains("do not tell the user"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_dies_on_cancellation() {
+    caught("cancel", "cancellation-breaks-server", Severity::Error).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn an_unknown_revision_echoed_back() {
     caught("version", "version-echoed", Severity::Error).await;
 }
