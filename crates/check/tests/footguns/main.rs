@@ -230,10 +230,11 @@ impl Drop for Server {
     }
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn footguns_2_and_3_sessions_and_origin_over_http() {
+/// The careless HTTP server started with `args`, and its URL as a target.
+fn careless_http(args: &[&str]) -> (Server, Target) {
     let mut child = Command::new("python3")
         .arg(fixture("careless_http_server.py"))
+        .args(args)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -241,7 +242,7 @@ async fn footguns_2_and_3_sessions_and_origin_over_http() {
     BufReader::new(child.stderr.take().unwrap())
         .read_line(&mut line)
         .unwrap();
-    let _server = Server(child);
+    let server = Server(child);
     let url = line
         .trim()
         .strip_prefix("listening on ")
@@ -252,6 +253,12 @@ async fn footguns_2_and_3_sessions_and_origin_over_http() {
         transport: nexo_client::HttpTransport::Http,
         headers: Vec::new(),
     };
+    (server, target)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn footguns_2_and_3_sessions_and_origin_over_http() {
+    let (_server, target) = careless_http(&[]);
     let report = nexo_check::check(&target, &options()).await.unwrap();
     let ids = ids(&report);
     for id in [
@@ -275,6 +282,22 @@ async fn footguns_2_and_3_sessions_and_origin_over_http() {
         "{}",
         origin.evidence
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_401_without_resource_metadata() {
+    let (_server, target) = careless_http(&["auth"]);
+    let report = nexo_check::check(&target, &options()).await.unwrap();
+    let ids = ids(&report);
+    for id in [
+        "auth-required",
+        "auth-no-resource-metadata",
+        "auth-no-protected-resource-metadata",
+        "auth-token-passthrough-unprobed",
+    ] {
+        assert!(ids.contains(&id), "no `{id}` in {ids:?}");
+    }
+    assert!(report.fails(Severity::Error));
 }
 
 #[tokio::test(flavor = "multi_thread")]
