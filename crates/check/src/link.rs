@@ -378,6 +378,14 @@ impl StdioLink {
             .unwrap_or_default()
     }
 
+    /// The requests the server sent us.
+    pub fn requests(&self) -> Vec<Value> {
+        self.observed
+            .lock()
+            .map(|observed| observed.requests.clone())
+            .unwrap_or_default()
+    }
+
     pub fn notifications(&self) -> Vec<Value> {
         self.observed
             .lock()

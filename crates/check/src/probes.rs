@@ -732,7 +732,27 @@ async fn capabilities(run: &mut Run) {
     let Link::Stdio(stdio) = &*run.link else {
         return;
     };
-    let notifications = stdio.notifications();
+    // nexo check declares no client capability: a server that asks for
+    // sampling, elicitation or roots uses one it was not given.
+    let (requests, notifications) = (stdio.requests(), stdio.notifications());
+    for request in requests {
+        let method = request.get("method").and_then(Value::as_str).unwrap_or("");
+        if method == "ping" {
+            continue;
+        }
+        run.push(
+            Finding::new(
+                "undeclared-client-capability-used",
+                Severity::Warning,
+                Group::Capabilities,
+                format!("the server sent `{method}` to a client that declared no capabilities"),
+                "spec, lifecycle (capability negotiation): a server only uses the client capabilities the client declared",
+                "check the client's capabilities (sampling, elicitation, roots) before sending their requests",
+            )
+            .evidence(request.to_string())
+            .subject(method),
+        );
+    }
     for (method, capability, key) in [
         ("notifications/tools/list_changed", "tools", "listChanged"),
         (

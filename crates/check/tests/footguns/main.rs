@@ -193,6 +193,16 @@ async fn instructions_hidden_in_a_result() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_client_capability_used_undeclared() {
+    caught(
+        "sampling",
+        "undeclared-client-capability-used",
+        Severity::Warning,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_server_that_dies_on_cancellation() {
     caught("cancel", "cancellation-breaks-server", Severity::Error).await;
 }
