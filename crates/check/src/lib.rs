@@ -21,6 +21,9 @@
 //! world (the network), is never called; the error probes use a tool name
 //! that does not exist, and arguments a safe tool must refuse.
 //!
+//! Why it judges as it does (which revision's rule, what is called, the
+//! severities) is in the README beside this crate.
+//!
 //! It depends on nexo-client only (its targets and headers), and prints
 //! nothing: the CLI does.
 
