@@ -131,14 +131,72 @@ fn contains_place(lower: &str, place: &str) -> bool {
 pub fn definition(kind: &str, name: &str, definition: &Value) -> Vec<Finding> {
     let mut texts = Vec::new();
     strings(definition, String::new(), &mut texts);
-    scan(&texts, &format!("{kind} `{name}`"), name, false)
+    let whose = format!("{kind} `{name}`");
+    let mut findings = scan(&texts, &whose, name, false);
+    findings.extend(meta_secrets(definition, &whose, name));
+    findings
 }
 
 /// Reads the text of a call's result.
 pub fn result(tool: &str, result: &Value) -> Vec<Finding> {
     let mut texts = Vec::new();
     strings(result, String::new(), &mut texts);
-    scan(&texts, &format!("the result of tool `{tool}`"), tool, true)
+    let whose = format!("the result of tool `{tool}`");
+    let mut findings = scan(&texts, &whose, tool, true);
+    findings.extend(meta_secrets(result, &whose, tool));
+    findings
+}
+
+/// Key words of a `_meta` entry that holds a secret.
+const SECRET_KEYS: [&str; 6] = [
+    "token",
+    "secret",
+    "password",
+    "apikey",
+    "api_key",
+    "authorization",
+];
+
+/// Secrets carried in `_meta`, which hosts log and show (footgun 13).
+fn meta_secrets(value: &Value, whose: &str, subject: &str) -> Vec<Finding> {
+    let mut keys = Vec::new();
+    find_meta_secrets(value, false, &mut keys);
+    if keys.is_empty() {
+        return Vec::new();
+    }
+    vec![
+        Finding::new(
+            "meta-secrets",
+            Severity::Warning,
+            Group::Security,
+            format!("{whose} carries `{}` in `_meta`", keys.join("`, `")),
+            "footgun 13 (seed 002, Appendix B): `_meta` is sent as is and may be logged or shown",
+            "never send tokens, passwords or keys in MCP messages; treat _meta as public",
+        )
+        .evidence(format!("_meta keys: {}", keys.join(", ")))
+        .subject(subject),
+    ]
+}
+
+fn find_meta_secrets(value: &Value, in_meta: bool, keys: &mut Vec<String>) {
+    match value {
+        Value::Object(object) => {
+            for (key, item) in object {
+                let lower = key.to_lowercase();
+                if in_meta
+                    && SECRET_KEYS.iter().any(|word| lower.contains(word))
+                    && item.as_str().is_some_and(|text| !text.is_empty())
+                {
+                    keys.push(key.clone());
+                }
+                find_meta_secrets(item, in_meta || key == "_meta", keys);
+            }
+        }
+        Value::Array(items) => items
+            .iter()
+            .for_each(|item| find_meta_secrets(item, in_meta, keys)),
+        _ => {}
+    }
 }
 
 fn scan(texts: &[(String, &str)], whose: &str, subject: &str, in_result: bool) -> Vec<Finding> {

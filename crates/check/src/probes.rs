@@ -663,6 +663,36 @@ async fn resources(run: &mut Run) {
             );
         }
     }
+    let subscribes = run
+        .initialize
+        .pointer("/capabilities/resources/subscribe")
+        .and_then(Value::as_bool)
+        == Some(true);
+    if let (true, Some(uri)) = (subscribes, first.first()) {
+        let exchange = run
+            .link
+            .request("resources/subscribe", json!({"uri": uri}))
+            .await;
+        if exchange.result().is_none() {
+            run.push(
+                Finding::new(
+                    "declared-capability-fails",
+                    Severity::Error,
+                    Group::Capabilities,
+                    "`resources.subscribe` is declared but `resources/subscribe` failed",
+                    "spec, server/resources (subscriptions): a server that declares subscribe accepts it",
+                    "handle resources/subscribe and unsubscribe, or do not declare subscribe",
+                )
+                .evidence(exchange.evidence())
+                .subject("resources/subscribe"),
+            );
+        } else {
+            let _ = run
+                .link
+                .request("resources/unsubscribe", json!({"uri": uri}))
+                .await;
+        }
+    }
     let missing = "nexo-check://no-such-resource";
     let exchange = run
         .link
@@ -709,6 +739,39 @@ async fn resources(run: &mut Run) {
 /// What is declared works; what is used is declared.
 async fn capabilities(run: &mut Run) {
     run.probe("capabilities", Group::Capabilities, "ran", "");
+    // A prompt that needs no argument can be got.
+    let prompt = run
+        .prompts
+        .iter()
+        .find(|prompt| {
+            prompt
+                .get("arguments")
+                .and_then(Value::as_array)
+                .is_none_or(|arguments| {
+                    !arguments
+                        .iter()
+                        .any(|argument| argument.get("required") == Some(&Value::Bool(true)))
+                })
+        })
+        .cloned();
+    if let Some(prompt) = prompt {
+        let name = name_of(&prompt).to_owned();
+        let exchange = run.link.request("prompts/get", json!({"name": name})).await;
+        if exchange.result().is_none() {
+            run.push(
+                Finding::new(
+                    "listed-prompt-fails",
+                    Severity::Error,
+                    Group::Capabilities,
+                    format!("listed prompt `{name}` (no required argument) cannot be got"),
+                    "spec, server/prompts: a listed prompt can be got with its arguments",
+                    "make every listed prompt work, or leave it out of the list",
+                )
+                .evidence(exchange.evidence())
+                .subject(name.as_str()),
+            );
+        }
+    }
     if run.declares("logging") {
         let exchange = run
             .link

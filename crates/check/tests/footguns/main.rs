@@ -193,6 +193,14 @@ async fn instructions_hidden_in_a_result() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn footgun_13_a_token_in_meta() {
+    let report = caught("meta", "meta-secrets", Severity::Warning).await;
+    assert!(report.findings[0].title.contains("apiToken"));
+    // The value itself is not repeated in the report.
+    assert!(!report.findings[0].evidence.contains("sk-live"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_client_capability_used_undeclared() {
     caught(
         "sampling",
