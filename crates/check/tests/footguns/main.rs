@@ -193,6 +193,16 @@ async fn instructions_hidden_in_a_result() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn structured_content_against_the_output_schema() {
+    let report = caught("output", "output-schema-mismatch", Severity::Error).await;
+    assert!(
+        report.findings[0].evidence.contains("/result"),
+        "{}",
+        report.findings[0].evidence
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn footgun_13_a_token_in_meta() {
     let report = caught("meta", "meta-secrets", Severity::Warning).await;
     assert!(report.findings[0].title.contains("apiToken"));
