@@ -176,8 +176,19 @@ impl StdioLink {
             let stdin = Arc::clone(&stdin);
             let late = Arc::clone(&late);
             tokio::spawn(async move {
-                let mut lines = BufReader::new(stdout).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
+                // Bytes, not `lines()`: a server that writes invalid UTF-8
+                // on stdout is polluting it, not ending.
+                let mut reader = BufReader::new(stdout);
+                let mut bytes = Vec::new();
+                loop {
+                    bytes.clear();
+                    match reader.read_until(b'\n', &mut bytes).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) => {}
+                    }
+                    let line = String::from_utf8_lossy(&bytes)
+                        .trim_end_matches(['\n', '\r'])
+                        .to_owned();
                     let phase = Phase::from_u8(phase.load(Ordering::SeqCst));
                     let message = serde_json::from_str::<Value>(&line)
                         .ok()

@@ -100,6 +100,11 @@ async fn footgun_1_stdout_pollution_in_every_phase() {
         assert!(finding.title.contains(phase), "{}", finding.title);
     }
     assert!(finding.evidence.contains("buggy server v1.2.3 starting"));
+    assert!(
+        finding.evidence.contains("not UTF-8"),
+        "{}",
+        finding.evidence
+    );
     assert!(finding.evidence.contains("bye"));
 }
 
