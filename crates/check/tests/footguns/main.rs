@@ -197,6 +197,31 @@ async fn instructions_hidden_in_a_result() {
     assert!(report.findings[0].evidence.contains("do not tell the user"));
 }
 
+/// The child lingers a minute; a short time limit bounds the wait (its
+/// margin is the minute, not a measurement).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_ignores_eof() {
+    let target = Target::Stdio {
+        command: vec![
+            "python3".to_owned(),
+            fixture("buggy_server.py").to_string_lossy().into_owned(),
+            "noexit".to_owned(),
+        ],
+        env: Vec::new(),
+        cwd: None,
+    };
+    let options = Options {
+        timeout: Duration::from_secs(2),
+        selection: Selection {
+            only: vec![nexo_check::Group::Stdio],
+            skip: Vec::new(),
+        },
+    };
+    let report = nexo_check::check(&target, &options).await.unwrap();
+    assert_eq!(ids(&report), ["no-exit-on-eof"]);
+    assert_eq!(report.findings[0].severity, Severity::Warning);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn structured_content_against_the_output_schema() {
     let report = caught("output", "output-schema-mismatch", Severity::Error).await;
