@@ -211,6 +211,12 @@ impl Run {
                 http::authorization(self, challenge).await;
                 return Ok(());
             }
+            Err(LinkError::Http {
+                status: 400 | 404 | 405,
+                ..
+            }) if self.legacy_sse().await => {
+                return Ok(());
+            }
             Err(LinkError::Transport(message)) if matches!(*self.link, Link::Http(_)) => {
                 return Err(CheckError::Unreachable {
                     message: message.clone(),
@@ -279,6 +285,41 @@ impl Run {
         }
         self.shut_down().await;
         Ok(())
+    }
+
+    /// Whether the URL is a legacy HTTP+SSE endpoint (its GET streams an
+    /// `endpoint` event); if so, that is the finding.
+    async fn legacy_sse(&mut self) -> bool {
+        let Link::Http(http) = &*self.link else {
+            return false;
+        };
+        let Some(start) = http.peek_stream().await else {
+            return false;
+        };
+        if !start.contains("endpoint") {
+            return false;
+        }
+        let url = http.url.to_string();
+        self.report.transport = "sse".to_owned();
+        self.probe(
+            "legacy-sse",
+            Group::Protocol,
+            "ran",
+            "the POST was refused; a GET streamed an endpoint event",
+        );
+        self.push(
+            Finding::new(
+                "legacy-sse-only",
+                Severity::Warning,
+                Group::Protocol,
+                "this endpoint speaks only the deprecated HTTP+SSE transport (2024-11-05)",
+                "spec 2025-03-26 on: Streamable HTTP replaced HTTP+SSE; clients are dropping the old transport",
+                "serve Streamable HTTP (one endpoint taking POST, e.g. /mcp); keep /sse only for old clients, and check the new endpoint with nexo check",
+            )
+            .evidence(format!("→ GET {url} (Accept: text/event-stream)\n← {}", finding::trim(start.trim(), 200)))
+            .subject(url),
+        );
+        true
     }
 
     /// Every page of a list; the failed exchange, if one failed.

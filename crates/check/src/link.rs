@@ -621,6 +621,38 @@ impl HttpLink {
         })
     }
 
+    /// The first bytes of a GET that asks for an event stream (a legacy
+    /// HTTP+SSE endpoint sends its `endpoint` event at once), read for at
+    /// most a second; `None` when no stream comes.
+    pub async fn peek_stream(&self) -> Option<String> {
+        let mut headers = self.extra.clone();
+        headers.insert(
+            reqwest::header::ACCEPT,
+            reqwest::header::HeaderValue::from_static("text/event-stream"),
+        );
+        let wait = Duration::from_secs(1);
+        let mut response = tokio::time::timeout(
+            wait,
+            self.client.get(self.url.clone()).headers(headers).send(),
+        )
+        .await
+        .ok()?
+        .ok()?;
+        let is_sse = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|kind| kind.to_str().ok())
+            .is_some_and(|kind| kind.starts_with("text/event-stream"));
+        if response.status() != 200 || !is_sse {
+            return None;
+        }
+        let chunk = tokio::time::timeout(wait, response.chunk())
+            .await
+            .ok()?
+            .ok()??;
+        Some(String::from_utf8_lossy(&chunk).into_owned())
+    }
+
     /// POSTs a JSON-RPC message with the base headers (and, for a
     /// 2026-07-28 request, its `Mcp-Method` and `Mcp-Name`).
     pub async fn post(&self, message: &Value) -> Result<RawReply, LinkError> {

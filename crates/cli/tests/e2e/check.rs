@@ -229,3 +229,15 @@ fn check_official_servers_installed_by_interop() {
         );
     }
 }
+
+/// The legacy HTTP+SSE endpoint of a served server is named as such (a
+/// warning: the transport is deprecated), and nothing more is probed there.
+#[test]
+fn check_a_legacy_sse_endpoint() {
+    let server = HttpServer::start(&[]);
+    let url = format!("{}/sse", server.base_url());
+    let (run, document) = check(&["--url", &url, "--fail-on", "error"]);
+    assert_eq!(run.code(), 0, "{run:#?}");
+    assert_eq!(document["transport"], "sse");
+    assert_eq!(above_info(&document), [format!("legacy-sse-only {url}")]);
+}
