@@ -333,10 +333,16 @@ impl StdioLink {
         waiting + given_up
     }
 
-    /// Stops waiting for request `id`'s answer.
+    /// Stops waiting for request `id`'s answer (counted as given up on,
+    /// like a timeout, if it was still unanswered).
     pub fn forget(&self, id: &Value) {
-        if let Ok(mut pending) = self.pending.lock() {
-            pending.remove(&id.to_string());
+        let removed = self
+            .pending
+            .lock()
+            .ok()
+            .and_then(|mut pending| pending.remove(&id.to_string()));
+        if removed.is_some() {
+            self.given_up.fetch_add(1, Ordering::SeqCst);
         }
     }
 
