@@ -10,8 +10,10 @@
 //! tokens); [`poison`] reads every string for hidden Unicode and
 //! instructions aimed at the model; [`probes`] makes real exchanges (stdio
 //! pollution, errors versus `isError`, concurrent requests answered by id,
-//! stable resource URIs, definitions that change, version negotiation) and
-//! [`http`] probes the HTTP transport itself (sessions, Origin and Host,
+//! stable resource URIs, definitions that change, version negotiation),
+//! [`stateless`] the 2026-07-28 revision where the server speaks it,
+//! [`stdio`] a child's stray output and exit, and [`http`] probes the HTTP
+//! transport itself (sessions, Origin and Host,
 //! content negotiation, body limits, latency, authorization). Each
 //! [`Finding`] keeps its evidence; the [`Report`] renders them as text,
 //! versioned JSON or SARIF.
@@ -35,6 +37,8 @@ pub mod link;
 pub mod poison;
 mod probes;
 pub mod report;
+mod stateless;
+mod stdio;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -7,7 +7,6 @@
 //! a stdio child its stray stdout, its stderr and its exit on EOF.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
@@ -21,8 +20,6 @@ const NO_SUCH_TOOL: &str = "nexo_check_no_such_tool";
 const CONCURRENT: usize = 8;
 /// The most safe tools called.
 const MAX_CALLS: usize = 20;
-/// The longest wait for a stdio child to exit after EOF.
-const EOF_WAIT: Duration = Duration::from_secs(5);
 
 pub(crate) async fn run(run: &mut Run) {
     if run.runs(Group::Errors) {
@@ -42,7 +39,7 @@ pub(crate) async fn run(run: &mut Run) {
     }
     if run.runs(Group::Protocol) {
         version_negotiation(run).await;
-        stateless(run).await;
+        crate::stateless::probe(run).await;
     }
     if run.runs(Group::Security) {
         definitions_change(run).await;
@@ -61,7 +58,7 @@ pub(crate) fn safe_to_call(tool: &Value) -> bool {
         && hint("destructiveHint") != Some(true)
 }
 
-fn name_of(tool: &Value) -> &str {
+pub(crate) fn name_of(tool: &Value) -> &str {
     tool.get("name").and_then(Value::as_str).unwrap_or("")
 }
 
@@ -910,172 +907,6 @@ async fn version_negotiation(run: &mut Run) {
     }
 }
 
-/// The 2026-07-28 protocol, where the server speaks it (on a fresh link,
-/// no session): `server/discover`, the cache hints (`ttlMs`, `cacheScope`)
-/// and `resultType` every result carries, a stable `tools/list` order,
-/// resource-not-found as -32602 and, over HTTP, a `Mcp-Method` header that
-/// contradicts the body refused.
-async fn stateless(run: &mut Run) {
-    const WHY: &str =
-        "spec 2026-07-28 (stateless requests: server/discover, cache hints, resultType)";
-    let link = match run.fresh_link() {
-        Ok(link) => link,
-        Err(error) => {
-            run.probe("2026-07-28", Group::Protocol, "skipped", error.to_string());
-            return;
-        }
-    };
-    link.speak_2026();
-    let discover = link
-        .request("server/discover", crate::link::stateless_params(json!({})))
-        .await;
-    let speaks = discover.result().is_some_and(|result| {
-        result
-            .get("supportedVersions")
-            .and_then(Value::as_array)
-            .is_some_and(|versions| {
-                versions
-                    .iter()
-                    .any(|version| version == crate::link::REVISION_2026)
-            })
-    });
-    if !speaks {
-        run.probe(
-            "2026-07-28",
-            Group::Protocol,
-            "not-applicable",
-            "server/discover is not answered with 2026-07-28 among supportedVersions",
-        );
-        if let Link::Stdio(stdio) = &link {
-            stdio.kill().await;
-        }
-        return;
-    }
-    run.probe(
-        "2026-07-28",
-        Group::Protocol,
-        "ran",
-        "server/discover, tools/list twice, a missing resource",
-    );
-    let mut exchanges = vec![discover];
-    let mut orders = Vec::new();
-    if run.declares("tools") {
-        for _ in 0..2 {
-            let exchange = link
-                .request("tools/list", crate::link::stateless_params(json!({})))
-                .await;
-            let names: Vec<String> = exchange
-                .result()
-                .and_then(|result| result.get("tools"))
-                .and_then(Value::as_array)
-                .map(|tools| tools.iter().map(|tool| name_of(tool).to_owned()).collect())
-                .unwrap_or_default();
-            orders.push(names);
-            exchanges.push(exchange);
-        }
-    }
-    if let [first, second] = orders.as_slice()
-        && first != second
-    {
-        run.push(
-            Finding::new(
-                "tools-order-unstable",
-                Severity::Warning,
-                Group::Protocol,
-                "two 2026-07-28 `tools/list` give the tools in different orders",
-                WHY,
-                "list tools in a fixed order, so that caches and prompt prefixes stay valid",
-            )
-            .evidence(format!("first: {first:?}\nsecond: {second:?}")),
-        );
-    }
-    for exchange in &exchanges {
-        let Some(result) = exchange.result() else {
-            continue;
-        };
-        let missing: Vec<&str> = ["resultType", "ttlMs", "cacheScope"]
-            .into_iter()
-            .filter(|key| result.get(key).is_none())
-            .collect();
-        if !missing.is_empty() {
-            let method = exchange.request["method"].as_str().unwrap_or("").to_owned();
-            run.push(
-                Finding::new(
-                    "stateless-result-fields-missing",
-                    Severity::Warning,
-                    Group::Protocol,
-                    format!("the 2026-07-28 `{method}` result lacks `{}`", missing.join("`, `")),
-                    WHY,
-                    "give every 2026-07-28 result its resultType and the cache hints ttlMs and cacheScope",
-                )
-                .evidence(exchange.evidence())
-                .subject(method.as_str()),
-            );
-        }
-    }
-    if run.declares("resources") {
-        let missing = link
-            .request(
-                "resources/read",
-                crate::link::stateless_params(json!({"uri": "nexo-check://no-such-resource"})),
-            )
-            .await;
-        if let Some(code) = missing.error_code()
-            && code != -32602
-        {
-            run.push(
-                Finding::new(
-                    "resource-not-found-code",
-                    Severity::Warning,
-                    Group::Protocol,
-                    format!("a missing resource is error {code} in 2026-07-28, not -32602"),
-                    WHY,
-                    "answer a read of an unknown URI with -32602 from 2026-07-28 on",
-                )
-                .evidence(missing.evidence()),
-            );
-        }
-    }
-    if let Link::Http(http) = &link {
-        let message = json!({"jsonrpc": "2.0", "id": http.next_id(), "method": "tools/list",
-            "params": crate::link::stateless_params(json!({}))});
-        let mut headers = http.base_headers();
-        headers.insert(
-            "mcp-method",
-            reqwest::header::HeaderValue::from_static("prompts/list"),
-        );
-        let reply = http
-            .raw(
-                reqwest::Method::POST,
-                &http.url,
-                headers,
-                Some(message.to_string().into_bytes()),
-            )
-            .await;
-        if let Ok(reply) = &reply
-            && reply.status == 200
-            && reply
-                .message(message.get("id"))
-                .is_some_and(|answer| answer.get("result").is_some())
-        {
-            run.push(
-                Finding::new(
-                    "method-header-mismatch-accepted",
-                    Severity::Warning,
-                    Group::Http,
-                    "a 2026-07-28 request whose `Mcp-Method` header contradicts its body is served",
-                    "spec 2026-07-28, transports: the Mcp-Method header must match the body (errors -32020..-32022)",
-                    "refuse a request whose headers and body disagree, with 400 and the header error",
-                )
-                .evidence(format!("→ POST {} with Mcp-Method: prompts/list and a tools/list body\n← {}", http.url, reply.describe())),
-            );
-        }
-    }
-    if let Link::Stdio(stdio) = &link {
-        stdio.kill().await;
-    }
-}
-
 /// A second `tools/list` in the same session: the definitions must not
 /// change unless the server said so (a "rug pull").
 async fn definitions_change(run: &mut Run) {
@@ -1134,121 +965,4 @@ async fn definitions_change(run: &mut Run) {
         )
         .evidence(changes.join("\n")),
     );
-}
-
-impl Run {
-    /// A stdio child's stray stdout, stderr and exit on EOF.
-    pub(crate) async fn stdio_findings(&mut self) {
-        let Link::Stdio(stdio) = &*self.link else {
-            return;
-        };
-        let crashed = stdio.has_ended();
-        let in_flight = stdio.in_flight();
-        let exit = if crashed {
-            None
-        } else {
-            Some(stdio.shut_down(self.options.timeout.min(EOF_WAIT)).await)
-        };
-        let stray = stdio.stray();
-        let (stderr, stderr_lines) = stdio.stderr();
-        if !self.runs(Group::Stdio) {
-            return;
-        }
-        self.probe("stdio", Group::Stdio, "ran", "");
-        if !stray.is_empty() {
-            let mut phases: Vec<&str> = Vec::new();
-            for (phase, _) in &stray {
-                if !phases.contains(&phase.as_str()) {
-                    phases.push(phase.as_str());
-                }
-            }
-            // The first three lines of each phase.
-            let evidence: Vec<String> = stray
-                .iter()
-                .enumerate()
-                .filter(|(index, (phase, _))| {
-                    stray[..*index]
-                        .iter()
-                        .filter(|(earlier, _)| earlier == phase)
-                        .count()
-                        < 3
-                })
-                .map(|(_, line)| line)
-                .map(|(phase, line)| {
-                    format!(
-                        "stdout {}: {}",
-                        phase.as_str(),
-                        crate::finding::trim(line, 160)
-                    )
-                })
-                .collect();
-            self.push(
-                Finding::new(
-                    "stdout-pollution",
-                    Severity::Error,
-                    Group::Stdio,
-                    format!(
-                        "{} line(s) on stdout are not JSON-RPC ({})",
-                        stray.len(),
-                        phases.join(", ")
-                    ),
-                    "footgun 1 (seed 002, Appendix B); best practices §16.8: on stdio, stdout carries JSON-RPC only",
-                    "log to stderr (logging.basicConfig(stream=sys.stderr)); never print() in a stdio server",
-                )
-                .evidence(evidence.join("\n")),
-            );
-        }
-        if stderr_lines > 0 {
-            self.push(
-                Finding::new(
-                    "stderr-output",
-                    Severity::Info,
-                    Group::Stdio,
-                    format!("the server wrote {stderr_lines} line(s) to stderr"),
-                    "spec, transports (stdio): stderr is for logs, which hosts may show or drop",
-                    "nothing, if these are logs; keep them few and useful",
-                )
-                .evidence(
-                    stderr
-                        .iter()
-                        .take(3)
-                        .map(|line| crate::finding::trim(line, 160))
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                ),
-            );
-        }
-        match exit {
-            Some(None) => self.push(
-                Finding::new(
-                    "no-exit-on-eof",
-                    // A call still running (one the probes gave up on) may
-                    // keep a server alive for a while, fairly.
-                    if in_flight > 0 {
-                        Severity::Info
-                    } else {
-                        Severity::Warning
-                    },
-                    Group::Stdio,
-                    format!(
-                        "the server did not exit within {} s of stdin closing ({in_flight} request(s) still in flight)",
-                        self.options.timeout.min(EOF_WAIT).as_secs_f64()
-                    ),
-                    "spec, lifecycle (shutdown, stdio): the client closes stdin and expects the server to exit",
-                    "exit when stdin reaches EOF",
-                ),
-            ),
-            Some(Some(status)) if !status.success() => self.push(
-                Finding::new(
-                    "exit-status-on-eof",
-                    Severity::Info,
-                    Group::Stdio,
-                    format!("the server exited with {status} when stdin closed"),
-                    "spec, lifecycle (shutdown, stdio)",
-                    "exit with status 0 on EOF: it is the normal end",
-                ),
-            ),
-            _ => {}
-        }
-    }
 }
