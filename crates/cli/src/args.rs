@@ -81,6 +81,18 @@ pub enum Command {
         subcommand_negates_reqs = true
     )]
     Bench(Box<BenchArgs>),
+    /// Audit a server for its author: behaviour probes, definition lints,
+    /// tool poisoning; findings with evidence, a score and an exit code for CI.
+    ///
+    /// Probes the server by real exchanges (stdout pollution, errors versus
+    /// isError, concurrent requests answered by id, stable resource URIs,
+    /// definitions that change, HTTP sessions, Origin and Host, version
+    /// negotiation, latency, authorization) and lints what it lists (names,
+    /// descriptions, schemas, annotations, provider portability, tokens,
+    /// hidden Unicode and instructions aimed at the model). Only tools that
+    /// say readOnlyHint: true and openWorldHint: false are ever called.
+    #[command(after_help = CHECK_EXAMPLES)]
+    Check(Box<CheckArgs>),
     /// Chat with an LLM that uses the tools of every configured server (also `nexo` alone).
     #[command(after_help = CHAT_EXAMPLES)]
     Chat(ChatArgs),
@@ -589,6 +601,7 @@ Exit status:
   5  the tool or server reported an error (isError, JSON-RPC error, unknown tool)
   6  the call did nothing: the server asks for a confirmation first
   7  `nexo bench`: an --assert failed
+  8  `nexo check`: findings at or above --fail-on
 On failure the last line on stderr is JSON: {\"error\":{\"code\",\"message\",\"hint\"}}";
 
 /// The examples of a client command, then the exit statuses they share.
@@ -673,6 +686,36 @@ pub struct PromptArgs {
     pub name: String,
     /// Arguments as key=value pairs.
     pub arguments: Vec<String>,
+}
+
+/// `nexo check TARGET [--json] [--sarif FILE] [--fail-on LEVEL] [--only G,..] [--skip G,..]`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Also write the findings to FILE as SARIF 2.1.0, for code-scanning tools.
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<PathBuf>,
+    /// Exit 8 when a finding at or above LEVEL exists: info, warning, error
+    /// or critical.
+    #[arg(long, value_name = "LEVEL", default_value = "error", value_parser = severity)]
+    pub fail_on: nexo_check::Severity,
+    /// Run only these probe groups, comma-separated: stdio, http, protocol,
+    /// errors, resources, capabilities, definitions, security, portability,
+    /// latency, auth.
+    #[arg(long, value_name = "GROUPS", value_delimiter = ',', value_parser = group, conflicts_with = "skip")]
+    pub only: Vec<nexo_check::Group>,
+    /// Leave these probe groups out, comma-separated.
+    #[arg(long, value_name = "GROUPS", value_delimiter = ',', value_parser = group)]
+    pub skip: Vec<nexo_check::Group>,
+}
+
+fn severity(text: &str) -> Result<nexo_check::Severity, String> {
+    text.parse()
+}
+
+fn group(text: &str) -> Result<nexo_check::Group, String> {
+    text.parse()
 }
 
 /// `nexo bench TARGET TOOL [ARGS] [load options]`, or `nexo bench compare`.
@@ -833,6 +876,25 @@ fn duration(text: &str) -> Result<Duration, String> {
     nexo_bench::scenario::duration(text)
         .ok_or_else(|| "not a time (for example `10s`, `500ms` or `2m`)".to_owned())
 }
+
+const CHECK_EXAMPLES: &str = "\
+Examples:
+  nexo check --stdio 'python server.py'
+  nexo check --url http://127.0.0.1:8000/mcp --json
+  nexo check --stdio 'npx -y my-server' --sarif check.sarif --fail-on warning
+  nexo check --builtin morse --only stdio,errors,protocol
+  nexo check --url http://127.0.0.1:8000/mcp --skip latency,http
+
+--json prints the report as one `nexo-check/1` document. A bundled server
+(--builtin, or a builtin of the configuration) is checked as the child
+`nexo serve NAME`, so that its wire can be probed. Tool definition sizes
+are approximate tokens (JSON bytes / 4). --trace, --protocol, -v and the
+OAuth flags are not used by `nexo check`: it writes its own raw JSON-RPC and
+begins a 2025-11-25 session.
+
+Exit status: 0 no finding at or above --fail-on (default error), 1 bad
+usage, 4 the server could not be started or reached, 8 findings at or above
+--fail-on; the last line on stderr is then one JSON object.";
 
 const BENCH_EXAMPLES: &str = "\
 Examples:

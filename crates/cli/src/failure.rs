@@ -21,6 +21,8 @@ pub enum Exit {
     NeedsConfirmation = 6,
     /// `nexo bench`: an `--assert` on the run's figures failed.
     AssertionFailed = 7,
+    /// `nexo check`: findings at or above `--fail-on`.
+    Findings = 8,
     /// Ctrl-C ended the work (128 + SIGINT, as shells report it).
     Interrupted = 130,
 }
@@ -116,9 +118,11 @@ impl Hinted for nexo_host::provider::ProviderError {
             Exit::Usage => "usage",
             Exit::Unauthorized => "unauthorized",
             Exit::Unreachable => "unreachable",
-            Exit::Remote | Exit::NeedsConfirmation | Exit::AssertionFailed | Exit::Interrupted => {
-                "provider_error"
-            }
+            Exit::Remote
+            | Exit::NeedsConfirmation
+            | Exit::AssertionFailed
+            | Exit::Findings
+            | Exit::Interrupted => "provider_error",
         }
     }
 
@@ -513,6 +517,29 @@ impl From<nexo_bench::BenchError> for Failure {
     }
 }
 
+impl Hinted for nexo_check::CheckError {
+    fn code(&self) -> &'static str {
+        nexo_check::CheckError::code(self)
+    }
+
+    fn exit(&self) -> Exit {
+        match self {
+            nexo_check::CheckError::Usage { .. } => Exit::Usage,
+            nexo_check::CheckError::Unreachable { .. } => Exit::Unreachable,
+        }
+    }
+
+    fn hint(&self) -> Option<String> {
+        nexo_check::CheckError::hint(self)
+    }
+}
+
+impl From<nexo_check::CheckError> for Failure {
+    fn from(error: nexo_check::CheckError) -> Self {
+        Self::from_error(&error)
+    }
+}
+
 impl From<ClientError> for Failure {
     fn from(error: ClientError) -> Self {
         Self::from_error(&error)
@@ -564,6 +591,22 @@ mod tests {
             assert_eq!(Hinted::exit(&error), exit, "{error:?}");
         }
         assert_eq!(Exit::AssertionFailed as u8, 7);
+    }
+
+    /// `nexo check`'s failures, each to its exit status; findings are 8.
+    #[test]
+    fn check_errors_map_to_their_exit_statuses() {
+        use nexo_check::CheckError as E;
+        let usage = E::Usage {
+            message: String::new(),
+            hint: None,
+        };
+        let unreachable = E::Unreachable {
+            message: String::new(),
+        };
+        assert_eq!(Hinted::exit(&usage), Exit::Usage);
+        assert_eq!(Hinted::exit(&unreachable), Exit::Unreachable);
+        assert_eq!(Exit::Findings as u8, 8);
     }
 
     /// Issue 15, point 10: the JSON line of a usage error says what is missing.

@@ -2,12 +2,14 @@
 //! lives in `nexo-serve`, reaching servers in `nexo-client`, the servers
 //! themselves behind `nexo-bundled`, traces and their analysis in
 //! `nexo-trace`, the gateway's policy and audit checks in `nexo-gateway`,
-//! load generation and measurement in `nexo-bench`.
+//! load generation and measurement in `nexo-bench`, auditing a server in
+//! `nexo-check`.
 
 mod args;
 mod bench;
 mod builtin;
 mod chat;
+mod check;
 mod conformance;
 mod env;
 mod failure;
@@ -74,6 +76,7 @@ fn main() -> ExitCode {
                 None => gateway_serve::run(args).await,
             },
             Some(Command::Bench(args)) => bench::run(*args).await,
+            Some(Command::Check(args)) => check::run(*args).await,
             Some(Command::Chat(args)) => chat::run(args).await,
             Some(Command::Ui(args)) => ui::run(args).await,
             Some(Command::ConformanceClient(args)) => conformance::run(args).await,

@@ -10,7 +10,8 @@
 //! corpus, [`music`] the music server on real SQLite files, [`trace`] the
 //! traces `nexo serve --trace` writes and `nexo trace` reads, [`gateway`]
 //! `nexo gateway` in front of real upstreams, and its policy and audit checks,
-//! [`bench`] `nexo bench` against real servers.
+//! [`bench`] `nexo bench` against real servers, [`check`] `nexo check`
+//! on the bundled servers and a buggy one.
 //! Every process a test starts is owned by a [`support::Proc`], which kills
 //! and reaps it when the test ends, however it ends.
 
@@ -22,6 +23,7 @@
 
 mod bench;
 mod chat;
+mod check;
 mod client;
 mod dns;
 mod exit_codes;

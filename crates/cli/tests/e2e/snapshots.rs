@@ -13,11 +13,12 @@ use serde_json::json;
 
 use crate::support::{ClosedPort, Run, nexo, nexo_path, run};
 
-const SUBCOMMANDS: [&str; 11] = [
+const SUBCOMMANDS: [&str; 12] = [
     "serve",
     "tools",
     "call",
     "bench",
+    "check",
     "resources",
     "read",
     "prompts",
