@@ -3,12 +3,18 @@
 //! run, one POST at a time, its answer read as JSON or as an SSE stream
 //! whose first event is timed. The connection is opened again after a
 //! transport failure or a timeout, which leave it in an unknown state.
+//! The connection is driven by the task that sends on it (polled beside
+//! each request and each frame of its answer) rather than by a task of its
+//! own: a request then costs no hand-over between tasks, as in wrk's one
+//! event loop.
 //! A request the server sends on an answer's stream (a 2025-era
 //! `elicitation/create`) is answered from the scenario on a second
 //! connection, opened when first needed. `https://` URLs are spoken over
 //! rustls (ring, the platform's trust store), as nexo-client does.
 
+use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -35,6 +41,8 @@ pub struct Endpoint {
     pub addr: SocketAddr,
     authority: HeaderValue,
     pub(crate) path: String,
+    /// `path`, parsed once.
+    uri: http::Uri,
     headers: Vec<(HeaderName, HeaderValue)>,
     tls: Option<Tls>,
 }
@@ -129,6 +137,7 @@ impl Endpoint {
             addr,
             authority: HeaderValue::from_str(&authority)
                 .map_err(|_| BenchError::usage(format!("`{host}` is no valid host"), None))?,
+            uri: uri(&path)?,
             path,
             headers: headers
                 .iter()
@@ -140,18 +149,19 @@ impl Endpoint {
 
     /// This endpoint at another path of the same server (a legacy SSE
     /// stream's `endpoint`).
-    pub(crate) fn at(&self, path: String) -> Self {
-        Self {
+    pub(crate) fn at(&self, path: String) -> Result<Self, BenchError> {
+        Ok(Self {
+            uri: uri(&path)?,
             path,
             ..self.clone()
-        }
+        })
     }
 
     /// A request to this endpoint with the target's own headers.
     pub(crate) fn request(&self, method: Method) -> http::request::Builder {
         let mut request = Request::builder()
             .method(method)
-            .uri(self.path.as_str())
+            .uri(self.uri.clone())
             .header(HOST, self.authority.clone());
         for (key, value) in &self.headers {
             request = request.header(key, value);
@@ -162,20 +172,27 @@ impl Endpoint {
     /// Opens one HTTP/1.1 connection (TLS for `https://`), its driver
     /// spawned.
     pub(crate) async fn connect(&self) -> Result<SendRequest<Full<Bytes>>, Failed> {
+        let Conn { sender, driver } = self.connect_driven().await?;
+        tokio::spawn(driver);
+        Ok(sender)
+    }
+
+    /// Opens one HTTP/1.1 connection (TLS for `https://`) whose driver the
+    /// caller polls.
+    async fn connect_driven(&self) -> Result<Conn, Failed> {
         let stream = TcpStream::connect(self.addr).await.map_err(|error| {
             Failed::new(ErrorClass::Transport, format!("cannot connect: {error}"))
         })?;
         let _ = stream.set_nodelay(true);
         let handshake =
             |error: hyper::Error| Failed::new(ErrorClass::Transport, format!("handshake: {error}"));
-        let sender = match &self.tls {
+        let (sender, driver): (_, Driver) = match &self.tls {
             None => {
                 let (sender, connection) =
                     hyper::client::conn::http1::handshake(TokioIo::new(stream))
                         .await
                         .map_err(handshake)?;
-                tokio::spawn(connection);
-                sender
+                (sender, Box::pin(connection))
             }
             Some(tls) => {
                 let connector = tokio_rustls::TlsConnector::from(Arc::clone(&tls.config));
@@ -187,12 +204,16 @@ impl Endpoint {
                     hyper::client::conn::http1::handshake(TokioIo::new(stream))
                         .await
                         .map_err(handshake)?;
-                tokio::spawn(connection);
-                sender
+                (sender, Box::pin(connection))
             }
         };
-        Ok(sender)
+        Ok(Conn { sender, driver })
     }
+}
+
+fn uri(path: &str) -> Result<http::Uri, BenchError> {
+    path.parse()
+        .map_err(|error| BenchError::usage(format!("`{path}` is no request path: {error}"), None))
 }
 
 /// A 2025-era session's headers.
@@ -210,11 +231,42 @@ pub struct Reply {
     pub first_event: Option<Instant>,
 }
 
+/// What drives a connection: hyper's connection future.
+type Driver = Pin<Box<dyn Future<Output = Result<(), hyper::Error>> + Send>>;
+
+/// A connection and its driver.
+struct Conn {
+    sender: SendRequest<Full<Bytes>>,
+    driver: Driver,
+}
+
+impl Conn {
+    /// `work` (a request or a frame of its answer on this connection),
+    /// the connection polled beside it. The connection ending first is a
+    /// transport failure.
+    async fn drive<T>(&mut self, work: impl Future<Output = T>) -> Result<T, Failed> {
+        tokio::pin!(work);
+        tokio::select! {
+            biased;
+            out = &mut work => Ok(out),
+            ended = self.driver.as_mut() => Err(Failed::new(
+                ErrorClass::Transport,
+                match ended {
+                    Ok(()) => "the server closed the connection".to_owned(),
+                    Err(error) => format!("connection: {error}"),
+                },
+            )),
+        }
+    }
+}
+
 /// One HTTP/1.1 connection to the endpoint.
 pub struct HttpLink {
     endpoint: Endpoint,
     accept: Accept,
-    sender: Option<SendRequest<Full<Bytes>>>,
+    /// Taken while a request is on it: a request that fails or is given up
+    /// (a timeout drops it) leaves none, and the next opens another.
+    conn: Option<Conn>,
     /// Where answers to the server's own requests are POSTed while the
     /// main connection carries the stream that asked.
     side: Option<SendRequest<Full<Bytes>>>,
@@ -226,7 +278,7 @@ impl HttpLink {
         Self {
             endpoint,
             accept,
-            sender: None,
+            conn: None,
             side: None,
             session: None,
         }
@@ -235,22 +287,44 @@ impl HttpLink {
     /// Forgets the connection (after a failure or a timeout); the next
     /// request opens another.
     pub fn reset(&mut self) {
-        self.sender = None;
+        self.conn = None;
     }
 
-    async fn sender(&mut self) -> Result<&mut SendRequest<Full<Bytes>>, Failed> {
-        if self.sender.as_ref().is_none_or(SendRequest::is_closed) {
-            self.sender = Some(self.endpoint.connect().await?);
+    /// The connection, open and ready for a request, taken out of the link
+    /// (put back when its request went well).
+    async fn take_conn(&mut self) -> Result<Conn, Failed> {
+        let mut conn = match self.conn.take() {
+            Some(conn) if !conn.sender.is_closed() => conn,
+            _ => self.endpoint.connect_driven().await?,
+        };
+        let Conn { sender, driver } = &mut conn;
+        let ready = tokio::select! {
+            biased;
+            ready = sender.ready() => ready.map_err(|error| format!("connection: {error}")),
+            ended = driver.as_mut() => Err(match ended {
+                Ok(()) => "the server closed the connection".to_owned(),
+                Err(error) => format!("connection: {error}"),
+            }),
+        };
+        match ready {
+            Ok(()) => Ok(conn),
+            // A kept-alive connection the server closed meanwhile: once
+            // more on a new one.
+            Err(_) => {
+                let mut conn = self.endpoint.connect_driven().await?;
+                let Conn { sender, driver } = &mut conn;
+                tokio::select! {
+                    biased;
+                    ready = sender.ready() => ready.map_err(|error| {
+                        Failed::new(ErrorClass::Transport, format!("connection: {error}"))
+                    })?,
+                    _ = driver.as_mut() => {
+                        return Err(Failed::new(ErrorClass::Transport, "the server closed the connection"));
+                    }
+                }
+                Ok(conn)
+            }
         }
-        let sender = self
-            .sender
-            .as_mut()
-            .ok_or_else(|| Failed::new(ErrorClass::Transport, "no connection"))?;
-        sender
-            .ready()
-            .await
-            .map_err(|error| Failed::new(ErrorClass::Transport, format!("connection: {error}")))?;
-        Ok(sender)
     }
 
     /// The headers a POST in this link's era and session carries.
@@ -264,7 +338,10 @@ impl HttpLink {
         match protocol {
             Protocol::Stateless2026 => {
                 request = request
-                    .header("mcp-protocol-version", wire::REVISION_2026)
+                    .header(
+                        "mcp-protocol-version",
+                        HeaderValue::from_static(wire::REVISION_2026),
+                    )
                     .header("mcp-method", method);
                 if let Some(name) = name.and_then(|name| HeaderValue::from_str(name).ok()) {
                     request = request.header("mcp-name", name);
@@ -302,13 +379,13 @@ impl HttpLink {
         let request = self
             .endpoint
             .request(Method::POST)
-            .header(CONTENT_TYPE, "application/json")
+            .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
             .header(
                 ACCEPT,
-                match self.accept {
+                HeaderValue::from_static(match self.accept {
                     Accept::Both => "application/json, text/event-stream",
                     Accept::Sse => "text/event-stream, application/json;q=0",
-                },
+                }),
             );
         let request = self
             .with_session(request, protocol, method, name)
@@ -316,10 +393,11 @@ impl HttpLink {
                 serde_json::to_vec(message).unwrap_or_default(),
             )))
             .map_err(|error| Failed::new(ErrorClass::Transport, format!("request: {error}")))?;
-        let sender = self.sender().await?;
-        let response = sender
-            .send_request(request)
-            .await
+        let mut conn = self.take_conn().await?;
+        let sending = conn.sender.send_request(request);
+        let response = conn
+            .drive(sending)
+            .await?
             .map_err(|error| Failed::new(ErrorClass::Transport, format!("{error}")))?;
         let status = response.status();
         let session = response.headers().get(SESSION_HEADER).cloned();
@@ -335,7 +413,7 @@ impl HttpLink {
         // server's is answered while the stream waits for it.
         let mut events = EventSplitter::default();
         let mut answer = None;
-        while let Some(frame) = body.frame().await {
+        while let Some(frame) = conn.drive(body.frame()).await? {
             let frame = frame.map_err(|error| {
                 Failed::new(
                     ErrorClass::Transport,
@@ -362,6 +440,7 @@ impl HttpLink {
                 }
             }
         }
+        self.conn = Some(conn);
         if id.is_none() {
             return if status == StatusCode::ACCEPTED || status == StatusCode::OK {
                 Ok((
@@ -495,10 +574,11 @@ impl HttpLink {
         else {
             return;
         };
-        if let Ok(sender) = self.sender().await
-            && let Ok(response) = sender.send_request(request).await
-        {
-            let _ = response.into_body().collect().await;
+        if let Ok(mut conn) = self.take_conn().await {
+            let sending = conn.sender.send_request(request);
+            if let Ok(Ok(response)) = conn.drive(sending).await {
+                let _ = conn.drive(response.into_body().collect()).await;
+            }
         }
     }
 }

@@ -139,7 +139,10 @@ impl LegacyLink {
                 format!("{base}/{endpoint}")
             }
         };
-        let post = self.stream.at(path);
+        let post = self
+            .stream
+            .at(path)
+            .map_err(|error| transport(error.to_string()))?;
         let sender = post.connect().await?;
         Ok(self.session.insert(Session {
             post,

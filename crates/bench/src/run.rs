@@ -666,10 +666,10 @@ impl Shared {
                     }
                 }
                 let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-                let name = step
-                    .and_then(Step::name)
-                    .or_else(|| name_in(method, &params))
-                    .map(str::to_owned);
+                let name: Option<std::borrow::Cow<'_, str>> = match step.and_then(Step::name) {
+                    Some(name) => Some(name.into()),
+                    None => name_in(method, &params).map(|name| name.to_owned().into()),
+                };
                 let message = wire::request(id, method, params, protocol, capabilities);
                 let sent = Instant::now();
                 let reply = match tokio::time::timeout(

@@ -225,11 +225,17 @@ impl Recorder {
         if let Some(first) = first_event {
             let _ = self.first_event.record(nanos(first));
         }
-        let _ = self
-            .by_step
-            .entry(step.to_owned())
-            .or_insert_with(histogram)
-            .record(response);
+        // Looked up before inserting: no label is copied per request.
+        match self.by_step.get_mut(step) {
+            Some(histogram) => {
+                let _ = histogram.record(response);
+            }
+            None => {
+                let mut fresh = histogram();
+                let _ = fresh.record(response);
+                self.by_step.insert(step.to_owned(), fresh);
+            }
+        }
         let second = self.second(at, response);
         second.requests += 1;
         second.total_ns += response;
