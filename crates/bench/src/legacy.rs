@@ -62,14 +62,14 @@ impl LegacyLink {
 
     /// Opens the stream and reads its `endpoint` event.
     async fn open(&mut self) -> Result<&mut Session, Failed> {
-        if self
-            .session
-            .as_ref()
-            .is_some_and(|session| !session.reader.is_finished() && !session.sender.is_closed())
-        {
-            return self.session.as_mut().ok_or_else(|| transport("no session"));
+        if self.session.is_some() {
+            if self.is_open() {
+                return self.session.as_mut().ok_or_else(|| transport("no session"));
+            }
+            // A new stream would be a new session, not yet begun.
+            self.session = None;
+            return Err(transport("the session's SSE stream ended"));
         }
-        self.session = None;
         let mut get = self.stream.connect().await?;
         let request = self
             .stream
@@ -195,8 +195,12 @@ impl LegacyLink {
         Ok(())
     }
 
+    /// A session is begun and its stream still read: requests can go on
+    /// it (else the link begins another with [`LegacyLink::initialize`]).
     pub fn is_open(&self) -> bool {
-        self.session.is_some()
+        self.session
+            .as_ref()
+            .is_some_and(|session| !session.reader.is_finished() && !session.sender.is_closed())
     }
 }
 
