@@ -140,9 +140,21 @@ impl Bench {
                     .iter()
                     .map(|var| (var.key.clone(), var.value.expose().to_owned()))
                     .collect();
+                // Every step's answers, the first of a method kept: a pipe's
+                // window mixes the steps.
+                let mut answers = serde_json::Map::new();
+                for step in &plan.steps {
+                    for (method, answer) in &step.answers {
+                        answers
+                            .entry(method.clone())
+                            .or_insert_with(|| answer.clone());
+                    }
+                }
+                let answers = Arc::new(answers);
                 let mut links = Vec::new();
                 for _ in 0..count {
-                    let link = StdioLink::spawn(command, &env, cwd.as_deref())?;
+                    let link =
+                        StdioLink::spawn(command, &env, cwd.as_deref(), Arc::clone(&answers))?;
                     roots.extend(link.pid);
                     links.push(link);
                 }

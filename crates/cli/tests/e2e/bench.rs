@@ -855,8 +855,8 @@ fn the_same_seed_sends_the_same_arguments() {
 /// Input the server asks for, answered from the scenario's
 /// `[step.answers]`: a 2026-07-28 `input_required` result (the call sent
 /// again with `inputResponses` and its `requestState`), and a 2025-era
-/// `elicitation/create` on the answer's SSE stream and on a legacy SSE
-/// stream, against the bundled `everything` server.
+/// `elicitation/create` on the answer's SSE stream, on a legacy SSE
+/// stream and over stdio, against the bundled `everything` server.
 #[test]
 fn elicitation_and_mrtr_answered_from_the_scenario() {
     let server = HttpServer::serve("everything", &[]);
@@ -900,9 +900,11 @@ expect_regex = "action=accept.*yes"
     )
     .unwrap();
     let legacy = format!("{}/sse", server.base_url());
+    let stdio = format!("{} serve everything", shell_quote(nexo_path()));
     for target in [
         vec!["--url", &server.mcp_url(), "--sse"],
         vec!["--url", &legacy, "--transport", "sse"],
+        vec!["--stdio", &stdio],
     ] {
         let mut args = target.clone();
         args.extend(["--scenario", elicit.to_str().unwrap(), "-n", "10"]);
