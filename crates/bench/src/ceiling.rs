@@ -89,3 +89,14 @@ pub fn ceiling(steps: &[Step]) -> Option<f64> {
         .last()
         .map(|step| step.rate)
 }
+
+/// The figures a search reports: the last step that held, else the last.
+pub fn summary(steps: &[Step]) -> Figures {
+    steps
+        .iter()
+        .rev()
+        .find(|step| step.held)
+        .or(steps.last())
+        .map(|step| step.figures.clone())
+        .unwrap_or_default()
+}

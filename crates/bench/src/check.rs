@@ -67,6 +67,39 @@ pub enum Expect {
     /// The result, as compact JSON, matches this expression
     /// (`--expect-regex`).
     Regex(Regex),
+    /// A tool's `structuredContent` matches the `outputSchema` it lists
+    /// (`--expect-schema`, a step's `expect_output_schema`).
+    Schema(OutputSchema),
+}
+
+/// A tool's output schema, compiled once for the run.
+#[derive(Clone)]
+pub struct OutputSchema {
+    pub tool: String,
+    validator: std::sync::Arc<jsonschema::Validator>,
+}
+
+impl fmt::Debug for OutputSchema {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "OutputSchema({})", self.tool)
+    }
+}
+
+impl OutputSchema {
+    /// Compiles `schema`, the output schema `tool` lists (no remote `$ref`
+    /// is fetched).
+    pub fn new(tool: &str, schema: &Value) -> Result<Self, BenchError> {
+        let validator = jsonschema::validator_for(schema).map_err(|error| {
+            BenchError::usage(
+                format!("the output schema of `{tool}` is not a valid JSON Schema: {error}"),
+                None,
+            )
+        })?;
+        Ok(Self {
+            tool: tool.to_owned(),
+            validator: std::sync::Arc::new(validator),
+        })
+    }
 }
 
 impl Expect {
@@ -114,6 +147,25 @@ impl Expect {
                     Ok(())
                 } else {
                     Err(format!("the result does not match /{}/", regex.as_str()))
+                }
+            }
+            Expect::Schema(schema) => {
+                let Some(structured) = result.get("structuredContent") else {
+                    return Err(format!(
+                        "`{}` lists an output schema but its result has no structuredContent",
+                        schema.tool
+                    ));
+                };
+                match schema.validator.iter_errors(structured).next() {
+                    None => Ok(()),
+                    Some(error) => {
+                        let at = error.instance_path().to_string();
+                        let at = if at.is_empty() { "/".to_owned() } else { at };
+                        Err(format!(
+                            "structuredContent breaks the output schema of `{}` at `{at}`: {error}",
+                            schema.tool
+                        ))
+                    }
                 }
             }
         }
@@ -210,5 +262,10 @@ mod tests {
         assert_eq!(failed.class.to_string(), "jsonrpc_-32601");
         let regex = vec![Expect::regex("S.S").unwrap()];
         assert!(answer(&ok, 4, "tools/call", &regex).is_ok());
+        let schema = json!({"type": "object", "properties": {"result": {"type": "integer"}}});
+        let schema = vec![Expect::Schema(OutputSchema::new("x", &schema).unwrap())];
+        let failed = answer(&ok, 4, "tools/call", &schema).unwrap_err();
+        assert_eq!(failed.class, ErrorClass::Mismatch);
+        assert!(failed.message.contains("/result"), "{}", failed.message);
     }
 }

@@ -3,8 +3,19 @@
 //! run, one POST at a time, its answer read as JSON or as an SSE stream
 //! whose first event is timed. The connection is opened again after a
 //! transport failure or a timeout, which leave it in an unknown state.
+//! The connection is driven by the task that sends on it (polled beside
+//! each request and each frame of its answer) rather than by a task of its
+//! own: a request then costs no hand-over between tasks, as in wrk's one
+//! event loop.
+//! A request the server sends on an answer's stream (a 2025-era
+//! `elicitation/create`) is answered from the scenario on a second
+//! connection, opened when first needed. `https://` URLs are spoken over
+//! rustls (ring, the platform's trust store), as nexo-client does.
 
+use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -13,7 +24,7 @@ use http::{Method, Request, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokio::net::TcpStream;
 
 use crate::BenchError;
@@ -29,13 +40,48 @@ const SESSION_HEADER: &str = "mcp-session-id";
 pub struct Endpoint {
     pub addr: SocketAddr,
     authority: HeaderValue,
-    path: String,
+    pub(crate) path: String,
+    /// `path`, parsed once.
+    uri: http::Uri,
     headers: Vec<(HeaderName, HeaderValue)>,
+    tls: Option<Tls>,
+}
+
+/// What an `https://` endpoint's connections are wrapped in.
+#[derive(Clone)]
+struct Tls {
+    config: Arc<rustls::ClientConfig>,
+    name: rustls::pki_types::ServerName<'static>,
+}
+
+impl std::fmt::Debug for Tls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Tls({:?})", self.name)
+    }
+}
+
+impl Tls {
+    fn new(host: &str) -> Result<Self, BenchError> {
+        use rustls_platform_verifier::BuilderVerifierExt;
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .and_then(|builder| builder.with_platform_verifier())
+            .map_err(|error| BenchError::usage(format!("TLS: {error}"), None))?
+            .with_no_client_auth();
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let name = rustls::pki_types::ServerName::try_from(host.to_owned())
+            .map_err(|_| BenchError::usage(format!("`{host}` is no TLS server name"), None))?;
+        Ok(Self {
+            config: Arc::new(config),
+            name,
+        })
+    }
 }
 
 impl Endpoint {
-    /// Resolves `url`; refuses HTTPS (not measured yet) and, without
-    /// `allow_remote`, any address that is not loopback.
+    /// Resolves `url` (`http://` or `https://`); without `allow_remote`,
+    /// refuses any address that is not loopback.
     pub async fn resolve(
         url: &str,
         headers: &[nexo_client::Header],
@@ -43,13 +89,13 @@ impl Endpoint {
     ) -> Result<Self, BenchError> {
         let parsed = url::Url::parse(url)
             .map_err(|error| BenchError::usage(format!("`{url}` is not a URL: {error}"), None))?;
-        if parsed.scheme() != "http" {
+        if !matches!(parsed.scheme(), "http" | "https") {
             return Err(BenchError::usage(
                 format!(
-                    "`nexo bench` speaks plain `http://`, not `{}://`",
+                    "`nexo bench` speaks `http://` and `https://`, not `{}://`",
                     parsed.scheme()
                 ),
-                Some("measure the server on its plain HTTP port on loopback".to_owned()),
+                None,
             ));
         }
         let host = parsed.host_str().unwrap_or_default().to_owned();
@@ -83,17 +129,91 @@ impl Endpoint {
             path.push('?');
             path.push_str(query);
         }
+        let tls = match parsed.scheme() {
+            "https" => Some(Tls::new(bare)?),
+            _ => None,
+        };
         Ok(Self {
             addr,
             authority: HeaderValue::from_str(&authority)
                 .map_err(|_| BenchError::usage(format!("`{host}` is no valid host"), None))?,
+            uri: uri(&path)?,
             path,
             headers: headers
                 .iter()
                 .map(|header| (header.name().clone(), header.value().clone()))
                 .collect(),
+            tls,
         })
     }
+
+    /// This endpoint at another path of the same server (a legacy SSE
+    /// stream's `endpoint`).
+    pub(crate) fn at(&self, path: String) -> Result<Self, BenchError> {
+        Ok(Self {
+            uri: uri(&path)?,
+            path,
+            ..self.clone()
+        })
+    }
+
+    /// A request to this endpoint with the target's own headers.
+    pub(crate) fn request(&self, method: Method) -> http::request::Builder {
+        let mut request = Request::builder()
+            .method(method)
+            .uri(self.uri.clone())
+            .header(HOST, self.authority.clone());
+        for (key, value) in &self.headers {
+            request = request.header(key, value);
+        }
+        request
+    }
+
+    /// Opens one HTTP/1.1 connection (TLS for `https://`), its driver
+    /// spawned.
+    pub(crate) async fn connect(&self) -> Result<SendRequest<Full<Bytes>>, Failed> {
+        let Conn { sender, driver } = self.connect_driven().await?;
+        tokio::spawn(driver);
+        Ok(sender)
+    }
+
+    /// Opens one HTTP/1.1 connection (TLS for `https://`) whose driver the
+    /// caller polls.
+    async fn connect_driven(&self) -> Result<Conn, Failed> {
+        let stream = TcpStream::connect(self.addr).await.map_err(|error| {
+            Failed::new(ErrorClass::Transport, format!("cannot connect: {error}"))
+        })?;
+        let _ = stream.set_nodelay(true);
+        let handshake =
+            |error: hyper::Error| Failed::new(ErrorClass::Transport, format!("handshake: {error}"));
+        let (sender, driver): (_, Driver) = match &self.tls {
+            None => {
+                let (sender, connection) =
+                    hyper::client::conn::http1::handshake(TokioIo::new(stream))
+                        .await
+                        .map_err(handshake)?;
+                (sender, Box::pin(connection))
+            }
+            Some(tls) => {
+                let connector = tokio_rustls::TlsConnector::from(Arc::clone(&tls.config));
+                let stream = connector
+                    .connect(tls.name.clone(), stream)
+                    .await
+                    .map_err(|error| Failed::new(ErrorClass::Transport, format!("TLS: {error}")))?;
+                let (sender, connection) =
+                    hyper::client::conn::http1::handshake(TokioIo::new(stream))
+                        .await
+                        .map_err(handshake)?;
+                (sender, Box::pin(connection))
+            }
+        };
+        Ok(Conn { sender, driver })
+    }
+}
+
+fn uri(path: &str) -> Result<http::Uri, BenchError> {
+    path.parse()
+        .map_err(|error| BenchError::usage(format!("`{path}` is no request path: {error}"), None))
 }
 
 /// A 2025-era session's headers.
@@ -111,11 +231,45 @@ pub struct Reply {
     pub first_event: Option<Instant>,
 }
 
+/// What drives a connection: hyper's connection future.
+type Driver = Pin<Box<dyn Future<Output = Result<(), hyper::Error>> + Send>>;
+
+/// A connection and its driver.
+struct Conn {
+    sender: SendRequest<Full<Bytes>>,
+    driver: Driver,
+}
+
+impl Conn {
+    /// `work` (a request or a frame of its answer on this connection),
+    /// the connection polled beside it. The connection ending first is a
+    /// transport failure.
+    async fn drive<T>(&mut self, work: impl Future<Output = T>) -> Result<T, Failed> {
+        tokio::pin!(work);
+        tokio::select! {
+            biased;
+            out = &mut work => Ok(out),
+            ended = self.driver.as_mut() => Err(Failed::new(
+                ErrorClass::Transport,
+                match ended {
+                    Ok(()) => "the server closed the connection".to_owned(),
+                    Err(error) => format!("connection: {error}"),
+                },
+            )),
+        }
+    }
+}
+
 /// One HTTP/1.1 connection to the endpoint.
 pub struct HttpLink {
     endpoint: Endpoint,
     accept: Accept,
-    sender: Option<SendRequest<Full<Bytes>>>,
+    /// Taken while a request is on it: a request that fails or is given up
+    /// (a timeout drops it) leaves none, and the next opens another.
+    conn: Option<Conn>,
+    /// Where answers to the server's own requests are POSTed while the
+    /// main connection carries the stream that asked.
+    side: Option<SendRequest<Full<Bytes>>>,
     pub session: Option<SessionHeaders>,
 }
 
@@ -124,7 +278,8 @@ impl HttpLink {
         Self {
             endpoint,
             accept,
-            sender: None,
+            conn: None,
+            side: None,
             session: None,
         }
     }
@@ -132,70 +287,61 @@ impl HttpLink {
     /// Forgets the connection (after a failure or a timeout); the next
     /// request opens another.
     pub fn reset(&mut self) {
-        self.sender = None;
+        self.conn = None;
     }
 
-    async fn sender(&mut self) -> Result<&mut SendRequest<Full<Bytes>>, Failed> {
-        if self.sender.as_ref().is_none_or(SendRequest::is_closed) {
-            let stream = TcpStream::connect(self.endpoint.addr)
-                .await
-                .map_err(|error| {
-                    Failed::new(ErrorClass::Transport, format!("cannot connect: {error}"))
-                })?;
-            let _ = stream.set_nodelay(true);
-            let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-                .await
-                .map_err(|error| {
-                    Failed::new(ErrorClass::Transport, format!("handshake: {error}"))
-                })?;
-            tokio::spawn(async move {
-                let _ = connection.await;
-            });
-            self.sender = Some(sender);
+    /// The connection, open and ready for a request, taken out of the link
+    /// (put back when its request went well).
+    async fn take_conn(&mut self) -> Result<Conn, Failed> {
+        let mut conn = match self.conn.take() {
+            Some(conn) if !conn.sender.is_closed() => conn,
+            _ => self.endpoint.connect_driven().await?,
+        };
+        let Conn { sender, driver } = &mut conn;
+        let ready = tokio::select! {
+            biased;
+            ready = sender.ready() => ready.map_err(|error| format!("connection: {error}")),
+            ended = driver.as_mut() => Err(match ended {
+                Ok(()) => "the server closed the connection".to_owned(),
+                Err(error) => format!("connection: {error}"),
+            }),
+        };
+        match ready {
+            Ok(()) => Ok(conn),
+            // A kept-alive connection the server closed meanwhile: once
+            // more on a new one.
+            Err(_) => {
+                let mut conn = self.endpoint.connect_driven().await?;
+                let Conn { sender, driver } = &mut conn;
+                tokio::select! {
+                    biased;
+                    ready = sender.ready() => ready.map_err(|error| {
+                        Failed::new(ErrorClass::Transport, format!("connection: {error}"))
+                    })?,
+                    _ = driver.as_mut() => {
+                        return Err(Failed::new(ErrorClass::Transport, "the server closed the connection"));
+                    }
+                }
+                Ok(conn)
+            }
         }
-        let sender = self
-            .sender
-            .as_mut()
-            .ok_or_else(|| Failed::new(ErrorClass::Transport, "no connection"))?;
-        sender
-            .ready()
-            .await
-            .map_err(|error| Failed::new(ErrorClass::Transport, format!("connection: {error}")))?;
-        Ok(sender)
     }
 
-    /// POSTs `message`; reads the answer to request `id` (none for a
-    /// notification, which expects 202).
-    pub async fn post(
-        &mut self,
-        message: &Value,
-        id: Option<u64>,
+    /// The headers a POST in this link's era and session carries.
+    fn with_session(
+        &self,
+        mut request: http::request::Builder,
         protocol: Protocol,
+        method: &str,
         name: Option<&str>,
-    ) -> Result<(Reply, Option<HeaderValue>), Failed> {
-        let mut request = Request::builder()
-            .method(Method::POST)
-            .uri(self.endpoint.path.as_str())
-            .header(HOST, self.endpoint.authority.clone())
-            .header(CONTENT_TYPE, "application/json")
-            .header(
-                ACCEPT,
-                match self.accept {
-                    Accept::Both => "application/json, text/event-stream",
-                    Accept::Sse => "text/event-stream, application/json;q=0",
-                },
-            );
-        for (key, value) in &self.endpoint.headers {
-            request = request.header(key, value);
-        }
-        let method = message
-            .get("method")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+    ) -> http::request::Builder {
         match protocol {
             Protocol::Stateless2026 => {
                 request = request
-                    .header("mcp-protocol-version", wire::REVISION_2026)
+                    .header(
+                        "mcp-protocol-version",
+                        HeaderValue::from_static(wire::REVISION_2026),
+                    )
                     .header("mcp-method", method);
                 if let Some(name) = name.and_then(|name| HeaderValue::from_str(name).ok()) {
                     request = request.header("mcp-name", name);
@@ -212,13 +358,46 @@ impl HttpLink {
                 }
             }
         }
-        let request = request
-            .body(Full::new(Bytes::from(message.to_string())))
+        request
+    }
+
+    /// POSTs `message`; reads the answer to request `id` (none for a
+    /// notification, which expects 202). A request of the server's on the
+    /// answer's stream is answered from `answers`.
+    pub async fn post(
+        &mut self,
+        message: &Value,
+        id: Option<u64>,
+        protocol: Protocol,
+        name: Option<&str>,
+        answers: Option<&Map<String, Value>>,
+    ) -> Result<(Reply, Option<HeaderValue>), Failed> {
+        let method = message
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let request = self
+            .endpoint
+            .request(Method::POST)
+            .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
+            .header(
+                ACCEPT,
+                HeaderValue::from_static(match self.accept {
+                    Accept::Both => "application/json, text/event-stream",
+                    Accept::Sse => "text/event-stream, application/json;q=0",
+                }),
+            );
+        let request = self
+            .with_session(request, protocol, method, name)
+            .body(Full::new(Bytes::from(
+                serde_json::to_vec(message).unwrap_or_default(),
+            )))
             .map_err(|error| Failed::new(ErrorClass::Transport, format!("request: {error}")))?;
-        let sender = self.sender().await?;
-        let response = sender
-            .send_request(request)
-            .await
+        let mut conn = self.take_conn().await?;
+        let sending = conn.sender.send_request(request);
+        let response = conn
+            .drive(sending)
+            .await?
             .map_err(|error| Failed::new(ErrorClass::Transport, format!("{error}")))?;
         let status = response.status();
         let session = response.headers().get(SESSION_HEADER).cloned();
@@ -230,7 +409,11 @@ impl HttpLink {
         let mut body = response.into_body();
         let mut bytes = Vec::new();
         let mut first_event = None;
-        while let Some(frame) = body.frame().await {
+        // SSE: events are read as they come, so that a request of the
+        // server's is answered while the stream waits for it.
+        let mut events = EventSplitter::default();
+        let mut answer = None;
+        while let Some(frame) = conn.drive(body.frame()).await? {
             let frame = frame.map_err(|error| {
                 Failed::new(
                     ErrorClass::Transport,
@@ -242,8 +425,22 @@ impl HttpLink {
                     first_event = Some(Instant::now());
                 }
                 bytes.extend_from_slice(data);
+                if is_sse && id.is_some() && status == StatusCode::OK {
+                    while let Some(data) = events.next(&bytes) {
+                        let Ok(message) = serde_json::from_str::<Value>(&data) else {
+                            continue;
+                        };
+                        if crate::answers::is_request(&message) {
+                            let response = crate::answers::respond(&message, answers);
+                            self.answer_server(&response, protocol).await?;
+                        } else if message.get("id").and_then(Value::as_u64) == id {
+                            answer = Some(message);
+                        }
+                    }
+                }
             }
         }
+        self.conn = Some(conn);
         if id.is_none() {
             return if status == StatusCode::ACCEPTED || status == StatusCode::OK {
                 Ok((
@@ -271,17 +468,12 @@ impl HttpLink {
             ));
         }
         let message = if is_sse {
-            let text = String::from_utf8_lossy(&bytes);
-            wire::sse_data(&text)
-                .iter()
-                .filter_map(|data| serde_json::from_str::<Value>(data).ok())
-                .find(|message| message.get("id").and_then(Value::as_u64) == id)
-                .ok_or_else(|| {
-                    Failed::new(
-                        ErrorClass::Mismatch,
-                        "the event stream ended without the answer",
-                    )
-                })?
+            answer.ok_or_else(|| {
+                Failed::new(
+                    ErrorClass::Mismatch,
+                    "the event stream ended without the answer",
+                )
+            })?
         } else {
             serde_json::from_slice(&bytes).map_err(|error| {
                 Failed::new(
@@ -299,14 +491,53 @@ impl HttpLink {
         ))
     }
 
+    /// POSTs the answer to a request of the server's on the side
+    /// connection (the main one is busy with the stream that asked).
+    async fn answer_server(&mut self, response: &Value, protocol: Protocol) -> Result<(), Failed> {
+        let request = self
+            .endpoint
+            .request(Method::POST)
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "application/json, text/event-stream");
+        let request = self
+            .with_session(request, protocol, "", None)
+            .body(Full::new(Bytes::from(response.to_string())))
+            .map_err(|error| Failed::new(ErrorClass::Transport, format!("request: {error}")))?;
+        if self.side.as_ref().is_none_or(SendRequest::is_closed) {
+            self.side = Some(self.endpoint.connect().await?);
+        }
+        let side = self
+            .side
+            .as_mut()
+            .ok_or_else(|| Failed::new(ErrorClass::Transport, "no connection"))?;
+        side.ready()
+            .await
+            .map_err(|error| Failed::new(ErrorClass::Transport, format!("connection: {error}")))?;
+        let reply = side
+            .send_request(request)
+            .await
+            .map_err(|error| Failed::new(ErrorClass::Transport, format!("{error}")))?;
+        let status = reply.status();
+        let _ = reply.into_body().collect().await;
+        if status.is_success() {
+            Ok(())
+        } else {
+            Err(Failed::new(
+                ErrorClass::Http(status.as_u16()),
+                format!("HTTP {status} to the answer of the server's request"),
+            ))
+        }
+    }
+
     /// Begins a 2025-era session: `initialize`, then `initialized`.
-    pub async fn initialize(&mut self, id: u64) -> Result<(), Failed> {
+    pub async fn initialize(&mut self, id: u64, capabilities: &Value) -> Result<(), Failed> {
         self.session = None;
         let (reply, session) = self
             .post(
-                &wire::initialize(id),
+                &wire::initialize(id, capabilities),
                 Some(id),
                 Protocol::Sessions2025,
+                None,
                 None,
             )
             .await?;
@@ -319,8 +550,14 @@ impl HttpLink {
             id: session,
             version,
         });
-        self.post(&wire::initialized(), None, Protocol::Sessions2025, None)
-            .await?;
+        self.post(
+            &wire::initialized(),
+            None,
+            Protocol::Sessions2025,
+            None,
+            None,
+        )
+        .await?;
         Ok(())
     }
 
@@ -329,19 +566,82 @@ impl HttpLink {
         let Some(id) = self.session.take().and_then(|session| session.id) else {
             return;
         };
-        let Ok(request) = Request::builder()
-            .method(Method::DELETE)
-            .uri(self.endpoint.path.as_str())
-            .header(HOST, self.endpoint.authority.clone())
+        let Ok(request) = self
+            .endpoint
+            .request(Method::DELETE)
             .header(SESSION_HEADER, id)
             .body(Full::new(Bytes::new()))
         else {
             return;
         };
-        if let Ok(sender) = self.sender().await
-            && let Ok(response) = sender.send_request(request).await
-        {
-            let _ = response.into_body().collect().await;
+        if let Ok(mut conn) = self.take_conn().await {
+            let sending = conn.sender.send_request(request);
+            if let Ok(Ok(response)) = conn.drive(sending).await {
+                let _ = conn.drive(response.into_body().collect()).await;
+            }
         }
     }
+}
+
+/// Splits an SSE body into its events as the bytes come: each call
+/// gives the next complete event that carries data, if one has come.
+#[derive(Debug, Default)]
+pub(crate) struct EventSplitter {
+    /// Where the next event begins in the body.
+    pub(crate) scanned: usize,
+}
+
+impl EventSplitter {
+    /// The next event's data lines, joined.
+    pub(crate) fn next(&mut self, body: &[u8]) -> Option<String> {
+        self.next_named(body).map(|(_, data)| data)
+    }
+
+    /// The next event's name (`message` when it has none) and data.
+    pub(crate) fn next_named(&mut self, body: &[u8]) -> Option<(String, String)> {
+        loop {
+            let rest = body.get(self.scanned..)?;
+            let (end, next) = event_end(rest)?;
+            self.scanned += next;
+            let text = String::from_utf8_lossy(&rest[..end]);
+            let mut name = "message";
+            let mut data: Option<String> = None;
+            for line in text.lines() {
+                let line = line.strip_suffix('\r').unwrap_or(line);
+                if let Some(value) = line.strip_prefix("event:") {
+                    name = value.trim();
+                } else if let Some(value) = line.strip_prefix("data:") {
+                    let value = value.strip_prefix(' ').unwrap_or(value);
+                    match &mut data {
+                        Some(joined) => {
+                            joined.push('\n');
+                            joined.push_str(value);
+                        }
+                        None => data = Some(value.to_owned()),
+                    }
+                }
+            }
+            if let Some(data) = data {
+                return Some((name.to_owned(), data));
+            }
+        }
+    }
+}
+
+/// The end of the first event in `bytes` (a blank line) and where the
+/// next begins.
+fn event_end(bytes: &[u8]) -> Option<(usize, usize)> {
+    let mut index = 0;
+    while index + 1 < bytes.len() {
+        if bytes[index] == b'\n' {
+            if bytes[index + 1] == b'\n' {
+                return Some((index, index + 2));
+            }
+            if bytes[index + 1] == b'\r' && bytes.get(index + 2) == Some(&b'\n') {
+                return Some((index, index + 3));
+            }
+        }
+        index += 1;
+    }
+    None
 }

@@ -16,6 +16,7 @@
 //! It knows no particular server, and depends on nexo-client only (its
 //! targets, argument reader and in-process transport).
 
+pub mod answers;
 pub mod assert;
 pub mod ceiling;
 pub mod check;
@@ -24,6 +25,7 @@ pub mod cpu;
 mod error;
 pub mod http;
 pub mod inprocess;
+pub mod legacy;
 pub mod plan;
 pub mod report;
 pub mod run;

@@ -25,6 +25,10 @@ pub enum Load {
     /// Closed loop: `concurrency` virtual users, each sending its next
     /// request when the last is answered (what wrk and most tools do).
     Closed { concurrency: usize },
+    /// Closed loop whose number of virtual users moves linearly from
+    /// `start` through each stage's target over its time (k6's
+    /// ramping-vus); the measured run lasts the stages' whole time.
+    Ramping { start: usize, stages: Vec<Stage> },
     /// Open loop: requests started on a schedule whatever the server does;
     /// latency measured from each request's intended start (coordinated
     /// omission corrected, as wrk2 does).
@@ -35,6 +39,45 @@ pub enum Load {
         /// many are outstanding is dropped, and counted.
         max_outstanding: usize,
     },
+}
+
+impl Load {
+    /// The most requests in flight at once a closed loop asks for.
+    pub fn peak_concurrency(&self) -> Option<usize> {
+        match self {
+            Load::Closed { concurrency } => Some(*concurrency),
+            Load::Ramping { start, stages } => Some(
+                stages
+                    .iter()
+                    .map(|stage| stage.target.ceil() as usize)
+                    .fold(*start, usize::max),
+            ),
+            Load::Open { .. } => None,
+        }
+    }
+
+    /// The virtual users a ramping closed loop wants `elapsed` into the
+    /// measured run (before it: the start).
+    pub fn concurrency_at(&self, elapsed: Duration) -> usize {
+        match self {
+            Load::Closed { concurrency } => *concurrency,
+            Load::Ramping { start, stages } => {
+                ramp_at(*start as f64, stages, elapsed).round().max(0.0) as usize
+            }
+            Load::Open { .. } => 0,
+        }
+    }
+}
+
+/// The links a run opens unless told: HTTP connections (`http`) follow
+/// a closed loop's concurrency (8 in open loop, where workers take turns);
+/// stdio and in-process links are shared by a pipelined window.
+pub fn default_connections(load: &Load, http: bool) -> usize {
+    match (http, load.peak_concurrency()) {
+        (true, Some(concurrency)) => concurrency.max(1),
+        (true, None) => 8,
+        (false, _) => 1,
+    }
 }
 
 /// An open loop's rate in requests per second: constant, or ramped
@@ -60,19 +103,7 @@ impl Rate {
     pub fn at(&self, elapsed: Duration) -> f64 {
         match self {
             Rate::Constant(rate) => *rate,
-            Rate::Ramping { start, stages } => {
-                let mut from = *start;
-                let mut left = elapsed;
-                for stage in stages {
-                    if left < stage.duration {
-                        let share = left.as_secs_f64() / stage.duration.as_secs_f64().max(1e-9);
-                        return from + (stage.target - from) * share;
-                    }
-                    left -= stage.duration;
-                    from = stage.target;
-                }
-                from
-            }
+            Rate::Ramping { start, stages } => ramp_at(*start, stages, elapsed),
         }
     }
 
@@ -93,6 +124,22 @@ impl Rate {
                 .fold(*start, f64::max),
         }
     }
+}
+
+/// A ramp's value `elapsed` into it: from `start`, each stage moves
+/// linearly to its target over its time.
+fn ramp_at(start: f64, stages: &[Stage], elapsed: Duration) -> f64 {
+    let mut from = start;
+    let mut left = elapsed;
+    for stage in stages {
+        if left < stage.duration {
+            let share = left.as_secs_f64() / stage.duration.as_secs_f64().max(1e-9);
+            return from + (stage.target - from) * share;
+        }
+        left -= stage.duration;
+        from = stage.target;
+    }
+    from
 }
 
 /// When an open loop's requests are due.
@@ -152,6 +199,14 @@ pub struct Step {
     pub expect: Vec<Expect>,
     /// A pause after each answer (closed loop only).
     pub think: Duration,
+    /// Check a tool's `structuredContent` against the `outputSchema` it
+    /// lists (resolved by [`crate::Bench::set_steps`]).
+    pub output_schema: bool,
+    /// Answers to what the server asks the client while serving this
+    /// step (a 2026-07-28 `input_required` result's input requests, a
+    /// 2025-era `elicitation/create` on the answer's stream), by method:
+    /// `elicitation/create`, `sampling/createMessage`, `roots/list`.
+    pub answers: serde_json::Map<String, Value>,
 }
 
 impl Step {
@@ -165,6 +220,8 @@ impl Step {
             weight: 1,
             expect: Vec::new(),
             think: Duration::ZERO,
+            output_schema: false,
+            answers: serde_json::Map::new(),
         }
     }
 
@@ -216,6 +273,10 @@ pub struct Plan {
     pub allow_remote: bool,
     /// Lift the caps on duration and count.
     pub no_limits: bool,
+    /// The seed of Poisson arrivals and of the templates' random values:
+    /// request N of a run draws from `(seed, N)` alone, so the same seed
+    /// sends the same arguments whatever the concurrency.
+    pub seed: u64,
 }
 
 impl Default for Plan {
@@ -235,6 +296,7 @@ impl Default for Plan {
             server_pid: None,
             allow_remote: false,
             no_limits: false,
+            seed: 1,
         }
     }
 }
@@ -245,6 +307,7 @@ impl Plan {
     pub fn measured_duration(&self) -> Option<Duration> {
         let ramp = match &self.load {
             Load::Open { rate, .. } => rate.ramp_duration(),
+            Load::Ramping { stages, .. } => Some(stages.iter().map(|stage| stage.duration).sum()),
             Load::Closed { .. } => None,
         };
         match (self.duration, ramp, self.requests) {
@@ -273,7 +336,7 @@ impl Plan {
             ));
         }
         match &self.load {
-            Load::Closed { concurrency } if *concurrency == 0 => {
+            Load::Closed { concurrency: 0 } => {
                 return Err(BenchError::usage(
                     "`--concurrency` must be at least 1",
                     None,
@@ -297,7 +360,24 @@ impl Plan {
                     ));
                 }
             }
+            Load::Ramping { stages, .. } => {
+                if stages.is_empty() {
+                    return Err(BenchError::usage("a ramp needs stages", None));
+                }
+                if self.load.peak_concurrency() == Some(0) {
+                    return Err(BenchError::usage(
+                        "a ramp's concurrency must reach at least 1",
+                        None,
+                    ));
+                }
+            }
             Load::Closed { .. } => {}
+        }
+        if self.protocol == Protocol::Stateless2026 && self.sessions != Sessions::PerConnection {
+            return Err(BenchError::usage(
+                "`--sessions` is for 2025-era sessions; 2026-07-28 requests have none",
+                Some("drop `--sessions`, or use `--protocol 2025`".to_owned()),
+            ));
         }
         if !self.no_limits {
             let total = self.measured_duration().unwrap_or_default() * self.reps + self.warmup;
@@ -405,6 +485,12 @@ pub struct Rng(u64);
 impl Rng {
     pub fn new(seed: u64) -> Self {
         Self(seed)
+    }
+
+    /// The generator of request `seq` of a run seeded with `seed`.
+    pub fn for_request(seed: u64, seq: u64) -> Self {
+        let mut mixer = Self(seed ^ seq.wrapping_mul(0xD1B5_4A32_D192_ED03));
+        Self(mixer.draw())
     }
 
     pub fn draw(&mut self) -> u64 {

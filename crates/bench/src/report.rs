@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
+use crate::plan::{Accept, Arrivals, Load, Plan, Protocol, Rate, Sessions};
 use crate::run::Measured;
 use crate::stats::{Percentiles, Recorder, Second, quantile_curve};
 
@@ -68,10 +69,103 @@ impl Environment {
     }
 }
 
+impl Document {
+    /// The report of a run: its figures, the assertions checked against
+    /// its summary, and the command line that reproduces it.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one document, assembled from the run's parts"
+    )]
+    pub fn new(
+        bench: &crate::Bench,
+        target: String,
+        command_line: String,
+        environment: Environment,
+        setup: Setup,
+        summary: Figures,
+        runs: Vec<Figures>,
+        assertions: &[crate::assert::Assertion],
+        ceiling_rps: Option<f64>,
+    ) -> Self {
+        let outcomes = assertions
+            .iter()
+            .map(|assertion| assertion.check(&summary))
+            .collect();
+        Self {
+            schema_version: SCHEMA_VERSION,
+            tool: "nexo bench".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            command_line,
+            environment,
+            target,
+            transport: bench.transport.to_owned(),
+            setup,
+            summary,
+            runs,
+            assertions: outcomes,
+            ceiling_rps,
+        }
+    }
+
+    /// The assertions the run failed.
+    pub fn failed(&self) -> Vec<&str> {
+        self.assertions
+            .iter()
+            .filter(|outcome| !outcome.passed)
+            .map(|outcome| outcome.assertion.as_str())
+            .collect()
+    }
+}
+
+/// The command line that reproduces a run, from the words nexo was given
+/// (after the program's name), with credentials redacted: credential
+/// headers' values, `-e` values and URL userinfo.
+pub fn command_line(words: impl IntoIterator<Item = String>) -> String {
+    let mut shown_words: Vec<String> = Vec::new();
+    let mut after: Option<String> = None;
+    for word in words {
+        let shown = match after.as_deref() {
+            Some("--header") => match nexo_client::Header::parse(&word) {
+                Ok(header) if header.is_credential() => format!("{}: [redacted]", header.name()),
+                _ => word.clone(),
+            },
+            Some("-e") => match word.split_once('=') {
+                Some((key, _)) => format!("{key}=[redacted]"),
+                None => word.clone(),
+            },
+            Some("--url") => nexo_client::secret::redact_userinfo(&word).into_owned(),
+            _ => word.clone(),
+        };
+        after = Some(word);
+        shown_words.push(quote(&shown));
+    }
+    format!("nexo {}", shown_words.join(" "))
+}
+
+fn quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@,+%".contains(c));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// One stage of a ramp, as the document tells it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RampStage {
+    pub duration_s: f64,
+    pub target: f64,
+}
+
 /// How the load was made.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Setup {
-    /// `closed` or `open`.
+    /// `closed`, `ramping` (closed loop, virtual users ramped), `open` or
+    /// `find-ceiling`.
     pub model: String,
     pub concurrency: Option<usize>,
     pub rate: Option<f64>,
@@ -84,6 +178,142 @@ pub struct Setup {
     pub accept: String,
     pub warmup_s: f64,
     pub steps: Vec<String>,
+    /// A ramp's start (virtual users or requests a second) and stages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp_start: Option<f64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ramp: Vec<RampStage>,
+}
+
+impl Setup {
+    /// What `plan` sets up.
+    pub fn of(plan: &Plan) -> Self {
+        let stages = |stages: &[crate::plan::Stage]| {
+            stages
+                .iter()
+                .map(|stage| RampStage {
+                    duration_s: stage.duration.as_secs_f64(),
+                    target: stage.target,
+                })
+                .collect::<Vec<_>>()
+        };
+        let mut setup = Self {
+            model: "closed".to_owned(),
+            concurrency: None,
+            rate: None,
+            arrivals: None,
+            seed: Some(plan.seed),
+            max_outstanding: None,
+            connections: plan.connections,
+            protocol: match plan.protocol {
+                Protocol::Sessions2025 => "2025-11-25",
+                Protocol::Stateless2026 => "2026-07-28",
+            }
+            .to_owned(),
+            sessions: match (plan.protocol, plan.sessions) {
+                (Protocol::Stateless2026, _) => "none",
+                (_, Sessions::Shared) => "shared",
+                (_, Sessions::PerConnection) => "per-connection",
+                (_, Sessions::Churn) => "churn",
+            }
+            .to_owned(),
+            accept: match plan.accept {
+                Accept::Both => "both",
+                Accept::Sse => "sse",
+            }
+            .to_owned(),
+            warmup_s: plan.warmup.as_secs_f64(),
+            steps: plan.steps.iter().map(|step| step.label.clone()).collect(),
+            ramp_start: None,
+            ramp: Vec::new(),
+        };
+        match &plan.load {
+            Load::Closed { concurrency } => setup.concurrency = Some(*concurrency),
+            Load::Ramping {
+                start,
+                stages: ramp,
+            } => {
+                setup.model = "ramping".to_owned();
+                setup.concurrency = plan.load.peak_concurrency();
+                setup.ramp_start = Some(*start as f64);
+                setup.ramp = stages(ramp);
+            }
+            Load::Open {
+                rate,
+                arrivals,
+                max_outstanding,
+            } => {
+                setup.model = "open".to_owned();
+                setup.rate = Some(rate.peak());
+                setup.arrivals = Some(
+                    match arrivals {
+                        Arrivals::Uniform => "uniform",
+                        Arrivals::Poisson { .. } => "poisson",
+                    }
+                    .to_owned(),
+                );
+                setup.max_outstanding = Some(*max_outstanding);
+                if let Rate::Ramping {
+                    start,
+                    stages: ramp,
+                } = rate
+                {
+                    setup.ramp_start = Some(*start);
+                    setup.ramp = stages(ramp);
+                }
+            }
+        }
+        setup
+    }
+
+    /// The load in a few words: `closed loop x8`, `open loop 500/s`.
+    pub fn describe(&self) -> String {
+        match self.model.as_str() {
+            "open" => format!("open loop {}/s", self.rate.unwrap_or_default()),
+            "ramping" => format!(
+                "closed loop ramped from {} to {} at a time",
+                self.ramp_start.unwrap_or_default(),
+                self.concurrency.unwrap_or(1)
+            ),
+            "find-ceiling" => "find-ceiling".to_owned(),
+            _ => format!("closed loop x{}", self.concurrency.unwrap_or(1)),
+        }
+    }
+}
+
+/// What a run is about to do, in a line: its length, warm-up and load.
+pub fn describe(plan: &Plan) -> String {
+    let length = match (plan.measured_duration(), plan.requests) {
+        (Some(duration), Some(requests)) => {
+            format!("{requests} requests or {:.1} s", duration.as_secs_f64())
+        }
+        (Some(duration), None) => format!("{:.1} s", duration.as_secs_f64()),
+        (None, Some(requests)) => format!("{requests} requests"),
+        (None, None) => String::new(),
+    };
+    let warmup = if plan.warmup.is_zero() {
+        String::new()
+    } else {
+        format!(" after {:.1} s of warm-up", plan.warmup.as_secs_f64())
+    };
+    format!("{length}{warmup}, {}", Setup::of(plan).describe())
+}
+
+/// `--plot`: the document's response-time curve (and, in open loop, its
+/// service-time curve) as an SVG.
+pub fn plot(document: &Document) -> String {
+    let title = format!(
+        "{} ({}, {})",
+        document.target,
+        document.transport,
+        document.setup.describe()
+    );
+    let summary = &document.summary;
+    let mut series: Vec<(&str, &[(f64, f64)])> = vec![("response time", &summary.curve)];
+    if !matches!(document.setup.model.as_str(), "closed" | "ramping") {
+        series.push(("service time", &summary.service_curve));
+    }
+    svg(&title, &series)
 }
 
 /// The figures of a run (or of all runs merged). Times in milliseconds.
@@ -210,7 +440,7 @@ impl Figures {
                 .is_some_and(|other| other > DISTURBED_CPUS),
             curve: quantile_curve(&recorder.response),
             service_curve: quantile_curve(&recorder.service),
-            per_second: recorder.seconds.clone(),
+            per_second: recorder.per_second(),
         }
     }
 
@@ -286,9 +516,21 @@ pub fn text(document: &Document) -> String {
     let figures = &document.summary;
     let mut out = String::new();
     let setup = &document.setup;
-    let open = setup.model != "closed";
+    let open = !matches!(setup.model.as_str(), "closed" | "ramping");
     let load = match setup.model.as_str() {
         "find-ceiling" => "find-ceiling (open loop at rising rates)".to_owned(),
+        "ramping" => {
+            let stages: Vec<String> = setup
+                .ramp
+                .iter()
+                .map(|stage| format!("{} over {} s", stage.target, stage.duration_s))
+                .collect();
+            format!(
+                "closed loop ramped from {} at a time: {}",
+                setup.ramp_start.unwrap_or_default(),
+                stages.join(", then ")
+            )
+        }
         "open" => format!(
             "open loop at {}/s ({}), at most {} outstanding",
             setup.rate.unwrap_or_default(),
@@ -468,7 +710,8 @@ pub fn sparkline(seconds: &[Second]) -> String {
 
 /// `--csv`: one row a second (of the merged runs, one after the other).
 pub fn csv(figures: &Figures) -> String {
-    let mut out = String::from("second,requests,errors,mean_ms,max_ms\n");
+    let mut out =
+        String::from("second,requests,errors,mean_ms,p50_ms,p90_ms,p99_ms,max_ms,concurrency\n");
     for (index, second) in figures.per_second.iter().enumerate() {
         let mean = if second.requests > 0 {
             second.total_ns as f64 / second.requests as f64 / 1e6
@@ -477,10 +720,17 @@ pub fn csv(figures: &Figures) -> String {
         };
         let _ = writeln!(
             out,
-            "{index},{},{},{mean:.4},{:.4}",
+            "{index},{},{},{mean:.4},{:.4},{:.4},{:.4},{:.4},{}",
             second.requests,
             second.errors,
-            second.max_ns as f64 / 1e6
+            second.p50_ms,
+            second.p90_ms,
+            second.p99_ms,
+            second.max_ns as f64 / 1e6,
+            second
+                .concurrency
+                .map(|users| users.to_string())
+                .unwrap_or_default()
         );
     }
     out

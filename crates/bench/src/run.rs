@@ -13,16 +13,20 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use nexo_client::Target;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use tokio::sync::Mutex;
 
 use crate::BenchError;
+use crate::answers;
 use crate::check::{self, ErrorClass, Failed};
+use crate::check::{Expect, OutputSchema};
 use crate::cpu::{self, Usage};
 use crate::http::{Endpoint, HttpLink, Reply};
 use crate::inprocess::InProcessLink;
+use crate::legacy::LegacyLink;
 use crate::plan::{Arrivals, Fill, Load, Plan, Protocol, Rate, Rng, Sessions, Step, render};
-use crate::stats::Recorder;
+use crate::report::Figures;
+use crate::stats::{Recorder, SecondsSink};
 use crate::stdio::StdioLink;
 use crate::wire;
 
@@ -30,12 +34,16 @@ use crate::wire;
 /// open loop (each in-flight slot is a worker with its own histograms).
 pub const MAX_WINDOW: usize = 128;
 
+/// How often a virtual user a ramp has not reached yet looks again.
+const RAMP_TICK: Duration = Duration::from_millis(10);
+
 /// How late an open loop's request may start before it counts as late.
 pub const LATE_ALLOWANCE: Duration = Duration::from_millis(2);
 
 /// The links of one run.
 enum Links {
     Http(Vec<Mutex<HttpLink>>),
+    Legacy(Vec<Mutex<LegacyLink>>),
     Stdio(Vec<StdioLink>),
     InProcess(Vec<InProcessLink>),
 }
@@ -57,6 +65,8 @@ struct Shared {
     /// Ids for HTTP requests (stdio links number their own).
     next_id: AtomicU64,
     progress: Arc<Progress>,
+    /// What a 2025-era `initialize` declares: what the steps' answers serve.
+    capabilities: Value,
 }
 
 /// The outcome of one request.
@@ -101,6 +111,17 @@ impl Bench {
         let count = plan.connections.max(1);
         let mut roots: Vec<u32> = plan.server_pid.into_iter().collect();
         let (links, transport) = match target {
+            Target::Url {
+                url,
+                headers,
+                transport: nexo_client::HttpTransport::Sse,
+            } => {
+                let endpoint = Endpoint::resolve(url.expose(), headers, plan.allow_remote).await?;
+                let links = (0..count)
+                    .map(|_| Mutex::new(LegacyLink::new(endpoint.clone())))
+                    .collect();
+                (Links::Legacy(links), "sse")
+            }
             Target::Url { url, headers, .. } => {
                 let endpoint = Endpoint::resolve(url.expose(), headers, plan.allow_remote).await?;
                 let links = (0..count)
@@ -119,9 +140,21 @@ impl Bench {
                     .iter()
                     .map(|var| (var.key.clone(), var.value.expose().to_owned()))
                     .collect();
+                // Every step's answers, the first of a method kept: a pipe's
+                // window mixes the steps.
+                let mut answers = serde_json::Map::new();
+                for step in &plan.steps {
+                    for (method, answer) in &step.answers {
+                        answers
+                            .entry(method.clone())
+                            .or_insert_with(|| answer.clone());
+                    }
+                }
+                let answers = Arc::new(answers);
                 let mut links = Vec::new();
                 for _ in 0..count {
-                    let link = StdioLink::spawn(command, &env, cwd.as_deref())?;
+                    let link =
+                        StdioLink::spawn(command, &env, cwd.as_deref(), Arc::clone(&answers))?;
                     roots.extend(link.pid);
                     links.push(link);
                 }
@@ -141,6 +174,7 @@ impl Bench {
                 (Links::InProcess(links), "in-process")
             }
         };
+        let capabilities = answers::capabilities(plan.steps.iter().map(|step| &step.answers));
         let shared = Shared {
             links,
             plan,
@@ -148,6 +182,7 @@ impl Bench {
             next_seq: AtomicU64::new(0),
             next_id: AtomicU64::new(1),
             progress: Arc::default(),
+            capabilities,
         };
         shared.begin_sessions().await?;
         Ok(Self {
@@ -167,8 +202,44 @@ impl Bench {
         &self.shared.plan
     }
 
-    /// Sets what the run sends (after [`Bench::tool_arguments`]).
-    pub fn set_steps(&mut self, steps: Vec<Step>) -> Result<(), BenchError> {
+    /// Sets what the run sends (after [`Bench::tool_arguments`]). A step
+    /// that checks its output schema gets it from `tools/list` now.
+    pub async fn set_steps(&mut self, mut steps: Vec<Step>) -> Result<(), BenchError> {
+        if steps.iter().any(|step| step.output_schema) {
+            let listed = self.request("tools/list", json!({})).await?;
+            for step in steps.iter_mut().filter(|step| step.output_schema) {
+                let tool = match (step.method.as_str(), step.name()) {
+                    ("tools/call", Some(tool)) => tool.to_owned(),
+                    _ => {
+                        return Err(BenchError::usage(
+                            format!(
+                                "`{}` has no output schema to check: only a tool call has",
+                                step.label
+                            ),
+                            None,
+                        ));
+                    }
+                };
+                let schema = listed
+                    .get("tools")
+                    .and_then(Value::as_array)
+                    .and_then(|tools| tools.iter().find(|listed| listed["name"] == tool.as_str()))
+                    .and_then(|listed| listed.get("outputSchema"));
+                let Some(schema) = schema else {
+                    return Err(BenchError::usage(
+                        format!(
+                            "the tool `{tool}` lists no output schema to check its answers against"
+                        ),
+                        Some(
+                            "drop `--expect-schema` (or the step's `expect_output_schema`)"
+                                .to_owned(),
+                        ),
+                    ));
+                };
+                step.expect
+                    .push(Expect::Schema(OutputSchema::new(&tool, schema)?));
+            }
+        }
         let shared = Arc::get_mut(&mut self.shared)
             .ok_or_else(|| BenchError::usage("the run has started", None))?;
         shared.plan.steps = steps;
@@ -237,7 +308,7 @@ impl Bench {
         let Some(step) = self.shared.plan.steps.first() else {
             return Err(BenchError::usage("nothing to send", None));
         };
-        let mut random = Rng::new(0);
+        let mut random = Rng::for_request(self.shared.plan.seed, 0);
         let params = render(
             &step.params,
             &mut Fill {
@@ -270,8 +341,8 @@ impl Bench {
         let measure_start = start + warmup;
         let sampler = spawn_sampler(self.roots.clone(), measure_start);
         let (recorder, end) = match &self.shared.plan.load {
-            Load::Closed { concurrency } => {
-                closed_loop(&self.shared, *concurrency, measure_start).await
+            Load::Closed { .. } | Load::Ramping { .. } => {
+                closed_loop(&self.shared, measure_start).await
             }
             Load::Open {
                 rate,
@@ -291,6 +362,12 @@ impl Bench {
         };
         sampler.done.store(true, Ordering::SeqCst);
         let sampled = sampler.task.await.unwrap_or_default();
+        let mut recorder = recorder;
+        if let Load::Closed { concurrency } = &self.shared.plan.load {
+            for second in &mut recorder.seconds {
+                second.concurrency = Some(*concurrency as u64);
+            }
+        }
         let elapsed = end.saturating_duration_since(measure_start);
         Ok(Measured {
             recorder,
@@ -298,6 +375,29 @@ impl Bench {
             server: sampled.server,
             other_load: sampled.other_load(elapsed),
         })
+    }
+
+    /// The plan's repetitions (`--reps`) one after the other, the warm-up
+    /// before the first: each run's figures, and all of them merged.
+    pub async fn run(&mut self) -> Result<(Figures, Vec<Figures>), BenchError> {
+        let mut merged = Recorder::default();
+        let mut runs = Vec::new();
+        let mut figures = Vec::new();
+        for _ in 0..self.shared.plan.reps {
+            let mut measured = self.measure().await?;
+            let recorder = std::mem::take(&mut measured.recorder);
+            figures.push(Figures::of(&recorder, &measured));
+            merged.merge(recorder);
+            runs.push(measured);
+        }
+        let mut summary = Figures::merged(&merged, &runs, &figures);
+        if let Load::Open { rate, .. } = &self.shared.plan.load {
+            summary.rps_target = rate.peak();
+            for run in &mut figures {
+                run.rps_target = rate.peak();
+            }
+        }
+        Ok((summary, figures))
     }
 
     /// Ends the links: sessions, children, connections.
@@ -321,6 +421,7 @@ impl Bench {
                     link.close().await;
                 }
             }
+            Links::Legacy(_) => {}
         }
     }
 }
@@ -341,7 +442,10 @@ impl Shared {
                 };
                 let mut first = first.lock().await;
                 first
-                    .initialize(self.next_id.fetch_add(1, Ordering::Relaxed))
+                    .initialize(
+                        self.next_id.fetch_add(1, Ordering::Relaxed),
+                        &self.capabilities,
+                    )
                     .await
                     .map_err(unreachable)?;
                 let session = first.session.clone();
@@ -351,15 +455,32 @@ impl Shared {
                     if self.plan.sessions == Sessions::Shared {
                         link.session = session.clone();
                     } else {
-                        link.initialize(self.next_id.fetch_add(1, Ordering::Relaxed))
-                            .await
-                            .map_err(unreachable)?;
+                        link.initialize(
+                            self.next_id.fetch_add(1, Ordering::Relaxed),
+                            &self.capabilities,
+                        )
+                        .await
+                        .map_err(unreachable)?;
                     }
+                }
+            }
+            Links::Legacy(links) => {
+                // One session per stream: a legacy session cannot be shared.
+                for link in links {
+                    link.lock()
+                        .await
+                        .initialize(
+                            self.next_id.fetch_add(1, Ordering::Relaxed),
+                            &self.capabilities,
+                        )
+                        .await
+                        .map_err(unreachable)?;
                 }
             }
             Links::Stdio(links) => {
                 for link in links {
-                    let started = initialize_child(link, self.plan.timeout).await;
+                    let started =
+                        initialize_child(link, self.plan.timeout, &self.capabilities).await;
                     if let Err(failed) = started {
                         // The reader may not have read the child's last
                         // words yet; they are what tells why it ended.
@@ -391,6 +512,7 @@ impl Shared {
     fn link_count(&self) -> usize {
         match &self.links {
             Links::Http(links) => links.len(),
+            Links::Legacy(links) => links.len(),
             Links::Stdio(links) => links.len(),
             Links::InProcess(links) => links.len(),
         }
@@ -405,7 +527,7 @@ impl Shared {
         params: &Value,
         step: Option<&Step>,
     ) -> Exchange {
-        self.exchange_recording(index, method, params, step, None)
+        self.exchange_recording(index, method, params.clone(), step, None)
             .await
     }
 
@@ -413,24 +535,132 @@ impl Shared {
         &self,
         index: usize,
         method: &str,
-        params: &Value,
+        params: Value,
         step: Option<&Step>,
-        recorder: Option<&mut Recorder>,
+        mut recorder: Option<&mut Recorder>,
     ) -> Exchange {
+        let answers = step
+            .map(|step| &step.answers)
+            .filter(|answers| !answers.is_empty());
+        let capabilities = match answers {
+            Some(answers) => answers::capabilities([answers]),
+            None => Value::Object(Map::new()),
+        };
+        // Kept for the next rounds of a request the server may ask input for.
+        let mut now = answers.map(|_| params.clone()).unwrap_or_default();
+        let (sent, first) = self
+            .send(
+                index,
+                method,
+                params,
+                step,
+                answers,
+                &capabilities,
+                recorder.as_deref_mut(),
+            )
+            .await;
+        let (mut id, mut reply) = first;
+        // Multi Round-Trip Requests: an `input_required` result is
+        // answered from the step and the request sent again, until it
+        // completes; all rounds are one request in the figures.
+        if let Some(answers) = answers {
+            for round in 1.. {
+                let Ok(Reply { message, .. }) = &reply else {
+                    break;
+                };
+                let Some(result) = message.get("result").filter(|r| answers::input_required(r))
+                else {
+                    break;
+                };
+                if round >= answers::MAX_ROUNDS {
+                    reply = Err(Failed::new(
+                        ErrorClass::Mismatch,
+                        format!("still asking for input after {round} rounds"),
+                    ));
+                    break;
+                }
+                match answers::next_round(&now, result, answers) {
+                    Ok(next) => now = next,
+                    Err(failed) => {
+                        reply = Err(failed);
+                        break;
+                    }
+                }
+                let (_, (next_id, next_reply)) = self
+                    .send(
+                        index,
+                        method,
+                        now.clone(),
+                        step,
+                        Some(answers),
+                        &capabilities,
+                        recorder.as_deref_mut(),
+                    )
+                    .await;
+                id = next_id;
+                reply = next_reply;
+            }
+        }
+        let done = Instant::now();
+        let expect = step.map(|step| step.expect.as_slice()).unwrap_or_default();
+        match reply {
+            Ok(Reply {
+                message,
+                first_event,
+            }) => Exchange {
+                sent,
+                done,
+                first_event,
+                result: match check::answer(&message, id, method, expect) {
+                    Ok(result) if answers::input_required(result) => Err(Failed::new(
+                        ErrorClass::Mismatch,
+                        "the server asks for input (input_required); answer it with the step's [step.answers]",
+                    )),
+                    Ok(_) => Ok(take_result(message)),
+                    Err(failed) => Err(failed),
+                },
+            },
+            Err(failed) => Exchange {
+                sent,
+                done,
+                first_event: None,
+                result: Err(failed),
+            },
+        }
+    }
+
+    /// Sends one request on link `index % links` within the timeout and
+    /// reads its answer; gives back when it was sent, its id and the reply.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one request and everything it is sent with"
+    )]
+    async fn send(
+        &self,
+        index: usize,
+        method: &str,
+        params: Value,
+        step: Option<&Step>,
+        answers: Option<&Map<String, Value>>,
+        capabilities: &Value,
+        recorder: Option<&mut Recorder>,
+    ) -> (Instant, (u64, Result<Reply, Failed>)) {
         let timeout = self.plan.timeout;
         let protocol = self.plan.protocol;
         let index = index % self.link_count().max(1);
         let timed_out =
             || Failed::new(ErrorClass::Timeout, format!("no answer within {timeout:?}"));
-        let (sent, id, reply) = match &self.links {
+        let failed_now = |failed: Failed| (Instant::now(), (0, Err(failed)));
+        let churn = protocol == Protocol::Sessions2025 && self.plan.sessions == Sessions::Churn;
+        match &self.links {
             Links::Http(links) => {
                 let mut link = links[index].lock().await;
-                let churn =
-                    protocol == Protocol::Sessions2025 && self.plan.sessions == Sessions::Churn;
                 if protocol == Protocol::Sessions2025 && (churn || link.session.is_none()) {
                     let began = Instant::now();
                     let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-                    let started = tokio::time::timeout(timeout, link.initialize(id)).await;
+                    let started =
+                        tokio::time::timeout(timeout, link.initialize(id, &self.capabilities))
+                            .await;
                     match started {
                         Ok(Ok(())) => {
                             if let Some(recorder) = recorder {
@@ -448,14 +678,15 @@ impl Shared {
                     }
                 }
                 let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-                let message = wire::request(id, method, params.clone(), protocol);
-                let name = step
-                    .and_then(Step::name)
-                    .or_else(|| name_in(method, params));
+                let name: Option<std::borrow::Cow<'_, str>> = match step.and_then(Step::name) {
+                    Some(name) => Some(name.into()),
+                    None => name_in(method, &params).map(|name| name.to_owned().into()),
+                };
+                let message = wire::request(id, method, params, protocol, capabilities);
                 let sent = Instant::now();
                 let reply = match tokio::time::timeout(
                     timeout,
-                    link.post(&message, Some(id), protocol, name),
+                    link.post(&message, Some(id), protocol, name.as_deref(), answers),
                 )
                 .await
                 {
@@ -474,12 +705,60 @@ impl Shared {
                 if churn {
                     link.end_session().await;
                 }
-                (sent, id, reply)
+                (sent, (id, reply))
+            }
+            Links::Legacy(links) => {
+                let mut link = links[index].lock().await;
+                if churn || !link.is_open() {
+                    let began = Instant::now();
+                    let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+                    let started =
+                        tokio::time::timeout(timeout, link.initialize(id, &self.capabilities))
+                            .await;
+                    match started {
+                        Ok(Ok(())) => {
+                            if let Some(recorder) = recorder {
+                                recorder.initialized(began.elapsed());
+                            }
+                        }
+                        Ok(Err(failed)) => {
+                            link.reset();
+                            return failed_now(failed);
+                        }
+                        Err(_) => {
+                            link.reset();
+                            return failed_now(timed_out());
+                        }
+                    }
+                }
+                let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+                let message = wire::request(id, method, params, protocol, capabilities);
+                let sent = Instant::now();
+                let reply =
+                    match tokio::time::timeout(timeout, link.exchange(&message, Some(id), answers))
+                        .await
+                    {
+                        Ok(Ok(reply)) => Ok(reply),
+                        Ok(Err(failed)) => {
+                            if failed.class == ErrorClass::Transport {
+                                link.reset();
+                            }
+                            Err(failed)
+                        }
+                        Err(_) => {
+                            link.reset();
+                            Err(timed_out())
+                        }
+                    };
+                if churn {
+                    link.reset();
+                }
+                (sent, (id, reply))
             }
             Links::Stdio(links) => {
                 let link = &links[index];
                 let id = link.next_id();
-                let message = wire::request(id, method, params.clone(), protocol);
+                let message = wire::request(id, method, params, protocol, capabilities);
                 let sent = Instant::now();
                 let reply = match tokio::time::timeout(timeout, link.exchange(&message, id)).await {
                     Ok(reply) => reply,
@@ -488,53 +767,29 @@ impl Shared {
                         Err(timed_out())
                     }
                 };
-                (sent, id, reply)
+                (sent, (id, reply))
             }
             Links::InProcess(links) => {
                 let id = self.next_id.fetch_add(1, Ordering::Relaxed);
                 let sent = Instant::now();
                 let reply =
-                    match tokio::time::timeout(timeout, links[index].exchange(method, params, id))
+                    match tokio::time::timeout(timeout, links[index].exchange(method, &params, id))
                         .await
                     {
                         Ok(reply) => reply,
                         Err(_) => Err(timed_out()),
                     };
-                (sent, id, reply)
+                (sent, (id, reply))
             }
-        };
-        let done = Instant::now();
-        let expect = step.map(|step| step.expect.as_slice()).unwrap_or_default();
-        match reply {
-            Ok(Reply {
-                message,
-                first_event,
-            }) => Exchange {
-                sent,
-                done,
-                first_event,
-                result: match check::answer(&message, id, method, expect) {
-                    Ok(_) => Ok(take_result(message)),
-                    Err(failed) => Err(failed),
-                },
-            },
-            Err(failed) => Exchange {
-                sent,
-                done,
-                first_event: None,
-                result: Err(failed),
-            },
         }
     }
 
     /// Draws the next request: its step and rendered params.
-    fn next_request(
-        &self,
-        worker: usize,
-        random: &mut Rng,
-        weights: &[u32],
-    ) -> (usize, u64, Value) {
+    /// Request `seq` draws its step and random values from the plan's
+    /// seed and `seq` alone: the same seed sends the same requests.
+    fn next_request(&self, worker: usize, weights: &[u32]) -> (usize, u64, Value) {
         let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
+        let mut random = Rng::for_request(self.plan.seed, seq);
         let index = if weights.len() == 1 {
             0
         } else {
@@ -545,7 +800,7 @@ impl Shared {
             &mut Fill {
                 seq,
                 worker,
-                random,
+                random: &mut random,
                 lines: &self.lines,
             },
         );
@@ -555,11 +810,18 @@ impl Shared {
 
 /// A 2025-era handshake with a stdio child: `initialize`, its answer
 /// checked, then `initialized`.
-async fn initialize_child(link: &StdioLink, timeout: Duration) -> Result<(), Failed> {
+async fn initialize_child(
+    link: &StdioLink,
+    timeout: Duration,
+    capabilities: &Value,
+) -> Result<(), Failed> {
     let id = link.next_id();
-    let reply = tokio::time::timeout(timeout, link.exchange(&wire::initialize(id), id))
-        .await
-        .map_err(|_| Failed::new(ErrorClass::Timeout, "the server did not answer in time"))??;
+    let reply = tokio::time::timeout(
+        timeout,
+        link.exchange(&wire::initialize(id, capabilities), id),
+    )
+    .await
+    .map_err(|_| Failed::new(ErrorClass::Timeout, "the server did not answer in time"))??;
     check::answer(&reply.message, id, "initialize", &[])?;
     link.notify(&wire::initialized()).await
 }
@@ -570,16 +832,6 @@ fn take_result(mut message: Value) -> Value {
         .get_mut("result")
         .map(Value::take)
         .unwrap_or_default()
-}
-
-fn failed_now(failed: Failed) -> Exchange {
-    let now = Instant::now();
-    Exchange {
-        sent: now,
-        done: now,
-        first_event: None,
-        result: Err(failed),
-    }
 }
 
 fn name_in<'a>(method: &str, params: &'a Value) -> Option<&'a str> {
@@ -634,27 +886,52 @@ fn deadline(plan: &Plan, measure_start: Instant) -> Instant {
     measure_start + duration
 }
 
-async fn closed_loop(
-    shared: &Arc<Shared>,
-    concurrency: usize,
-    measure_start: Instant,
-) -> (Recorder, Instant) {
+async fn closed_loop(shared: &Arc<Shared>, measure_start: Instant) -> (Recorder, Instant) {
     let deadline = deadline(&shared.plan, measure_start);
     let issued = Arc::new(AtomicU64::new(0));
+    let load = shared.plan.load.clone();
+    let ramping = matches!(load, Load::Ramping { .. });
+    let concurrency = load.peak_concurrency().unwrap_or(1);
+    // A ramp's virtual users active now, noted in each second.
+    let active = Arc::new(AtomicUsize::new(0));
     let weights: Arc<[u32]> = shared.plan.steps.iter().map(|step| step.weight).collect();
+    let sink = Arc::new(SecondsSink::default());
     let mut tasks = Vec::new();
     for worker in 0..concurrency {
         let shared = Arc::clone(shared);
         let issued = Arc::clone(&issued);
         let weights = Arc::clone(&weights);
+        let sink = Arc::clone(&sink);
+        let active = Arc::clone(&active);
+        let load = load.clone();
         tasks.push(tokio::spawn(async move {
-            let mut recorder = Recorder::default();
-            let mut random = Rng::new(0x5EED ^ worker as u64);
+            let mut recorder = Recorder::with_sink(sink);
             let mut end = Instant::now();
+            let mut on = false;
             loop {
                 let now = Instant::now();
                 if now >= deadline {
                     break;
+                }
+                // A ramp: this virtual user waits until the ramp reaches it.
+                if ramping {
+                    let elapsed = now.saturating_duration_since(measure_start);
+                    let wanted = worker < load.concurrency_at(elapsed);
+                    if wanted != on {
+                        on = wanted;
+                        if on {
+                            active.fetch_add(1, Ordering::Relaxed);
+                        } else {
+                            active.fetch_sub(1, Ordering::Relaxed);
+                        }
+                    }
+                    if !on {
+                        tokio::time::sleep(RAMP_TICK.min(deadline - now)).await;
+                        continue;
+                    }
+                    if now >= measure_start {
+                        recorder.users(elapsed, active.load(Ordering::Relaxed) as u64);
+                    }
                 }
                 if now >= measure_start
                     && let Some(limit) = shared.plan.requests
@@ -662,13 +939,13 @@ async fn closed_loop(
                 {
                     break;
                 }
-                let (index, _, params) = shared.next_request(worker, &mut random, &weights);
+                let (index, _, params) = shared.next_request(worker, &weights);
                 let step = &shared.plan.steps[index];
                 let exchange = shared
                     .exchange_recording(
                         worker,
                         &step.method,
-                        &params,
+                        params,
                         Some(step),
                         Some(&mut recorder),
                     )
@@ -690,14 +967,18 @@ async fn closed_loop(
                     tokio::time::sleep(step.think).await;
                 }
             }
+            if on {
+                active.fetch_sub(1, Ordering::Relaxed);
+            }
             (recorder, end)
         }));
     }
-    gather(tasks, measure_start).await
+    gather(tasks, &sink, measure_start).await
 }
 
 async fn gather(
     tasks: Vec<tokio::task::JoinHandle<(Recorder, Instant)>>,
+    sink: &SecondsSink,
     measure_start: Instant,
 ) -> (Recorder, Instant) {
     let mut all = Recorder::default();
@@ -708,6 +989,7 @@ async fn gather(
             end = end.max(finished);
         }
     }
+    all.adopt(sink);
     (all, end)
 }
 
@@ -737,20 +1019,21 @@ async fn open_loop(
         _ => max_outstanding.min(MAX_WINDOW),
     };
     let weights: Arc<[u32]> = shared.plan.steps.iter().map(|step| step.weight).collect();
+    let sink = Arc::new(SecondsSink::default());
     let mut tasks = Vec::new();
     for worker in 0..workers {
         let shared = Arc::clone(shared);
         let taken = Arc::clone(&taken);
         let outstanding = Arc::clone(&outstanding);
         let weights = Arc::clone(&weights);
+        let sink = Arc::clone(&sink);
         tasks.push(tokio::spawn(async move {
-            let mut recorder = Recorder::default();
-            let mut random = Rng::new(0x5EED ^ worker as u64);
+            let mut recorder = Recorder::with_sink(sink);
             let mut end = Instant::now();
             loop {
                 let due = taken.lock().await.recv().await;
                 let Some(due) = due else { break };
-                let (index, _, params) = shared.next_request(worker, &mut random, &weights);
+                let (index, _, params) = shared.next_request(worker, &weights);
                 let step = &shared.plan.steps[index];
                 if due.at >= measure_start && due.at.elapsed() > LATE_ALLOWANCE {
                     recorder.late += 1;
@@ -759,7 +1042,7 @@ async fn open_loop(
                     .exchange_recording(
                         worker,
                         &step.method,
-                        &params,
+                        params,
                         Some(step),
                         Some(&mut recorder),
                     )
@@ -794,7 +1077,7 @@ async fn open_loop(
     };
     let scheduler = tokio::task::spawn_blocking(move || schedule.run(queue));
     let _ = scheduler.await;
-    let (mut recorder, end) = gather(tasks, measure_start).await;
+    let (mut recorder, end) = gather(tasks, &sink, measure_start).await;
     recorder.dropped += dropped.load(Ordering::Relaxed);
     (recorder, end.max(deadline.min(Instant::now())))
 }

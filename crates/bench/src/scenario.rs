@@ -2,10 +2,14 @@
 //! kind of request (tools/call, tools/list, resources/read, prompts/get,
 //! ping, or any method with raw params) with a weight, templated
 //! arguments (`{{seq}}`, `{{worker}}`, `{{random}}`, `{{random:N}}`,
-//! `{{line}}` from the `values` file), a think time and its own
-//! expectations. An optional `[load]` picks the executor: constant-rate,
-//! ramping-rate or constant-concurrency; flags given on the command line
-//! win over it.
+//! `{{line}}` from the `values` file; random values drawn from `--seed`),
+//! a think time, its own expectations (`expect = { output_schema = true }`
+//! checks `structuredContent` against the tool's output schema) and
+//! `[step.answers]`: what to answer, by method, when the server asks the
+//! client for input while serving the step (see [`crate::answers`]). An
+//! optional `[load]` picks the executor: constant-rate, ramping-rate,
+//! constant-concurrency or ramping-concurrency; flags given on the command
+//! line win over it.
 //!
 //! ```toml
 //! values = "words.txt"
@@ -21,7 +25,15 @@
 //! [[step]]
 //! method = "tools/list"
 //! weight = 1
+//! [[step]]
+//! tool = "test_input_required_result_elicitation"
+//! [step.answers]
+//! "elicitation/create" = { action = "accept", content = { name = "bench" } }
 //! ```
+//!
+//! A ramp of virtual users (closed loop): `executor =
+//! "ramping-concurrency"`, `start_concurrency = 1`, `stages = [{ duration
+//! = "2s", target = 8 }]`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -53,6 +65,7 @@ struct LoadTable {
     #[serde(default)]
     stages: Vec<StageTable>,
     concurrency: Option<usize>,
+    start_concurrency: Option<usize>,
     duration: Option<String>,
     max_outstanding: Option<usize>,
     arrivals: Option<String>,
@@ -81,6 +94,7 @@ struct StepTable {
     #[serde(default)]
     expect: BTreeMap<String, toml::Value>,
     expect_regex: Option<String>,
+    answers: Option<toml::Table>,
 }
 
 fn one() -> u32 {
@@ -94,6 +108,35 @@ pub struct Scenario {
     pub load: Option<Load>,
     pub duration: Option<Duration>,
     pub lines: Vec<String>,
+}
+
+impl Scenario {
+    /// Puts the scenario into `plan`: its steps, its load where the
+    /// command line named none (`load_given`; the links then follow it
+    /// unless `connections` were given, `http` telling the transport), and
+    /// its duration where the command line named no length. Gives the
+    /// lines for `{{line}}`.
+    pub fn apply(
+        self,
+        plan: &mut crate::plan::Plan,
+        load_given: bool,
+        length_given: bool,
+        connections: Option<usize>,
+        http: bool,
+    ) -> Vec<String> {
+        if let Some(load) = self.load
+            && !load_given
+        {
+            plan.connections =
+                connections.unwrap_or_else(|| crate::plan::default_connections(&load, http));
+            plan.load = load;
+        }
+        if !length_given {
+            plan.duration = self.duration;
+        }
+        plan.steps = self.steps;
+        self.lines
+    }
 }
 
 /// Reads a duration such as `500ms`, `2s` or `1.5m`.
@@ -208,15 +251,43 @@ fn step(path: &Path, number: usize, table: StepTable) -> Result<Step, BenchError
             .ok_or_else(|| bad(path, format!("step {number}: `{think}` is no duration")))?;
     }
     for (pointer, value) in table.expect {
+        if pointer == "output_schema" {
+            step.output_schema = value.as_bool() == Some(true);
+            continue;
+        }
+        if !pointer.is_empty() && !pointer.starts_with('/') {
+            return Err(bad(
+                path,
+                format!("step {number}: `{pointer}` is no JSON pointer (nor `output_schema`)"),
+            ));
+        }
         step.expect.push(Expect::Pointer {
             pointer,
             value: json_of(value),
         });
     }
+    if let Some(answers) = table.answers
+        && let Value::Object(answers) = json_of(toml::Value::Table(answers))
+    {
+        step.answers = answers;
+    }
     if let Some(regex) = &table.expect_regex {
         step.expect.push(Expect::regex(regex)?);
     }
     Ok(step)
+}
+
+fn stages(path: &Path, tables: Vec<StageTable>) -> Result<Vec<Stage>, BenchError> {
+    tables
+        .into_iter()
+        .map(|stage| {
+            Ok(Stage {
+                duration: duration(&stage.duration)
+                    .ok_or_else(|| bad(path, format!("`{}` is no duration", stage.duration)))?,
+                target: stage.target,
+            })
+        })
+        .collect()
 }
 
 fn load(path: &Path, table: LoadTable) -> Result<(Option<Load>, Option<Duration>), BenchError> {
@@ -246,14 +317,7 @@ fn load(path: &Path, table: LoadTable) -> Result<(Option<Load>, Option<Duration>
             max_outstanding,
         },
         "ramping-rate" => {
-            let mut stages = Vec::new();
-            for stage in table.stages {
-                stages.push(Stage {
-                    duration: duration(&stage.duration)
-                        .ok_or_else(|| bad(path, format!("`{}` is no duration", stage.duration)))?,
-                    target: stage.target,
-                });
-            }
+            let stages = stages(path, table.stages)?;
             if stages.is_empty() {
                 return Err(bad(path, "ramping-rate needs `stages`"));
             }
@@ -269,10 +333,22 @@ fn load(path: &Path, table: LoadTable) -> Result<(Option<Load>, Option<Duration>
         "constant-concurrency" => Load::Closed {
             concurrency: table.concurrency.unwrap_or(1),
         },
+        "ramping-concurrency" => {
+            let stages = stages(path, table.stages)?;
+            if stages.is_empty() {
+                return Err(bad(path, "ramping-concurrency needs `stages`"));
+            }
+            Load::Ramping {
+                start: table.start_concurrency.unwrap_or(0),
+                stages,
+            }
+        }
         other => {
             return Err(bad(
                 path,
-                format!("executor `{other}`: constant-rate, ramping-rate or constant-concurrency"),
+                format!(
+                    "executor `{other}`: constant-rate, ramping-rate, constant-concurrency or ramping-concurrency"
+                ),
             ));
         }
     };

@@ -29,13 +29,62 @@ fn nanos(duration: Duration) -> u64 {
         .max(1)
 }
 
-/// One second of the run, for `--csv`.
+/// One second of the run, for `--csv`: counts, and the response time's
+/// percentiles over the second (milliseconds; 0 in a second without
+/// answers).
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
 pub struct Second {
     pub requests: u64,
     pub errors: u64,
     pub total_ns: u64,
     pub max_ns: u64,
+    #[serde(default)]
+    pub p50_ms: f64,
+    #[serde(default)]
+    pub p90_ms: f64,
+    #[serde(default)]
+    pub p99_ms: f64,
+    /// A closed loop's virtual users: the most that were active in the
+    /// second (measured on a ramp); none in open loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<u64>,
+}
+
+/// The response times of each second of a run, shared by its workers.
+/// A worker keeps the second it is in and hands it over here when it
+/// moves on (one lock a second), so memory grows with the seconds of the
+/// run, not with workers times seconds.
+#[derive(Default)]
+pub struct SecondsSink(std::sync::Mutex<Vec<Histogram<u64>>>);
+
+impl SecondsSink {
+    fn add(&self, second: usize, histogram: &Histogram<u64>) {
+        let Ok(mut seconds) = self.0.lock() else {
+            return;
+        };
+        if seconds.len() <= second {
+            seconds.resize_with(second + 1, histogram_per_second);
+        }
+        let _ = seconds[second].add(histogram);
+    }
+
+    /// The histograms handed over, one a second.
+    pub fn take(&self) -> Vec<Histogram<u64>> {
+        self.0
+            .lock()
+            .map(|mut seconds| std::mem::take(&mut *seconds))
+            .unwrap_or_default()
+    }
+}
+
+/// A histogram of one second's response times: two significant digits
+/// are plenty for a per-second line, and keep it small.
+#[expect(
+    clippy::expect_used,
+    reason = "an auto-resizing histogram of 2 significant digits is always valid"
+)]
+fn histogram_per_second() -> Histogram<u64> {
+    Histogram::new(2).expect("2 significant digits are valid")
 }
 
 /// One worker's records.
@@ -54,6 +103,11 @@ pub struct Recorder {
     /// Open loop: starts dropped because too many were outstanding.
     pub dropped: u64,
     pub seconds: Vec<Second>,
+    /// The response times of each second (see [`SecondsSink`]).
+    pub latencies: Vec<Histogram<u64>>,
+    /// The second this worker is in, not yet handed to the sink.
+    current: Option<(usize, Histogram<u64>)>,
+    sink: Option<std::sync::Arc<SecondsSink>>,
 }
 
 impl Default for Recorder {
@@ -70,19 +124,88 @@ impl Default for Recorder {
             late: 0,
             dropped: 0,
             seconds: Vec::new(),
+            latencies: Vec::new(),
+            current: None,
+            sink: None,
         }
     }
 }
 
 impl Recorder {
-    fn second(&mut self, at: Duration) -> &mut Second {
+    /// A worker's recorder, handing its seconds to `sink`.
+    pub fn with_sink(sink: std::sync::Arc<SecondsSink>) -> Self {
+        Self {
+            sink: Some(sink),
+            ..Self::default()
+        }
+    }
+
+    fn second(&mut self, at: Duration, response: u64) -> &mut Second {
         let index = usize::try_from(at.as_secs())
             .unwrap_or(usize::MAX)
             .min(1 << 20);
+        match &mut self.current {
+            Some((second, histogram)) if *second == index => {
+                let _ = histogram.record(response);
+            }
+            _ => {
+                self.hand_over();
+                let mut histogram = histogram_per_second();
+                let _ = histogram.record(response);
+                self.current = Some((index, histogram));
+            }
+        }
         if self.seconds.len() <= index {
             self.seconds.resize(index + 1, Second::default());
         }
         &mut self.seconds[index]
+    }
+
+    /// Hands the current second to the sink, or keeps it here without one.
+    pub fn hand_over(&mut self) {
+        let Some((second, histogram)) = self.current.take() else {
+            return;
+        };
+        match &self.sink {
+            Some(sink) => sink.add(second, &histogram),
+            None => {
+                if self.latencies.len() <= second {
+                    self.latencies.resize_with(second + 1, histogram_per_second);
+                }
+                let _ = self.latencies[second].add(&histogram);
+            }
+        }
+    }
+
+    /// Takes in the seconds a run's workers handed to `sink`.
+    pub fn adopt(&mut self, sink: &SecondsSink) {
+        self.hand_over();
+        let seconds = sink.take();
+        if self.latencies.len() < seconds.len() {
+            self.latencies
+                .resize_with(seconds.len(), histogram_per_second);
+        }
+        for (mine, theirs) in self.latencies.iter_mut().zip(seconds) {
+            let _ = mine.add(&theirs);
+        }
+    }
+
+    /// Each second's counts with its percentiles filled in.
+    pub fn per_second(&self) -> Vec<Second> {
+        let ms = |nanos: u64| nanos as f64 / 1e6;
+        self.seconds
+            .iter()
+            .enumerate()
+            .map(|(index, second)| {
+                let mut second = *second;
+                if let Some(histogram) = self.latencies.get(index).filter(|h| !h.is_empty()) {
+                    second.p50_ms = ms(histogram.value_at_quantile(0.50));
+                    second.p90_ms = ms(histogram.value_at_quantile(0.90));
+                    second.p99_ms = ms(histogram.value_at_quantile(0.99));
+                }
+                second
+            })
+            .collect()
     }
 
     /// An answered request that passed its checks. `at` is its intended
@@ -102,12 +225,18 @@ impl Recorder {
         if let Some(first) = first_event {
             let _ = self.first_event.record(nanos(first));
         }
-        let _ = self
-            .by_step
-            .entry(step.to_owned())
-            .or_insert_with(histogram)
-            .record(response);
-        let second = self.second(at);
+        // Looked up before inserting: no label is copied per request.
+        match self.by_step.get_mut(step) {
+            Some(histogram) => {
+                let _ = histogram.record(response);
+            }
+            None => {
+                let mut fresh = histogram();
+                let _ = fresh.record(response);
+                self.by_step.insert(step.to_owned(), fresh);
+            }
+        }
+        let second = self.second(at, response);
         second.requests += 1;
         second.total_ns += response;
         second.max_ns = second.max_ns.max(response);
@@ -122,11 +251,24 @@ impl Recorder {
         let entry = self.errors.entry(class).or_insert_with(|| (0, histogram()));
         entry.0 += 1;
         let _ = entry.1.record(response);
-        let second = self.second(at);
+        let second = self.second(at, response);
         second.requests += 1;
         second.errors += 1;
         second.total_ns += response;
         second.max_ns = second.max_ns.max(response);
+    }
+
+    /// `users` virtual users were active at `at` (a ramp): the second
+    /// keeps the most seen.
+    pub fn users(&mut self, at: Duration, users: u64) {
+        let index = usize::try_from(at.as_secs())
+            .unwrap_or(usize::MAX)
+            .min(1 << 20);
+        if self.seconds.len() <= index {
+            self.seconds.resize(index + 1, Second::default());
+        }
+        let second = &mut self.seconds[index];
+        second.concurrency = Some(second.concurrency.unwrap_or_default().max(users));
     }
 
     pub fn initialized(&mut self, took: Duration) {
@@ -138,7 +280,16 @@ impl Recorder {
     }
 
     /// Adds `other`'s records to these.
-    pub fn merge(&mut self, other: Recorder) {
+    pub fn merge(&mut self, mut other: Recorder) {
+        other.hand_over();
+        self.hand_over();
+        if self.latencies.len() < other.latencies.len() {
+            self.latencies
+                .resize_with(other.latencies.len(), histogram_per_second);
+        }
+        for (mine, theirs) in self.latencies.iter_mut().zip(&other.latencies) {
+            let _ = mine.add(theirs);
+        }
         let _ = self.response.add(&other.response);
         let _ = self.service.add(&other.service);
         let _ = self.first_event.add(&other.first_event);
@@ -178,6 +329,10 @@ impl Recorder {
             mine.errors += theirs.errors;
             mine.total_ns += theirs.total_ns;
             mine.max_ns = mine.max_ns.max(theirs.max_ns);
+            mine.concurrency = match (mine.concurrency, theirs.concurrency) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
         }
     }
 }

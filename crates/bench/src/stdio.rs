@@ -1,8 +1,10 @@
 //! A server the generator starts: a child process spoken to over its
 //! stdin and stdout, one JSON-RPC message a line, with a pipelined window
 //! (many requests written before their answers come; answers matched by
-//! id). Requests the server sends the client (`roots/list`, `ping`) are
-//! answered at once so they never stall it. When the child ends, every
+//! id). Requests the server sends the client (`elicitation/create`,
+//! `roots/list`, `ping`) are answered at once so they never stall it: from
+//! the scenario's answers (every step's, by method, since the answers of a
+//! window of requests share one pipe), else "method not found". When the child ends, every
 //! request waiting on it fails as a transport error.
 
 use std::collections::{HashMap, VecDeque};
@@ -11,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::oneshot;
@@ -43,6 +45,7 @@ impl StdioLink {
         command: &[String],
         env: &[(String, String)],
         cwd: Option<&std::path::Path>,
+        answers: Arc<serde_json::Map<String, Value>>,
     ) -> Result<Self, BenchError> {
         let Some((program, args)) = command.split_first() else {
             return Err(BenchError::usage("the `--stdio` command is empty", None));
@@ -89,6 +92,7 @@ impl StdioLink {
             Arc::clone(&pending),
             Arc::clone(&ended),
             Arc::clone(&stdin),
+            answers,
         ));
         Ok(Self {
             stdin,
@@ -194,6 +198,7 @@ async fn read_answers(
     pending: Pending,
     ended: Arc<AtomicBool>,
     stdin: Arc<tokio::sync::Mutex<ChildStdin>>,
+    answers: Arc<serde_json::Map<String, Value>>,
 ) {
     let mut lines = BufReader::new(stdout).lines();
     while let Ok(Some(line)) = lines.next_line().await {
@@ -202,12 +207,8 @@ async fn read_answers(
             continue;
         };
         match message.get("id") {
-            Some(id) if message.get("method").is_some() => {
-                let answer = if message["method"] == "ping" {
-                    json!({"jsonrpc": "2.0", "id": id, "result": {}})
-                } else {
-                    json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "nexo bench answers no requests"}})
-                };
+            Some(_) if message.get("method").is_some() => {
+                let answer = crate::answers::respond(&message, Some(&answers));
                 let line = format!("{answer}\n");
                 let _ = stdin.lock().await.write_all(line.as_bytes()).await;
             }

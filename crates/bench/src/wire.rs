@@ -20,8 +20,14 @@ pub fn client_info() -> Value {
 }
 
 /// A request: `id`, `method`, `params`, with the 2026-07-28 `_meta` added
-/// to the params when the era asks for it.
-pub fn request(id: u64, method: &str, params: Value, protocol: Protocol) -> Value {
+/// to the params when the era asks for it (declaring `capabilities`).
+pub fn request(
+    id: u64,
+    method: &str,
+    params: Value,
+    protocol: Protocol,
+    capabilities: &Value,
+) -> Value {
     let mut params = match params {
         Value::Null => Value::Object(Default::default()),
         other => other,
@@ -43,22 +49,22 @@ pub fn request(id: u64, method: &str, params: Value, protocol: Protocol) -> Valu
             );
             meta.insert(
                 "io.modelcontextprotocol/clientCapabilities".to_owned(),
-                json!({}),
+                capabilities.clone(),
             );
         }
     }
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
-/// A 2025-era `initialize`.
-pub fn initialize(id: u64) -> Value {
+/// A 2025-era `initialize`, declaring `capabilities`.
+pub fn initialize(id: u64, capabilities: &Value) -> Value {
     json!({
         "jsonrpc": "2.0",
         "id": id,
         "method": "initialize",
         "params": {
             "protocolVersion": REVISION_2025,
-            "capabilities": {},
+            "capabilities": capabilities,
             "clientInfo": client_info(),
         }
     })
@@ -103,12 +109,13 @@ mod tests {
             "tools/call",
             json!({"name": "echo"}),
             Protocol::Stateless2026,
+            &json!({}),
         );
         assert_eq!(
             message["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
             REVISION_2026
         );
-        let plain = request(3, "ping", Value::Null, Protocol::Sessions2025);
+        let plain = request(3, "ping", Value::Null, Protocol::Sessions2025, &json!({}));
         assert_eq!(plain["params"], json!({}));
     }
 

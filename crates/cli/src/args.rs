@@ -730,7 +730,8 @@ pub struct BenchArgs {
     pub tool: Option<String>,
     /// Its arguments as for `nexo call`: key=value pairs (coerced by the
     /// tool's schema) or one JSON object; `{{seq}}`, `{{worker}}`,
-    /// `{{random}}` and `{{random:N}}` are filled for each request.
+    /// `{{random}}` and `{{random:N}}` (from `--seed`) are filled for each
+    /// request.
     pub arguments: Vec<String>,
     #[command(flatten)]
     pub load: BenchLoad,
@@ -775,7 +776,8 @@ pub struct BenchLoad {
     /// Open loop arrivals: evenly spaced, or a Poisson process from `--seed`.
     #[arg(long, value_enum, default_value_t = ArrivalsArg::Uniform, requires = "rate")]
     pub arrivals: ArrivalsArg,
-    /// The seed of Poisson arrivals (the same seed, the same arrivals).
+    /// The seed of Poisson arrivals and of `{{random}}` values: the same
+    /// seed, the same arrivals and arguments.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seed: u64,
     /// Open loop: requests queued or in flight at most; a start due beyond
@@ -817,6 +819,10 @@ pub struct BenchLoad {
     /// Each answer's result, as JSON text, must match REGEX.
     #[arg(long, value_name = "REGEX")]
     pub expect_regex: Option<String>,
+    /// Each answer's structuredContent must match the output schema the
+    /// tool lists in tools/list.
+    #[arg(long)]
+    pub expect_schema: bool,
     /// Fail the run (exit 7) unless a figure holds: 'p99<5ms', 'p95>1ms',
     /// 'errors==0', 'rps>1000', 'cpu_per_call<200us' (repeatable;
     /// latencies are response times, `service.p99` the service time).
@@ -903,6 +909,7 @@ Examples:
   nexo bench --url http://127.0.0.1:8000/mcp echo texto=hola --rate 2000/s -d 10s --assert 'p99<5ms'
   nexo bench --builtin morse --method tools/list -n 10000 --json > a.json
   nexo bench --url http://127.0.0.1:8000/mcp --scenario mix.toml --plot mix.svg
+  nexo bench --url http://127.0.0.1:8000/sse --transport sse echo texto=hola -c 4
   nexo bench compare a.json b.json
 
 The target is loopback only unless --allow-remote; a run is capped at 10

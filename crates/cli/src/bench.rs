@@ -8,7 +8,7 @@ use std::path::Path;
 use nexo_bench::assert::Assertion;
 use nexo_bench::check::Expect;
 use nexo_bench::plan::{Accept, Arrivals, Load, Plan, Protocol, Rate, Sessions, Step};
-use nexo_bench::report::{Document, Environment, Figures, Setup};
+use nexo_bench::report::{Document, Environment, Setup};
 use nexo_bench::{Bench, BenchError};
 use nexo_client::Target;
 use serde_json::{Value, json};
@@ -36,46 +36,31 @@ pub async fn run(args: BenchArgs) -> Result<(), Failure> {
     let chosen = crate::inspect::choose(&args.target)?;
     let target = chosen.target;
     let mut plan = plan(&args, &target)?;
-    let lines = match &scenario {
-        Some(scenario) => {
-            if let Some(load) = &scenario.load
-                && args.load.concurrency.is_none()
-                && args.load.rate.is_none()
-            {
-                plan.load = load.clone();
-                plan.connections = args
-                    .load
-                    .connections
-                    .unwrap_or(default_connections(&plan.load, &target));
-            }
-            if args.load.duration.is_none() && args.load.requests.is_none() {
-                plan.duration = scenario.duration;
-            }
-            scenario.lines.clone()
-        }
+    let from_scenario = scenario.is_some();
+    let lines = match scenario {
+        Some(scenario) => scenario.apply(
+            &mut plan,
+            args.load.concurrency.is_some() || args.load.rate.is_some(),
+            args.load.duration.is_some() || args.load.requests.is_some(),
+            args.load.connections,
+            matches!(target, Target::Url { .. }),
+        ),
         None => Vec::new(),
     };
     let mut bench = Bench::open(&target, plan, lines).await?;
-    let steps = match scenario {
-        Some(scenario) => scenario.steps,
-        None => match steps(&args, &bench).await {
-            Ok(steps) => steps,
-            Err(failure) => {
-                bench.close().await;
-                return Err(failure);
-            }
-        },
+    let steps = if from_scenario {
+        Ok(bench.plan().steps.clone())
+    } else {
+        steps(&args, &bench).await
     };
-    let result = measure(&args, &mut bench, steps, &target, &assertions).await;
+    let result = match steps {
+        Ok(steps) => measure(&args, &mut bench, steps, &target, &assertions).await,
+        Err(failure) => Err(failure),
+    };
     bench.close().await;
     let document = result?;
     report(&args, &document)?;
-    let failed: Vec<&str> = document
-        .assertions
-        .iter()
-        .filter(|outcome| !outcome.passed)
-        .map(|outcome| outcome.assertion.as_str())
-        .collect();
+    let failed = document.failed();
     if failed.is_empty() {
         if document.summary.errors > 0 && !args.target.json {
             output::status(&format!(
@@ -102,7 +87,7 @@ async fn measure(
     target: &Target,
     assertions: &[Assertion],
 ) -> Result<Document, Failure> {
-    bench.set_steps(steps)?;
+    bench.set_steps(steps).await?;
     bench.plan().validate()?;
     let sample = bench.sample().await?;
     if !args.target.json {
@@ -110,40 +95,27 @@ async fn measure(
         let shown: String = text.chars().take(400).collect();
         let more = if shown.len() < text.len() { " ..." } else { "" };
         output::status(&format!("sample answer: {shown}{more}"));
-        output::status(&format!("running: {}", describe(bench.plan())));
+        output::status(&format!(
+            "running: {}",
+            nexo_bench::report::describe(bench.plan())
+        ));
     }
     let environment = Environment::here();
     if !args.load.find_ceiling.is_empty() {
         return find_ceiling(args, bench, target, assertions, environment).await;
     }
-    let reps = bench.plan().reps;
     let live = live_view(bench);
-    let mut merged = nexo_bench::stats::Recorder::default();
-    let mut runs = Vec::new();
-    let mut figures = Vec::new();
-    for _ in 0..reps {
-        let mut measured = bench.measure().await?;
-        let recorder = std::mem::take(&mut measured.recorder);
-        figures.push(Figures::of(&recorder, &measured));
-        merged.merge(recorder);
-        runs.push(measured);
-    }
+    let (summary, runs) = bench.run().await?;
     drop(live);
-    let mut summary = Figures::merged(&merged, &runs, &figures);
-    if let Load::Open { rate, .. } = &bench.plan().load {
-        summary.rps_target = rate.peak();
-        for run in &mut figures {
-            run.rps_target = rate.peak();
-        }
-    }
-    let setup = setup(bench.plan());
-    Ok(document(
+    let setup = Setup::of(bench.plan());
+    Ok(Document::new(
         bench,
-        target,
+        target.to_string(),
+        nexo_bench::report::command_line(std::env::args().skip(1)),
         environment,
         setup,
         summary,
-        figures,
+        runs,
         assertions,
         None,
     ))
@@ -197,19 +169,14 @@ async fn find_ceiling(
     })
     .await?;
     let ceiling = nexo_bench::ceiling::ceiling(&steps);
-    let summary = steps
-        .iter()
-        .rev()
-        .find(|step| step.held)
-        .or(steps.last())
-        .map(|step| step.figures.clone())
-        .unwrap_or_default();
-    let mut setup = setup(bench.plan());
+    let summary = nexo_bench::ceiling::summary(&steps);
+    let mut setup = Setup::of(bench.plan());
     setup.model = "find-ceiling".to_owned();
     let runs = steps.into_iter().map(|step| step.figures).collect();
-    Ok(document(
+    Ok(Document::new(
         bench,
-        target,
+        target.to_string(),
+        nexo_bench::report::command_line(std::env::args().skip(1)),
         environment,
         setup,
         summary,
@@ -217,42 +184,6 @@ async fn find_ceiling(
         assertions,
         ceiling,
     ))
-}
-
-/// The report of a run: its figures, the assertions checked against its
-/// summary, and what reproduces it.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "one document, assembled from the run's parts"
-)]
-fn document(
-    bench: &Bench,
-    target: &Target,
-    environment: Environment,
-    setup: Setup,
-    summary: Figures,
-    runs: Vec<Figures>,
-    assertions: &[Assertion],
-    ceiling_rps: Option<f64>,
-) -> Document {
-    let outcomes = assertions
-        .iter()
-        .map(|assertion| assertion.check(&summary))
-        .collect();
-    Document {
-        schema_version: nexo_bench::report::SCHEMA_VERSION,
-        tool: "nexo bench".to_owned(),
-        version: env!("CARGO_PKG_VERSION").to_owned(),
-        command_line: command_line(),
-        environment,
-        target: target.to_string(),
-        transport: bench.transport.to_owned(),
-        setup,
-        summary,
-        runs,
-        assertions: outcomes,
-        ceiling_rps,
-    }
 }
 
 /// A live line on a terminal (none in CI or without one): the seconds,
@@ -295,19 +226,7 @@ fn report(args: &BenchArgs, document: &Document) -> Result<(), Failure> {
         write(path, &nexo_bench::report::csv(&document.summary))?;
     }
     if let Some(path) = &args.load.plot {
-        let title = format!(
-            "{} ({}, {})",
-            document.target,
-            document.transport,
-            describe_setup(&document.setup)
-        );
-        let summary = &document.summary;
-        let mut series: Vec<(&str, &[(f64, f64)])> = vec![("response time", &summary.curve)];
-        if document.setup.model != "closed" {
-            series.push(("service time", &summary.service_curve));
-        }
-        let svg = nexo_bench::report::svg(&title, &series);
-        write(path, &svg)?;
+        write(path, &nexo_bench::report::plot(document))?;
     }
     if args.target.json {
         output::json(document);
@@ -343,16 +262,6 @@ fn compare(a: &Path, b: &Path, json: bool) -> Result<(), Failure> {
     Ok(())
 }
 
-/// HTTP connections follow the concurrency in closed loop; stdio and
-/// in-process links are shared by a pipelined window.
-fn default_connections(load: &Load, target: &Target) -> usize {
-    match (target, load) {
-        (Target::Url { .. }, Load::Closed { concurrency }) => *concurrency,
-        (Target::Url { .. }, Load::Open { .. }) => 8,
-        _ => 1,
-    }
-}
-
 fn plan(args: &BenchArgs, target: &Target) -> Result<Plan, Failure> {
     let load_args = &args.load;
     let load = match load_args.rate {
@@ -380,25 +289,20 @@ fn plan(args: &BenchArgs, target: &Target) -> Result<Plan, Failure> {
         transport: nexo_client::HttpTransport::Sse,
         ..
     } = target
+        && matches!(args.target.protocol, EraArg::Discover)
     {
         return Err(Failure::usage(
-            "`nexo bench` speaks Streamable HTTP; the legacy HTTP+SSE transport is not measured yet",
-            Some("bench the server's Streamable HTTP endpoint (`/mcp`)".to_owned()),
-        ));
-    }
-    if matches!(args.target.protocol, EraArg::Discover)
-        && !matches!(load_args.sessions, SessionsArg::PerConnection)
-    {
-        return Err(Failure::usage(
-            "`--sessions` is for 2025-era sessions; 2026-07-28 requests have none",
-            Some("drop `--sessions`, or use `--protocol 2025`".to_owned()),
+            "the legacy HTTP+SSE transport has 2025-era sessions only",
+            Some(
+                "drop `--protocol 2026`, or bench the server's Streamable HTTP endpoint".to_owned(),
+            ),
         ));
     }
     Ok(Plan {
         steps: Vec::new(),
-        connections: load_args
-            .connections
-            .unwrap_or(default_connections(&load, target)),
+        connections: load_args.connections.unwrap_or_else(|| {
+            nexo_bench::plan::default_connections(&load, matches!(target, Target::Url { .. }))
+        }),
         load,
         protocol: match args.target.protocol {
             EraArg::Discover => Protocol::Stateless2026,
@@ -422,6 +326,7 @@ fn plan(args: &BenchArgs, target: &Target) -> Result<Plan, Failure> {
         server_pid: load_args.server_pid,
         allow_remote: load_args.allow_remote,
         no_limits: load_args.no_limits,
+        seed: load_args.seed,
     })
 }
 
@@ -473,117 +378,6 @@ async fn steps(args: &BenchArgs, bench: &Bench) -> Result<Vec<Step>, Failure> {
     if let Some(regex) = &load.expect_regex {
         step.expect.push(Expect::regex(regex)?);
     }
+    step.output_schema = load.expect_schema;
     Ok(vec![step])
-}
-
-fn setup(plan: &Plan) -> Setup {
-    let (model, concurrency, rate, arrivals, seed, max_outstanding) = match &plan.load {
-        Load::Closed { concurrency } => ("closed", Some(*concurrency), None, None, None, None),
-        Load::Open {
-            rate,
-            arrivals,
-            max_outstanding,
-        } => {
-            let (arrivals, seed) = match arrivals {
-                Arrivals::Uniform => ("uniform", None),
-                Arrivals::Poisson { seed } => ("poisson", Some(*seed)),
-            };
-            (
-                "open",
-                None,
-                Some(rate.peak()),
-                Some(arrivals.to_owned()),
-                seed,
-                Some(*max_outstanding),
-            )
-        }
-    };
-    Setup {
-        model: model.to_owned(),
-        concurrency,
-        rate,
-        arrivals,
-        seed,
-        max_outstanding,
-        connections: plan.connections,
-        protocol: match plan.protocol {
-            Protocol::Sessions2025 => "2025-11-25",
-            Protocol::Stateless2026 => "2026-07-28",
-        }
-        .to_owned(),
-        sessions: match (plan.protocol, plan.sessions) {
-            (Protocol::Stateless2026, _) => "none",
-            (_, Sessions::Shared) => "shared",
-            (_, Sessions::PerConnection) => "per-connection",
-            (_, Sessions::Churn) => "churn",
-        }
-        .to_owned(),
-        accept: match plan.accept {
-            Accept::Both => "both",
-            Accept::Sse => "sse",
-        }
-        .to_owned(),
-        warmup_s: plan.warmup.as_secs_f64(),
-        steps: plan.steps.iter().map(|step| step.label.clone()).collect(),
-    }
-}
-
-fn describe_setup(setup: &Setup) -> String {
-    match setup.model.as_str() {
-        "open" => format!("open loop {}/s", setup.rate.unwrap_or_default()),
-        _ => format!("closed loop x{}", setup.concurrency.unwrap_or(1)),
-    }
-}
-
-fn describe(plan: &Plan) -> String {
-    let length = match (plan.measured_duration(), plan.requests) {
-        (Some(duration), Some(requests)) => {
-            format!("{requests} requests or {:.1} s", duration.as_secs_f64())
-        }
-        (Some(duration), None) => format!("{:.1} s", duration.as_secs_f64()),
-        (None, Some(requests)) => format!("{requests} requests"),
-        (None, None) => String::new(),
-    };
-    let warmup = if plan.warmup.is_zero() {
-        String::new()
-    } else {
-        format!(" after {:.1} s of warm-up", plan.warmup.as_secs_f64())
-    };
-    format!("{length}{warmup}, {}", describe_setup(&setup(plan)))
-}
-
-/// The command line that reproduces the run, with credentials redacted:
-/// credential headers' values, `-e` values and URL userinfo.
-fn command_line() -> String {
-    let mut words: Vec<String> = Vec::new();
-    let mut after: Option<String> = None;
-    for word in std::env::args().skip(1) {
-        let shown = match after.as_deref() {
-            Some("--header") => match nexo_client::Header::parse(&word) {
-                Ok(header) if header.is_credential() => format!("{}: [redacted]", header.name()),
-                _ => word.clone(),
-            },
-            Some("-e") => match word.split_once('=') {
-                Some((key, _)) => format!("{key}=[redacted]"),
-                None => word.clone(),
-            },
-            Some("--url") => nexo_client::secret::redact_userinfo(&word).into_owned(),
-            _ => word.clone(),
-        };
-        after = Some(word);
-        words.push(quote(&shown));
-    }
-    format!("nexo {}", words.join(" "))
-}
-
-fn quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@,+%".contains(c));
-    if plain {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
 }

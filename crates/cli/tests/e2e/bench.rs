@@ -7,8 +7,8 @@
 //! measurement must keep (the corrected tail holds the stall, the service
 //! time does not) and the shape of what is reported.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::http::{HeaderMap, StatusCode};
@@ -17,8 +17,8 @@ use axum::routing::post;
 use serde_json::{Value, json};
 
 use crate::support::{
-    HttpServer, Proc, Run, TempDir, loopback, nexo_path, python_sdk, repo_root, run,
-    serve_morse_command, serve_router, shell_quote,
+    HttpServer, Proc, Run, TempDir, loopback, nexo, nexo_path, python_sdk, repo_root, run,
+    run_command, serve_morse_command, serve_router, shell_quote,
 };
 
 /// `nexo bench ARGS... --json`, its document checked and returned.
@@ -216,7 +216,7 @@ fn stdio_children_pipelined_and_sampled() {
     assert!(server["rss_kib_max"].as_u64().unwrap() > 0);
     let csv = std::fs::read_to_string(&csv).unwrap();
     assert!(
-        csv.starts_with("second,requests,errors,mean_ms,max_ms\n"),
+        csv.starts_with("second,requests,errors,mean_ms,p50_ms,p90_ms,p99_ms,max_ms,concurrency\n"),
         "{csv}"
     );
     let plot = std::fs::read_to_string(&plot).unwrap();
@@ -645,4 +645,434 @@ method = "no/such/method"
         classes["transport"]["count"].as_u64().unwrap() >= 1,
         "{classes:#}"
     );
+}
+
+/// The legacy HTTP+SSE transport (`--transport sse`): the stream opened
+/// by a GET, each request POSTed to its `endpoint`, each answer read off
+/// the stream; one session per connection.
+#[test]
+fn legacy_sse_target() {
+    let server = HttpServer::start(&[]);
+    let url = format!("{}/sse", server.base_url());
+    let (_, document) = bench_json(&[
+        "--url",
+        &url,
+        "--transport",
+        "sse",
+        "morse",
+        "texto=SOS",
+        "-n",
+        "200",
+        "-c",
+        "3",
+        "--expect",
+        "/structuredContent/result=... --- ...",
+    ]);
+    assert_clean(&document, 200);
+    assert_eq!(document["transport"], "sse");
+    assert_eq!(document["setup"]["connections"], 3);
+    assert_eq!(document["summary"]["first_event"]["count"], 200);
+}
+
+/// A ramp of virtual users (a scenario's `ramping-concurrency`): the
+/// per-second rows tell how many were active, one in the first second and
+/// three in the middle of the second, and the CSV carries percentiles.
+#[test]
+fn ramping_concurrency_shows_its_stages() {
+    let server = HttpServer::start(&[]);
+    let url = server.mcp_url();
+    let dir = TempDir::new("bench-ramp");
+    let scenario = dir.path().join("ramp.toml");
+    std::fs::write(
+        &scenario,
+        r#"
+[load]
+executor = "ramping-concurrency"
+start_concurrency = 1
+stages = [{ duration = "1s", target = 1 }, { duration = "1s", target = 5 }]
+[[step]]
+tool = "echo"
+arguments = { texto = "hola" }
+think = "5ms"
+"#,
+    )
+    .unwrap();
+    let csv = dir.path().join("ramp.csv");
+    let (_, document) = bench_json(&[
+        "--url",
+        &url,
+        "--scenario",
+        scenario.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    let setup = &document["setup"];
+    assert_eq!(setup["model"], "ramping", "{setup:#}");
+    assert_eq!(setup["concurrency"], 5);
+    assert_eq!(setup["connections"], 5);
+    assert_eq!(setup["ramp"].as_array().unwrap().len(), 2);
+    let seconds = document["summary"]["per_second"].as_array().unwrap();
+    assert!(seconds.len() >= 2, "{seconds:#?}");
+    assert_eq!(seconds[0]["concurrency"], 1, "{seconds:#?}");
+    assert!(
+        seconds[1]["concurrency"].as_u64().unwrap() >= 4,
+        "{seconds:#?}"
+    );
+    for second in &seconds[..2] {
+        let p50 = second["p50_ms"].as_f64().unwrap();
+        let p99 = second["p99_ms"].as_f64().unwrap();
+        assert!(p50 > 0.0 && p99 >= p50, "{second:#}");
+    }
+    assert_eq!(document["summary"]["errors"], 0);
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    let rows: Vec<&str> = csv.lines().collect();
+    assert!(rows[0].ends_with(",concurrency"), "{csv}");
+    assert!(
+        rows[1].starts_with("0,") && rows[1].ends_with(",1"),
+        "{csv}"
+    );
+}
+
+/// What the tiny server below was called with.
+type Seen = Arc<Mutex<Vec<Value>>>;
+
+/// A Streamable HTTP server of one tool, `shape`, whose output schema
+/// wants an integer `n` and whose answers carry the string it was given:
+/// every answer breaks its own schema. It notes each call's arguments.
+async fn misshapen(seen: axum::extract::State<Seen>, body: String) -> Response {
+    let message: Value = serde_json::from_str(&body).unwrap();
+    let id = message["id"].clone();
+    let answer = |result: Value| {
+        let mut headers = HeaderMap::new();
+        headers.insert("content-type", "application/json".parse().unwrap());
+        headers.insert("mcp-session-id", "s1".parse().unwrap());
+        (
+            headers,
+            json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string(),
+        )
+            .into_response()
+    };
+    match message["method"].as_str().unwrap_or_default() {
+        "initialize" => answer(json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "misshapen", "version": "0"}
+        })),
+        "tools/list" => answer(json!({"tools": [{
+            "name": "shape",
+            "inputSchema": {"type": "object"},
+            "outputSchema": {
+                "type": "object",
+                "properties": {"n": {"type": "integer"}},
+                "required": ["n"]
+            }
+        }]})),
+        "tools/call" => {
+            let arguments = message["params"]["arguments"].clone();
+            seen.lock().unwrap().push(arguments.clone());
+            answer(json!({
+                "content": [{"type": "text", "text": "shaped"}],
+                "structuredContent": {"n": arguments["n"].to_string()}
+            }))
+        }
+        _ if message.get("id").is_none() => StatusCode::ACCEPTED.into_response(),
+        _ => answer(json!({})),
+    }
+}
+
+fn misshapen_server() -> (String, Seen) {
+    let (listener, base) = loopback();
+    let seen: Seen = Arc::default();
+    let app = axum::Router::new()
+        .route("/mcp", post(misshapen))
+        .with_state(Arc::clone(&seen));
+    serve_router(listener, app);
+    (format!("{base}/mcp"), seen)
+}
+
+/// `--expect-schema`: answers whose structuredContent breaks the tool's
+/// output schema fail the sample (exit 5, a mismatch naming the place);
+/// the morse server's answers keep theirs.
+#[test]
+fn output_schema_expectation_fails_on_a_mismatch() {
+    let (url, _) = misshapen_server();
+    let run = run(&[
+        "bench",
+        "--url",
+        &url,
+        "shape",
+        "n=3",
+        "-n",
+        "5",
+        "--expect-schema",
+    ]);
+    assert_eq!(run.code(), 5, "{run:#?}");
+    let error = run.error_line();
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("output schema of `shape`") && message.contains("/n"),
+        "{error:#}"
+    );
+    let server = HttpServer::start(&[]);
+    let (_, document) = bench_json(&[
+        "--url",
+        &server.mcp_url(),
+        "morse",
+        "texto=SOS",
+        "-n",
+        "50",
+        "--expect-schema",
+    ]);
+    assert_clean(&document, 50);
+}
+
+/// `{{random:N}}` draws from `--seed` and the request's number alone: two
+/// runs with one seed send the same arguments, another seed others.
+#[test]
+fn the_same_seed_sends_the_same_arguments() {
+    let (url, seen) = misshapen_server();
+    let mut sent = Vec::new();
+    for seed in ["7", "7", "8"] {
+        seen.lock().unwrap().clear();
+        bench_json(&[
+            "--url",
+            &url,
+            "shape",
+            r#"{"n": "{{random:1000000}}", "tag": "r{{random}}"}"#,
+            "-n",
+            "20",
+            "--seed",
+            seed,
+        ]);
+        sent.push(std::mem::take(&mut *seen.lock().unwrap()));
+    }
+    assert_eq!(sent[0].len(), 21, "the sample and 20 requests");
+    assert!(sent[0].iter().all(|arguments| arguments["n"].is_u64()));
+    assert_eq!(sent[0], sent[1]);
+    assert_ne!(sent[0], sent[2]);
+}
+
+/// Input the server asks for, answered from the scenario's
+/// `[step.answers]`: a 2026-07-28 `input_required` result (the call sent
+/// again with `inputResponses` and its `requestState`), and a 2025-era
+/// `elicitation/create` on the answer's SSE stream, on a legacy SSE
+/// stream and over stdio, against the bundled `everything` server.
+#[test]
+fn elicitation_and_mrtr_answered_from_the_scenario() {
+    let server = HttpServer::serve("everything", &[]);
+    let dir = TempDir::new("bench-answers");
+    let mrtr = dir.path().join("mrtr.toml");
+    std::fs::write(
+        &mrtr,
+        r#"
+[[step]]
+tool = "test_input_required_result_elicitation"
+expect_regex = "Hello, bench!"
+[step.answers]
+"elicitation/create" = { action = "accept", content = { name = "bench" } }
+"#,
+    )
+    .unwrap();
+    let (_, document) = bench_json(&[
+        "--url",
+        &server.mcp_url(),
+        "--protocol",
+        "2026",
+        "--scenario",
+        mrtr.to_str().unwrap(),
+        "-n",
+        "20",
+        "-c",
+        "2",
+    ]);
+    assert_clean(&document, 20);
+    let elicit = dir.path().join("elicit.toml");
+    std::fs::write(
+        &elicit,
+        r#"
+[[step]]
+tool = "test_elicitation"
+arguments = { message = "Go on?" }
+expect_regex = "action=accept.*yes"
+[step.answers]
+"elicitation/create" = { action = "accept", content = { response = "yes" } }
+"#,
+    )
+    .unwrap();
+    let legacy = format!("{}/sse", server.base_url());
+    let stdio = format!("{} serve everything", shell_quote(nexo_path()));
+    for target in [
+        vec!["--url", &server.mcp_url(), "--sse"],
+        vec!["--url", &legacy, "--transport", "sse"],
+        vec!["--stdio", &stdio],
+    ] {
+        let mut args = target.clone();
+        args.extend(["--scenario", elicit.to_str().unwrap(), "-n", "10"]);
+        let (_, document) = bench_json(&args);
+        assert_clean(&document, 10);
+    }
+    // Without answers bench declares no elicitation capability, and the
+    // server refuses the call (-32021) rather than ask.
+    let bare = dir.path().join("bare.toml");
+    std::fs::write(
+        &bare,
+        "[[step]]\ntool = \"test_input_required_result_elicitation\"\n",
+    )
+    .unwrap();
+    let run = run(&[
+        "bench",
+        "--url",
+        &server.mcp_url(),
+        "--protocol",
+        "2026",
+        "--scenario",
+        bare.to_str().unwrap(),
+        "-n",
+        "3",
+    ]);
+    assert_eq!(run.code(), 5, "{run:#?}");
+    assert!(run.stderr.contains("-32021"), "{run:#?}");
+}
+
+/// A TLS-terminating proxy on loopback: it prints its port, then forwards
+/// each connection to the plain HTTP port it is given.
+const TLS_PROXY: &str = r#"
+import asyncio, ssl, sys
+cert, key, target = sys.argv[1], sys.argv[2], int(sys.argv[3])
+context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+context.load_cert_chain(cert, key)
+async def pipe(reader, writer):
+    try:
+        while data := await reader.read(65536):
+            writer.write(data)
+            await writer.drain()
+    finally:
+        writer.close()
+async def handle(reader, writer):
+    upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", target)
+    await asyncio.gather(pipe(reader, upstream_writer), pipe(upstream_reader, writer), return_exceptions=True)
+async def main():
+    server = await asyncio.start_server(handle, "127.0.0.1", 0, ssl=context)
+    print(server.sockets[0].getsockname()[1], flush=True)
+    async with server:
+        await server.serve_forever()
+asyncio.run(main())
+"#;
+
+/// `https://`: bench's connections over rustls, the certificate checked
+/// against the trust store (a CA of the test's own, named by
+/// `SSL_CERT_FILE`), through a TLS proxy in front of `nexo serve morse`.
+/// Without that CA the same run is refused as unreachable.
+#[test]
+fn https_target() {
+    let dir = TempDir::new("bench-https");
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    let openssl = |args: &[&str]| {
+        let status = std::process::Command::new("openssl")
+            .args(args)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("openssl runs");
+        assert!(status.success(), "openssl {args:?}");
+    };
+    openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=nexo test CA",
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign",
+        "-keyout",
+        &path("ca.key"),
+        "-out",
+        &path("ca.pem"),
+    ]);
+    openssl(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=localhost",
+        "-keyout",
+        &path("server.key"),
+        "-out",
+        &path("server.csr"),
+    ]);
+    std::fs::write(
+        path("ext.cnf"),
+        "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    openssl(&[
+        "x509",
+        "-req",
+        "-days",
+        "1",
+        "-in",
+        &path("server.csr"),
+        "-CA",
+        &path("ca.pem"),
+        "-CAkey",
+        &path("ca.key"),
+        "-CAcreateserial",
+        "-extfile",
+        &path("ext.cnf"),
+        "-out",
+        &path("server.pem"),
+    ]);
+    std::fs::write(path("proxy.py"), TLS_PROXY).unwrap();
+    let server = HttpServer::start(&[]);
+    let mut proxy = Proc::spawn(
+        std::process::Command::new("python3")
+            .args([
+                &path("proxy.py"),
+                &path("server.pem"),
+                &path("server.key"),
+                &server.port.to_string(),
+            ])
+            .stdout(std::process::Stdio::piped()),
+        "the TLS proxy",
+    );
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(proxy.child().stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let url = format!("https://localhost:{}/mcp", line.trim());
+    let bench = |trusted: bool| {
+        let mut command = nexo();
+        command.args([
+            "bench",
+            "--url",
+            &url,
+            "morse",
+            "texto=SOS",
+            "-n",
+            "100",
+            "-c",
+            "2",
+            "--json",
+        ]);
+        if trusted {
+            command.env("SSL_CERT_FILE", path("ca.pem"));
+        }
+        run_command(command)
+    };
+    let trusted = bench(true);
+    assert_eq!(trusted.code(), 0, "{trusted:#?}");
+    let document = trusted.stdout_json();
+    assert_document(&document);
+    assert_clean(&document, 100);
+    let untrusted = bench(false);
+    assert_eq!(untrusted.code(), 4, "{untrusted:#?}");
+    assert!(untrusted.stderr.contains("certificate"), "{untrusted:#?}");
 }
