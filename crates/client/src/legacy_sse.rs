@@ -78,7 +78,7 @@ pub fn stream_dropped(error: &ErrorData) -> bool {
 /// Where and how to POST messages.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Endpoint {
-    url: Url,
+    pub(crate) url: Url,
     /// Seed 001's `connectionId`: when present, every message is wrapped.
     connection_id: Option<Value>,
 }
@@ -102,7 +102,7 @@ impl Endpoint {
 
 /// What one SSE event means to the client.
 #[derive(Debug)]
-enum Incoming {
+pub(crate) enum Incoming {
     Endpoint(Endpoint),
     Message(Box<ServerJsonRpcMessage>),
     /// Data that is no JSON-RPC message, with why.
@@ -111,7 +111,7 @@ enum Incoming {
 }
 
 /// Reads one event of the stream opened at `stream`.
-fn interpret(stream: &Url, event: &sse_stream::Sse) -> Result<Incoming, SseError> {
+pub(crate) fn interpret(stream: &Url, event: &sse_stream::Sse) -> Result<Incoming, SseError> {
     let data = event.data.as_deref().unwrap_or_default();
     match event.event.as_deref().unwrap_or("message") {
         "endpoint" => Ok(Incoming::Endpoint(Endpoint {
@@ -253,8 +253,10 @@ impl Link {
         if !kind.starts_with("text/event-stream") {
             return Err(SseError::NotAStream(kind));
         }
-        let mut events: Events =
-            sse_stream::SseStream::from_bytes_stream(response.bytes_stream()).boxed();
+        let mut events: Events = sse_stream::SseStream::from_bytes_stream(crate::sse::lines(
+            Box::pin(response.bytes_stream()),
+        ))
+        .boxed();
         loop {
             let next = tokio::time::timeout_at(deadline, events.next())
                 .await

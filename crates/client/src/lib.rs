@@ -18,6 +18,8 @@ pub mod config;
 pub mod consent;
 mod error;
 pub mod forward;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzzing;
 pub mod handler;
 pub mod http;
 pub mod hub;
@@ -25,6 +27,7 @@ mod inprocess;
 pub mod legacy_sse;
 pub mod namespace;
 pub mod secret;
+mod sse;
 pub mod streamable;
 mod tap;
 mod target;

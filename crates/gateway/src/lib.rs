@@ -32,6 +32,8 @@ pub mod detect;
 pub mod error;
 pub mod exchange;
 pub mod federation;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzzing;
 pub mod limits;
 pub mod metrics;
 pub mod otlp;

@@ -57,6 +57,8 @@ mod envelope;
 mod error;
 pub mod flow;
 mod from_rmcp;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzzing;
 mod line;
 mod origin;
 mod pairing;

@@ -6,7 +6,11 @@
 "use strict";
 
 (() => {
-  const host = document.body.dataset.host;
+  // The page's origins: the page may be open as 127.0.0.1 or localhost.
+  // A message posted to an origin the parent does not have is dropped, so
+  // posting to each reaches the page only.
+  const hosts = document.body.dataset.host.split(" ");
+  const toPage = (message) => hosts.forEach((host) => window.parent.postMessage(message, host));
   const view = document.createElement("iframe");
   view.setAttribute("sandbox", "allow-scripts");
   if (document.body.dataset.allow) {
@@ -27,7 +31,7 @@
 
   window.addEventListener("message", (event) => {
     const message = event.data;
-    if (event.source === window.parent && event.origin === host) {
+    if (event.source === window.parent && hosts.includes(event.origin)) {
       if (message && typeof message.method === "string" &&
           message.method.startsWith("ui/notifications/sandbox-")) {
         return;
@@ -38,11 +42,8 @@
         view.contentWindow.postMessage(message, "*");
       }
     } else if (event.source === view.contentWindow) {
-      window.parent.postMessage(message, host);
+      toPage(message);
     }
   });
-  window.parent.postMessage(
-    { jsonrpc: "2.0", method: "ui/notifications/sandbox-proxy-ready", params: {} },
-    host,
-  );
+  toPage({ jsonrpc: "2.0", method: "ui/notifications/sandbox-proxy-ready", params: {} });
 })();

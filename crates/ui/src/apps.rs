@@ -817,8 +817,8 @@ async fn proxy_page(State(apps): State<Arc<Apps>>, Path(id): Path<String>) -> Re
     let body = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>app sandbox</title>\
          <script src=\"/proxy.js\" defer></script></head>\
-         <body data-host=\"http://127.0.0.1:{port}\" data-view=\"/view/{id}\" data-allow=\"{allow}\"></body></html>",
-        port = apps.page_port,
+         <body data-host=\"{hosts}\" data-view=\"/view/{id}\" data-allow=\"{allow}\"></body></html>",
+        hosts = apps.page_origins(),
         id = instance.id,
         allow = if instance.clipboard {
             "clipboard-write"

@@ -14,6 +14,8 @@
 mod dnssec;
 mod error;
 mod findings;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzzing;
 mod health;
 mod log;
 mod mail;

@@ -40,7 +40,7 @@ pub struct Mx {
 }
 
 /// One SPF term.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Termino {
     /// `+`, `-`, `~` or `?` for mechanisms; empty for modifiers.
     pub calificador: String,
@@ -442,7 +442,7 @@ fn parse_term(term: &str) -> Result<Termino, String> {
 }
 
 /// An SPF record's terms (after `v=spf1`), or the first that does not parse.
-fn parse_spf(record: &str) -> Result<Vec<Termino>, String> {
+pub(crate) fn parse_spf(record: &str) -> Result<Vec<Termino>, String> {
     record
         .split_ascii_whitespace()
         .skip(1)
@@ -625,7 +625,7 @@ async fn walk_terms(net: &Net, current: &Name, terms: &[Termino], walk: &mut Spf
     }
 }
 
-fn check_dmarc(texts: &[String], hallazgos: &mut Vec<Hallazgo>) -> Dmarc {
+pub(crate) fn check_dmarc(texts: &[String], hallazgos: &mut Vec<Hallazgo>) -> Dmarc {
     let records = tagged(texts, "v=dmarc1");
     let mut dmarc = Dmarc {
         registro: records.first().cloned(),

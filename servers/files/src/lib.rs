@@ -19,6 +19,8 @@
 mod access;
 mod error;
 mod extensions;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzzing;
 mod info;
 mod limits;
 mod read;

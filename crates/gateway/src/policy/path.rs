@@ -53,22 +53,32 @@ impl Dirs {
         if value.contains('\0') {
             return self.outside(value, "contains a NUL byte".to_owned());
         }
-        for reading in readings(value) {
-            let Some(components) = self.components(&reading) else {
+        let Some(readings) = readings(value) else {
+            return self.outside(
+                value,
+                format!(
+                    "is percent-encoded more than {DECODE_ROUNDS} times over, deeper than nexo reads"
+                ),
+            );
+        };
+        for reading in readings {
+            let Some(interpretations) = self.interpretations(&reading) else {
                 return self.outside(
                     value,
                     "is relative or names a home directory, with no base to resolve it".to_owned(),
                 );
             };
-            let within = self.dirs.iter().any(|dir| components.starts_with(dir));
-            if !within {
-                let resolved = format!("/{}", components.join("/"));
-                let how = if reading == value {
-                    format!("resolves to `{resolved}`")
-                } else {
-                    format!("read as `{reading}` resolves to `{resolved}`")
-                };
-                return self.outside(value, how);
+            for components in interpretations {
+                let within = self.dirs.iter().any(|dir| components.starts_with(dir));
+                if !within {
+                    let resolved = format!("/{}", components.join("/"));
+                    let how = if reading == value {
+                        format!("resolves to `{resolved}`")
+                    } else {
+                        format!("read as `{reading}` resolves to `{resolved}`")
+                    };
+                    return self.outside(value, how);
+                }
             }
         }
         Placement {
@@ -92,20 +102,24 @@ impl Dirs {
             .join(", ")
     }
 
-    /// The normalized components of one reading, or `None` when it cannot
-    /// be placed.
-    fn components(&self, reading: &str) -> Option<Vec<String>> {
+    /// The normalized components of one reading, as each kind of server
+    /// may take it, or `None` when it cannot be placed.
+    fn interpretations(&self, reading: &str) -> Option<Vec<Vec<String>>> {
         if reading.starts_with('~') {
             return None;
         }
         if reading.starts_with('/') {
-            return Some(normalize(&[], reading));
+            return Some(vec![normalize(&[], reading)]);
         }
+        let relative = self.base.as_ref().map(|base| normalize(base, reading));
         if looks_like_drive(reading) {
-            // `C:/...`: absolute on Windows, under no Unix directory.
-            return Some(normalize(&[], &format!("/{reading}")));
+            // `C:/...`: absolute on Windows, under no Unix directory; on
+            // Unix a relative path (`f:` a plain name), taken from the base
+            // when there is one.
+            let drive = normalize(&[], &format!("/{reading}"));
+            return Some(std::iter::once(drive).chain(relative).collect());
         }
-        self.base.as_ref().map(|base| normalize(base, reading))
+        relative.map(|components| vec![components])
     }
 }
 
@@ -139,8 +153,11 @@ fn looks_like_drive(text: &str) -> bool {
     bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':'
 }
 
-/// Every reading a server might make of `value`, the value itself first.
-fn readings(value: &str) -> Vec<String> {
+/// Every reading a server might make of `value`, the value itself first;
+/// `None` when percent-decoding it does not settle within
+/// [`DECODE_ROUNDS`] (a server that decodes once more would read a path
+/// nexo never saw).
+fn readings(value: &str) -> Option<Vec<String>> {
     let mut readings: Vec<String> = Vec::with_capacity(4);
     let mut push = |reading: String| {
         if !readings.contains(&reading) {
@@ -153,6 +170,9 @@ fn readings(value: &str) -> Vec<String> {
     };
     push(base.clone());
     let decoded = decode_fully(&base);
+    if percent_decode_str(&decoded).decode_utf8_lossy() != decoded {
+        return None;
+    }
     for text in [base, decoded] {
         let folded: String = text.nfkc().collect();
         for form in [text, folded] {
@@ -161,7 +181,7 @@ fn readings(value: &str) -> Vec<String> {
             push(slashed);
         }
     }
-    readings
+    Some(readings)
 }
 
 /// The path of a `file:` URL (`file:///etc/passwd`, `file://localhost/x`);
@@ -181,11 +201,14 @@ fn file_url_path(value: &str) -> Option<String> {
     }
 }
 
+/// How many times over a value is percent-decoded.
+const DECODE_ROUNDS: usize = 8;
+
 /// Percent-decoding repeated until nothing changes (`%252e` is `%2e` is
-/// `.`), a few rounds at most.
+/// `.`), [`DECODE_ROUNDS`] at most.
 fn decode_fully(text: &str) -> String {
     let mut current: Cow<'_, str> = Cow::Borrowed(text);
-    for _ in 0..4 {
+    for _ in 0..DECODE_ROUNDS {
         let decoded = percent_decode_str(&current)
             .decode_utf8_lossy()
             .into_owned();
