@@ -27,7 +27,7 @@ mod inprocess;
 pub mod legacy_sse;
 pub mod namespace;
 pub mod secret;
-mod sse;
+pub mod sse;
 pub mod streamable;
 mod tap;
 mod target;

@@ -1,4 +1,5 @@
-//! An SSE body handed to the event reader one line at a time. sse-stream
+//! An SSE body handed to the event reader one line at a time (the
+//! client's transports and the chat's LLM streams both use it). sse-stream
 //! (the reader rmcp uses) drops the rest of a chunk after a line it cannot
 //! read, so where the network happened to cut the body would decide which
 //! events survive (the fuzzer found an `endpoint` event lost or kept
@@ -10,7 +11,7 @@ use bytes::{Bytes, BytesMut};
 use futures::{Stream, StreamExt};
 
 /// The body's lines, each with its line break (the last one may have none).
-pub(crate) fn lines<S, E>(body: S) -> impl Stream<Item = Result<Bytes, E>> + Send
+pub fn lines<S, E>(body: S) -> impl Stream<Item = Result<Bytes, E>> + Send
 where
     S: Stream<Item = Result<Bytes, E>> + Send + Unpin,
     E: Send,
