@@ -75,29 +75,6 @@ pub fn initialized() -> Value {
     json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
 }
 
-/// The data of each event of an SSE body, in order.
-pub fn sse_data(body: &str) -> Vec<String> {
-    let mut events = Vec::new();
-    let mut data: Option<String> = None;
-    for line in body.lines() {
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        if line.is_empty() {
-            events.extend(data.take());
-        } else if let Some(value) = line.strip_prefix("data:") {
-            let value = value.strip_prefix(' ').unwrap_or(value);
-            match &mut data {
-                Some(text) => {
-                    text.push('\n');
-                    text.push_str(value);
-                }
-                None => data = Some(value.to_owned()),
-            }
-        }
-    }
-    events.extend(data);
-    events
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,14 +94,5 @@ mod tests {
         );
         let plain = request(3, "ping", Value::Null, Protocol::Sessions2025, &json!({}));
         assert_eq!(plain["params"], json!({}));
-    }
-
-    #[test]
-    fn sse_events_are_split() {
-        let body = "event: message\ndata: {\"a\":1}\n\n: keep-alive\n\ndata: x\ndata: y\n\n";
-        assert_eq!(
-            sse_data(body),
-            vec!["{\"a\":1}".to_owned(), "x\ny".to_owned()]
-        );
     }
 }

@@ -464,7 +464,7 @@ impl RawReply {
         if !is_sse {
             return serde_json::from_str(&self.body).ok();
         }
-        sse_data(&self.body)
+        nexo_client::sse::event_data(&self.body)
             .iter()
             .filter_map(|data| serde_json::from_str::<Value>(data).ok())
             .find(|message| id.is_none() || message.get("id") == id)
@@ -479,29 +479,6 @@ impl RawReply {
             crate::finding::trim(self.body.trim(), 240)
         )
     }
-}
-
-/// The data of each event of an SSE body, in order.
-pub fn sse_data(body: &str) -> Vec<String> {
-    let mut events = Vec::new();
-    let mut data: Option<String> = None;
-    for line in body.lines() {
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        if line.is_empty() {
-            events.extend(data.take());
-        } else if let Some(value) = line.strip_prefix("data:") {
-            let value = value.strip_prefix(' ').unwrap_or(value);
-            match &mut data {
-                Some(data) => {
-                    data.push('\n');
-                    data.push_str(value);
-                }
-                None => data = Some(value.to_owned()),
-            }
-        }
-    }
-    events.extend(data);
-    events
 }
 
 /// A Streamable HTTP endpoint, one POST a message.

@@ -6,6 +6,9 @@
 //! depending on the cut). Fed line by line, a malformed line costs that
 //! line only, however the body arrives: a line is held until its end is
 //! seen, and a CR until the next byte says whether an LF follows.
+//!
+//! [`event_data`] reads a whole SSE body at once, for the raw links of
+//! `nexo bench` and `nexo check`.
 
 use bytes::{Bytes, BytesMut};
 use futures::{Stream, StreamExt};
@@ -80,6 +83,29 @@ impl<S> Lines<S> {
     }
 }
 
+/// The data of each event of a whole SSE body, in order.
+pub fn event_data(body: &str) -> Vec<String> {
+    let mut events = Vec::new();
+    let mut data: Option<String> = None;
+    for line in body.lines() {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if line.is_empty() {
+            events.extend(data.take());
+        } else if let Some(value) = line.strip_prefix("data:") {
+            let value = value.strip_prefix(' ').unwrap_or(value);
+            match &mut data {
+                Some(text) => {
+                    text.push('\n');
+                    text.push_str(value);
+                }
+                None => data = Some(value.to_owned()),
+            }
+        }
+    }
+    events.extend(data);
+    events
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,5 +133,14 @@ mod tests {
             expected
         );
         assert_eq!(cut(&["data: a\r\n\r", "data: b\n\ntail"]), expected);
+    }
+
+    #[test]
+    fn sse_events_are_split() {
+        let body = "event: message\ndata: {\"a\":1}\n\n: keep-alive\n\ndata: x\ndata: y\n\n";
+        assert_eq!(
+            event_data(body),
+            vec!["{\"a\":1}".to_owned(), "x\ny".to_owned()]
+        );
     }
 }
