@@ -109,18 +109,18 @@ pub struct Csp {
 impl Csp {
     /// Reads `_meta.ui` of an app's document (`None`: it asks nothing).
     pub fn of(ui: Option<&Value>) -> Self {
-        let mut csp = Self::default();
         let Some(asked) = ui.and_then(|ui| ui.get("csp")) else {
-            return csp;
+            return Self::default();
         };
+        let mut refused = Vec::new();
         let mut take = |key: &str| -> Vec<String> {
             let mut kept = Vec::new();
-            for entry in asked
+            let entries = asked
                 .get(key)
                 .and_then(Value::as_array)
                 .into_iter()
-                .flatten()
-            {
+                .flatten();
+            for entry in entries {
                 match entry.as_str() {
                     Some(origin) if plain_origin(origin) => {
                         let origin = origin.trim_end_matches('/').to_ascii_lowercase();
@@ -128,21 +128,18 @@ impl Csp {
                             kept.push(origin);
                         }
                     }
-                    _ => csp_refused(&mut csp.refused, entry),
+                    Some(text) => refused.push(text.chars().take(80).collect()),
+                    None => refused.push(entry.to_string().chars().take(80).collect()),
                 }
             }
             kept
         };
-        let connect = take("connectDomains");
-        let resources = take("resourceDomains");
-        let frames = take("frameDomains");
-        let base_uris = take("baseUriDomains");
         Self {
-            connect,
-            resources,
-            frames,
-            base_uris,
-            refused: csp.refused,
+            connect: take("connectDomains"),
+            resources: take("resourceDomains"),
+            frames: take("frameDomains"),
+            base_uris: take("baseUriDomains"),
+            refused,
         }
     }
 
@@ -189,14 +186,6 @@ impl Csp {
             "baseUriDomains": self.base_uris,
         })
     }
-}
-
-fn csp_refused(refused: &mut Vec<String>, entry: &Value) {
-    let shown = match entry {
-        Value::String(text) => text.chars().take(80).collect(),
-        other => other.to_string().chars().take(80).collect(),
-    };
-    refused.push(shown);
 }
 
 /// Whether `entry` is a plain origin for a CSP source list:
