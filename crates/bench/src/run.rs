@@ -48,6 +48,103 @@ enum Links {
     InProcess(Vec<InProcessLink>),
 }
 
+/// A link whose requests may need a 2025-era session begun on it first:
+/// a Streamable HTTP connection or a legacy SSE stream.
+trait SessionLink {
+    /// Whether a session must be begun before the next request.
+    fn needs_session(&self, protocol: Protocol) -> bool;
+    /// Begins a session: `initialize`, then `initialized`.
+    fn initialize(
+        &mut self,
+        id: u64,
+        capabilities: &Value,
+    ) -> impl Future<Output = Result<(), Failed>> + Send;
+    /// Sends request `id` (tool, prompt or resource `name`, for the
+    /// headers that carry it) and reads its answer; a request of the
+    /// server's meanwhile is answered from `answers`.
+    fn exchange(
+        &mut self,
+        message: &Value,
+        id: u64,
+        protocol: Protocol,
+        name: Option<&str>,
+        answers: Option<&Map<String, Value>>,
+    ) -> impl Future<Output = Result<Reply, Failed>> + Send;
+    /// Ends the session (best effort); the next request begins another.
+    fn end_session(&mut self) -> impl Future<Output = ()> + Send;
+    /// Forgets the connection and its session after a failure.
+    fn reset(&mut self);
+}
+
+impl SessionLink for HttpLink {
+    fn needs_session(&self, protocol: Protocol) -> bool {
+        protocol == Protocol::Sessions2025 && self.session.is_none()
+    }
+
+    fn initialize(
+        &mut self,
+        id: u64,
+        capabilities: &Value,
+    ) -> impl Future<Output = Result<(), Failed>> + Send {
+        HttpLink::initialize(self, id, capabilities)
+    }
+
+    async fn exchange(
+        &mut self,
+        message: &Value,
+        id: u64,
+        protocol: Protocol,
+        name: Option<&str>,
+        answers: Option<&Map<String, Value>>,
+    ) -> Result<Reply, Failed> {
+        let (reply, _) = self
+            .post(message, Some(id), protocol, name, answers)
+            .await?;
+        Ok(reply)
+    }
+
+    fn end_session(&mut self) -> impl Future<Output = ()> + Send {
+        HttpLink::end_session(self)
+    }
+
+    fn reset(&mut self) {
+        HttpLink::reset(self);
+    }
+}
+
+impl SessionLink for LegacyLink {
+    fn needs_session(&self, _protocol: Protocol) -> bool {
+        !self.is_open()
+    }
+
+    fn initialize(
+        &mut self,
+        id: u64,
+        capabilities: &Value,
+    ) -> impl Future<Output = Result<(), Failed>> + Send {
+        LegacyLink::initialize(self, id, capabilities)
+    }
+
+    fn exchange(
+        &mut self,
+        message: &Value,
+        id: u64,
+        _protocol: Protocol,
+        _name: Option<&str>,
+        answers: Option<&Map<String, Value>>,
+    ) -> impl Future<Output = Result<Reply, Failed>> + Send {
+        LegacyLink::exchange(self, message, Some(id), answers)
+    }
+
+    async fn end_session(&mut self) {
+        self.reset();
+    }
+
+    fn reset(&mut self) {
+        LegacyLink::reset(self);
+    }
+}
+
 /// Requests answered so far in the measured run, for a live view.
 #[derive(Debug, Default)]
 pub struct Progress {
@@ -650,110 +747,32 @@ impl Shared {
         let index = index % self.link_count().max(1);
         let timed_out =
             || Failed::new(ErrorClass::Timeout, format!("no answer within {timeout:?}"));
-        let failed_now = |failed: Failed| (Instant::now(), (0, Err(failed)));
-        let churn = protocol == Protocol::Sessions2025 && self.plan.sessions == Sessions::Churn;
         match &self.links {
             Links::Http(links) => {
                 let mut link = links[index].lock().await;
-                if protocol == Protocol::Sessions2025 && (churn || link.session.is_none()) {
-                    let began = Instant::now();
-                    let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-                    let started =
-                        tokio::time::timeout(timeout, link.initialize(id, &self.capabilities))
-                            .await;
-                    match started {
-                        Ok(Ok(())) => {
-                            if let Some(recorder) = recorder {
-                                recorder.initialized(began.elapsed());
-                            }
-                        }
-                        Ok(Err(failed)) => {
-                            link.reset();
-                            return failed_now(failed);
-                        }
-                        Err(_) => {
-                            link.reset();
-                            return failed_now(timed_out());
-                        }
-                    }
-                }
-                let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-                let name: Option<std::borrow::Cow<'_, str>> = match step.and_then(Step::name) {
-                    Some(name) => Some(name.into()),
-                    None => name_in(method, &params).map(|name| name.to_owned().into()),
-                };
-                let message = wire::request(id, method, params, protocol, capabilities);
-                let sent = Instant::now();
-                let reply = match tokio::time::timeout(
-                    timeout,
-                    link.post(&message, Some(id), protocol, name.as_deref(), answers),
+                self.over_session(
+                    &mut *link,
+                    method,
+                    params,
+                    step,
+                    answers,
+                    capabilities,
+                    recorder,
                 )
                 .await
-                {
-                    Ok(Ok((reply, _))) => Ok(reply),
-                    Ok(Err(failed)) => {
-                        if failed.class == ErrorClass::Transport {
-                            link.reset();
-                        }
-                        Err(failed)
-                    }
-                    Err(_) => {
-                        link.reset();
-                        Err(timed_out())
-                    }
-                };
-                if churn {
-                    link.end_session().await;
-                }
-                (sent, (id, reply))
             }
             Links::Legacy(links) => {
                 let mut link = links[index].lock().await;
-                if churn || !link.is_open() {
-                    let began = Instant::now();
-                    let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-                    let started =
-                        tokio::time::timeout(timeout, link.initialize(id, &self.capabilities))
-                            .await;
-                    match started {
-                        Ok(Ok(())) => {
-                            if let Some(recorder) = recorder {
-                                recorder.initialized(began.elapsed());
-                            }
-                        }
-                        Ok(Err(failed)) => {
-                            link.reset();
-                            return failed_now(failed);
-                        }
-                        Err(_) => {
-                            link.reset();
-                            return failed_now(timed_out());
-                        }
-                    }
-                }
-                let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-                let message = wire::request(id, method, params, protocol, capabilities);
-                let sent = Instant::now();
-                let reply =
-                    match tokio::time::timeout(timeout, link.exchange(&message, Some(id), answers))
-                        .await
-                    {
-                        Ok(Ok(reply)) => Ok(reply),
-                        Ok(Err(failed)) => {
-                            if failed.class == ErrorClass::Transport {
-                                link.reset();
-                            }
-                            Err(failed)
-                        }
-                        Err(_) => {
-                            link.reset();
-                            Err(timed_out())
-                        }
-                    };
-                if churn {
-                    link.reset();
-                }
-                (sent, (id, reply))
+                self.over_session(
+                    &mut *link,
+                    method,
+                    params,
+                    step,
+                    answers,
+                    capabilities,
+                    recorder,
+                )
+                .await
             }
             Links::Stdio(links) => {
                 let link = &links[index];
@@ -782,6 +801,78 @@ impl Shared {
                 (sent, (id, reply))
             }
         }
+    }
+
+    /// Sends one request on a link that may need a 2025-era session
+    /// begun first (a new one for every request when sessions churn),
+    /// within the timeout; a link whose transport failed or that timed
+    /// out is reset, so the next request begins again.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one request and everything it is sent with"
+    )]
+    async fn over_session(
+        &self,
+        link: &mut impl SessionLink,
+        method: &str,
+        params: Value,
+        step: Option<&Step>,
+        answers: Option<&Map<String, Value>>,
+        capabilities: &Value,
+        recorder: Option<&mut Recorder>,
+    ) -> (Instant, (u64, Result<Reply, Failed>)) {
+        let timeout = self.plan.timeout;
+        let protocol = self.plan.protocol;
+        let timed_out =
+            || Failed::new(ErrorClass::Timeout, format!("no answer within {timeout:?}"));
+        let churn = protocol == Protocol::Sessions2025 && self.plan.sessions == Sessions::Churn;
+        if churn || link.needs_session(protocol) {
+            let began = Instant::now();
+            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+            let started =
+                tokio::time::timeout(timeout, link.initialize(id, &self.capabilities)).await;
+            let failed = match started {
+                Ok(Ok(())) => None,
+                Ok(Err(failed)) => Some(failed),
+                Err(_) => Some(timed_out()),
+            };
+            if let Some(failed) = failed {
+                link.reset();
+                return (Instant::now(), (0, Err(failed)));
+            }
+            if let Some(recorder) = recorder {
+                recorder.initialized(began.elapsed());
+            }
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let name: Option<std::borrow::Cow<'_, str>> = match step.and_then(Step::name) {
+            Some(name) => Some(name.into()),
+            None => name_in(method, &params).map(|name| name.to_owned().into()),
+        };
+        let message = wire::request(id, method, params, protocol, capabilities);
+        let sent = Instant::now();
+        let exchanged = tokio::time::timeout(
+            timeout,
+            link.exchange(&message, id, protocol, name.as_deref(), answers),
+        )
+        .await;
+        let reply = match exchanged {
+            Ok(Ok(reply)) => Ok(reply),
+            Ok(Err(failed)) => {
+                if failed.class == ErrorClass::Transport {
+                    link.reset();
+                }
+                Err(failed)
+            }
+            Err(_) => {
+                link.reset();
+                Err(timed_out())
+            }
+        };
+        if churn {
+            link.end_session().await;
+        }
+        (sent, (id, reply))
     }
 
     /// Draws the next request: its step and rendered params.
