@@ -170,6 +170,15 @@ pub struct HostingArgs {
     /// when listening on loopback, any name otherwise.
     #[arg(long = "allow-host", value_name = "HOST")]
     pub allow_hosts: Vec<String>,
+    /// Serve HTTPS with this PEM certificate chain (the server's certificate
+    /// first). HTTP/2 and HTTP/1.1 are offered; both files are read again
+    /// when either changes. With SSLKEYLOGFILE set, the TLS secrets are
+    /// written there (for Wireshark).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert (PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
 }
 
 impl HostingArgs {
@@ -184,6 +193,10 @@ impl HostingArgs {
             trace_redact: self.trace_redact,
             allow_origins: self.allow_origins,
             allow_hosts: self.allow_hosts,
+            tls: self
+                .tls_cert
+                .zip(self.tls_key)
+                .map(|(cert, key)| nexo_serve::TlsFiles { cert, key }),
         }
     }
 }

@@ -105,10 +105,11 @@ pub async fn run(args: GatewayArgs) -> Result<(), Failure> {
         .collect();
     let serve_options = args.hosting.into_options("gateway");
     let upstreams = servers.len();
+    let scheme = serve_options.scheme();
     gateway
         .serve(addr, &serve_options, |bound| {
             tracing::info!(
-                "gateway serving MCP at http://{bound}{}",
+                "gateway serving MCP at {scheme}://{bound}{}",
                 nexo_serve::MCP_PATH
             );
             let virtual_servers = if endpoints.is_empty() {
@@ -117,7 +118,7 @@ pub async fn run(args: GatewayArgs) -> Result<(), Failure> {
                 format!(", virtual servers at {}", endpoints.join(", "))
             };
             output::status(&format!(
-                "nexo: gateway for {upstreams} upstream{} at http://{bound}{} (legacy SSE at \
+                "nexo: gateway for {upstreams} upstream{} at {scheme}://{bound}{} (legacy SSE at \
                  /sse{virtual_servers}); policy `{}`, audit `{}`; {auth}{redis}",
                 if upstreams == 1 { "" } else { "s" },
                 nexo_serve::MCP_PATH,

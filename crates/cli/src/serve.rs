@@ -79,9 +79,10 @@ impl ServerVisitor for Launch {
             match self.http {
                 None => nexo_serve::serve_stdio(server, &options).await,
                 Some(addr) => nexo_serve::serve_http(server, addr, &options, |bound| {
-                    tracing::info!("serving MCP at http://{bound}{}", nexo_serve::MCP_PATH);
+                    let scheme = options.scheme();
+                    tracing::info!("serving MCP at {scheme}://{bound}{}", nexo_serve::MCP_PATH);
                     crate::output::status(&format!(
-                        "nexo: serving `{}` at http://{bound}{} (legacy SSE at /sse, health at /)",
+                        "nexo: serving `{}` at {scheme}://{bound}{} (legacy SSE at /sse, health at /)",
                         options.server_name,
                         nexo_serve::MCP_PATH
                     ));

@@ -274,6 +274,7 @@ impl Gateway {
         let trace = options.tracer()?;
         let served = nexo_serve::serve_service(
             addr,
+            options.tls.as_ref(),
             |bound, shutdown| {
                 let http = HttpOptions {
                     origins: OriginPolicy::new(&options.allow_origins),

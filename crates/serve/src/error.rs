@@ -25,6 +25,8 @@ pub enum ServeError {
         #[source]
         source: std::io::Error,
     },
+    #[error("cannot use the TLS file `{}`: {reason}", path.display())]
+    Tls { path: PathBuf, reason: String },
     #[error("the server stopped with an error")]
     Server(#[source] std::io::Error),
     #[error("the MCP session failed to start")]
@@ -45,6 +47,11 @@ impl ServeError {
             Self::OpenLog { .. } | Self::OpenTrace { .. } => {
                 Some("check that the directory exists and is writable".into())
             }
+            Self::Tls { .. } => Some(
+                "give --tls-cert a PEM certificate chain (the server's certificate first) and \
+                 --tls-key its PEM private key (PKCS#8, PKCS#1 or SEC1)"
+                    .into(),
+            ),
             Self::Server(_) | Self::Session(_) => None,
         }
     }

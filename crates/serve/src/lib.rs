@@ -23,6 +23,7 @@ mod legacy_sse;
 mod outbox;
 mod policy;
 mod stdio;
+mod tls;
 mod trace;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -41,6 +42,7 @@ pub use crate::http::{HttpApp, HttpOptions, MCP_PATH, SharedSessions, app};
 pub use crate::legacy_sse::{MESSAGES_PATH, SSE_PATH};
 pub use crate::policy::{HostPolicy, OriginPolicy, is_loopback_host};
 pub use crate::stdio::LineTransport;
+pub use crate::tls::{HANDSHAKE_TIMEOUT, TlsFiles, TlsListener};
 pub use crate::trace::TraceTap;
 
 /// The default request body limit (`--max-body`).
@@ -72,9 +74,16 @@ pub struct ServeOptions {
     pub allow_origins: Vec<String>,
     /// `--allow-host` values.
     pub allow_hosts: Vec<String>,
+    /// `--tls-cert` and `--tls-key`: serve HTTPS.
+    pub tls: Option<TlsFiles>,
 }
 
 impl ServeOptions {
+    /// The URL scheme clients reach the HTTP server by.
+    pub fn scheme(&self) -> &'static str {
+        if self.tls.is_some() { "https" } else { "http" }
+    }
+
     /// The tool-call log `log` names, opened.
     pub fn logger(&self) -> Result<Option<CallLogger>, ServeError> {
         let Some(path) = &self.log else {
@@ -181,6 +190,7 @@ where
     let trace = options.tracer()?;
     let result = serve_service(
         addr,
+        options.tls.as_ref(),
         |bound, shutdown| {
             let http_options = HttpOptions {
                 origins: OriginPolicy::new(&options.allow_origins),
@@ -207,10 +217,11 @@ where
 /// or SIGTERM, in-flight requests given [`SHUTDOWN_GRACE`]; cancelling the
 /// token `make` is given ends every session and stream. Each request
 /// carries the client's address as axum's `ConnectInfo<SocketAddr>`
-/// extension. For applications made of several [`app`]s (the gateway's
-/// endpoints).
+/// extension. With `tls`, connections are HTTPS ([`TlsListener`]). For
+/// applications made of several [`app`]s (the gateway's endpoints).
 pub async fn serve_service<T>(
     addr: SocketAddr,
+    tls: Option<&TlsFiles>,
     make: impl FnOnce(SocketAddr, CancellationToken) -> T,
     on_listening: impl FnOnce(SocketAddr),
 ) -> Result<(), ServeError>
@@ -232,19 +243,60 @@ where
     let bound = listener.local_addr().map_err(ServeError::Server)?;
     let shutdown = CancellationToken::new();
     let service = make(bound, shutdown.clone());
-    // Without TCP_NODELAY every SSE response, written in several pieces,
-    // waits about 40 ms for the client's delayed ACK.
-    let listener = listener.tap_io(|tcp| {
-        if let Err(error) = tcp.set_nodelay(true) {
-            tracing::debug!(%error, "cannot set TCP_NODELAY");
-        }
-    });
-    on_listening(bound);
-    let stopping = shutdown.clone();
     let make_service =
         axum::ServiceExt::<axum::extract::Request>::into_make_service_with_connect_info::<SocketAddr>(
             service,
         );
+    // Without TCP_NODELAY every SSE response, written in several pieces,
+    // waits about 40 ms for the client's delayed ACK. (Tapping the
+    // listener is also what gives axum the client's address.)
+    let nodelay = |tcp: &tokio::net::TcpStream| {
+        if let Err(error) = tcp.set_nodelay(true) {
+            tracing::debug!(%error, "cannot set TCP_NODELAY");
+        }
+    };
+    match tls {
+        Some(files) => {
+            let listener =
+                TlsListener::new(listener, files)?.tap_io(move |tls| nodelay(tls.get_ref().0));
+            on_listening(bound);
+            run_until_signalled(listener, make_service, signal, shutdown).await
+        }
+        None => {
+            let listener = listener.tap_io(move |tcp| nodelay(tcp));
+            on_listening(bound);
+            run_until_signalled(listener, make_service, signal, shutdown).await
+        }
+    }
+}
+
+/// Serves connections from `listener` until `signal`, then cancels
+/// `shutdown` and gives in-flight requests [`SHUTDOWN_GRACE`].
+async fn run_until_signalled<L, M, S>(
+    listener: L,
+    make_service: M,
+    signal: impl Future<Output = ()> + Send + 'static,
+    shutdown: CancellationToken,
+) -> Result<(), ServeError>
+where
+    L: axum::serve::Listener<Addr = SocketAddr>,
+    M: for<'a> tower::Service<
+            axum::serve::IncomingStream<'a, L>,
+            Error = std::convert::Infallible,
+            Response = S,
+        > + Send
+        + 'static,
+    for<'a> <M as tower::Service<axum::serve::IncomingStream<'a, L>>>::Future: Send,
+    S: tower::Service<
+            axum::extract::Request,
+            Response = axum::response::Response,
+            Error = std::convert::Infallible,
+        > + Clone
+        + Send
+        + 'static,
+    S::Future: Send,
+{
+    let stopping = shutdown.clone();
     let server = axum::serve(listener, make_service).with_graceful_shutdown(async move {
         signal.await;
         tracing::info!("shutting down: finishing in-flight requests");

@@ -8,7 +8,7 @@
 //! server whose tools run as tasks (the tasks extension of 2026-07-28);
 //! [`RedisServer`], a real `redis-server` on loopback for the tests of what
 //! gateway instances share; [`replay`], the fuzz targets' committed inputs
-//! run as tests.
+//! run as tests; [`TestCa`], a certificate authority for HTTPS tests.
 //!
 //! Dev-only: nexo crates take it as a dev-dependency, never a normal one. It
 //! knows no particular server; each server's tests keep their own
@@ -19,6 +19,7 @@ mod fuzz;
 mod redis;
 mod skills;
 mod tasks;
+mod tls;
 mod wire;
 
 pub use echo::Echo;
@@ -26,6 +27,7 @@ pub use fuzz::{fuzz_inputs, replay};
 pub use redis::RedisServer;
 pub use skills::{Skills, skill_md};
 pub use tasks::{CONFIRM_KEY, Tasks};
+pub use tls::{ServerCert, TestCa};
 pub use wire::{Exchange, Wire};
 
 use rmcp::model::{CallToolRequestParams, CallToolResult};

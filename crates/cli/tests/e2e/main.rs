@@ -11,7 +11,8 @@
 //! traces `nexo serve --trace` writes and `nexo trace` reads, [`gateway`]
 //! `nexo gateway` in front of real upstreams, and its policy and audit checks,
 //! [`bench`] `nexo bench` against real servers, [`check`] `nexo check`
-//! on the bundled servers and a buggy one.
+//! on the bundled servers and a buggy one, [`serve_tls`] HTTPS with a test
+//! CA.
 //! Every process a test starts is owned by a [`support::Proc`], which kills
 //! and reaps it when the test ends, however it ends.
 
@@ -41,6 +42,7 @@ mod http_wire;
 mod legacy_sse;
 mod music;
 mod secrets;
+mod serve_tls;
 mod shutdown;
 mod snapshots;
 mod sse_client;

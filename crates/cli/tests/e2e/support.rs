@@ -306,10 +306,16 @@ impl HttpServer {
     /// Starts the bundled `server` with `extra` flags and waits for the line
     /// on stderr that names the port it bound.
     pub fn serve(server: &str, extra: &[&str]) -> Self {
+        Self::serve_with_env(server, extra, &[])
+    }
+
+    /// [`HttpServer::serve`] with `env` set for the server.
+    pub fn serve_with_env(server: &str, extra: &[&str], env: &[(&str, &Path)]) -> Self {
         let mut command = nexo();
         command
             .args(["serve", server, "--http", "127.0.0.1:0"])
             .args(extra)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
@@ -359,10 +365,13 @@ impl HttpServer {
     }
 }
 
-/// The port in `nexo: serving `SERVER` at http://127.0.0.1:PORT/mcp ...`.
+/// The port in `nexo: serving `SERVER` at http[s]://127.0.0.1:PORT/mcp ...`.
 fn announced_port(server: &str, line: &str) -> Option<u16> {
     let rest = line
-        .strip_prefix(&format!("nexo: serving `{server}` at http://127.0.0.1:"))?
+        .strip_prefix(&format!("nexo: serving `{server}` at "))?
+        .trim_start_matches("https://")
+        .trim_start_matches("http://")
+        .strip_prefix("127.0.0.1:")?
         .split_once("/mcp")?
         .0;
     rest.parse().ok()

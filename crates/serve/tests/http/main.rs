@@ -7,7 +7,7 @@
 //! handler, since serve knows no particular server. [`trace`] checks the
 //! `--trace` records of whole exchanges on both HTTP transports;
 //! [`sessions`], a 2025-era session served by another application sharing
-//! its session store.
+//! its session store; [`tls`], HTTPS on 127.0.0.1 with a test CA.
 
 #![expect(
     clippy::unwrap_used,
@@ -20,6 +20,7 @@ mod health;
 mod limits;
 mod policy;
 mod sessions;
+mod tls;
 mod trace;
 
 use axum::body::Body;
