@@ -264,6 +264,14 @@ impl Bench {
                         None,
                     ));
                 }
+                // The in-process session answers the server's own requests
+                // itself (nexo-client's handler), not from the scenario.
+                if plan.steps.iter().any(|step| !step.answers.is_empty()) {
+                    return Err(BenchError::usage(
+                        "a step's [step.answers] cannot be given to a server run in-process",
+                        Some("bench it as a child instead: --stdio 'nexo serve NAME'".into()),
+                    ));
+                }
                 let mut links = Vec::new();
                 for _ in 0..count {
                     links.push(InProcessLink::connect(target, plan.protocol, plan.timeout).await?);

@@ -934,120 +934,27 @@ expect_regex = "action=accept.*yes"
     assert!(run.stderr.contains("-32021"), "{run:#?}");
 }
 
-/// A TLS-terminating proxy on loopback: it prints its port, then forwards
-/// each connection to the plain HTTP port it is given.
-const TLS_PROXY: &str = r#"
-import asyncio, ssl, sys
-cert, key, target = sys.argv[1], sys.argv[2], int(sys.argv[3])
-context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-context.load_cert_chain(cert, key)
-async def pipe(reader, writer):
-    try:
-        while data := await reader.read(65536):
-            writer.write(data)
-            await writer.drain()
-    finally:
-        writer.close()
-async def handle(reader, writer):
-    upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", target)
-    await asyncio.gather(pipe(reader, upstream_writer), pipe(upstream_reader, writer), return_exceptions=True)
-async def main():
-    server = await asyncio.start_server(handle, "127.0.0.1", 0, ssl=context)
-    print(server.sockets[0].getsockname()[1], flush=True)
-    async with server:
-        await server.serve_forever()
-asyncio.run(main())
-"#;
-
-/// `https://`: bench's connections over rustls, the certificate checked
-/// against the trust store (a CA of the test's own, named by
-/// `SSL_CERT_FILE`), through a TLS proxy in front of `nexo serve morse`.
-/// Without that CA the same run is refused as unreachable.
+/// `https://`: bench's connections over rustls (HTTP/1.1 offered by
+/// ALPN), the certificate checked against the trust store (a CA of the
+/// test's own, named by `SSL_CERT_FILE`), to `nexo serve morse` serving
+/// HTTPS. Without that CA the same run is refused as unreachable.
 #[test]
 fn https_target() {
     let dir = TempDir::new("bench-https");
-    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
-    let openssl = |args: &[&str]| {
-        let status = std::process::Command::new("openssl")
-            .args(args)
-            .stderr(std::process::Stdio::null())
-            .status()
-            .expect("openssl runs");
-        assert!(status.success(), "openssl {args:?}");
-    };
-    openssl(&[
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-days",
-        "1",
-        "-subj",
-        "/CN=nexo test CA",
-        "-addext",
-        "basicConstraints=critical,CA:TRUE",
-        "-addext",
-        "keyUsage=critical,keyCertSign",
-        "-keyout",
-        &path("ca.key"),
-        "-out",
-        &path("ca.pem"),
+    let ca = nexo_testkit::TestCa::new("nexo test CA").unwrap();
+    let ca_file = ca.write(dir.path()).unwrap();
+    let (cert, key) = ca
+        .issue("localhost", &["localhost", "127.0.0.1"])
+        .unwrap()
+        .write(dir.path())
+        .unwrap();
+    let server = HttpServer::start(&[
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
     ]);
-    openssl(&[
-        "req",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-subj",
-        "/CN=localhost",
-        "-keyout",
-        &path("server.key"),
-        "-out",
-        &path("server.csr"),
-    ]);
-    std::fs::write(
-        path("ext.cnf"),
-        "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n",
-    )
-    .unwrap();
-    openssl(&[
-        "x509",
-        "-req",
-        "-days",
-        "1",
-        "-in",
-        &path("server.csr"),
-        "-CA",
-        &path("ca.pem"),
-        "-CAkey",
-        &path("ca.key"),
-        "-CAcreateserial",
-        "-extfile",
-        &path("ext.cnf"),
-        "-out",
-        &path("server.pem"),
-    ]);
-    std::fs::write(path("proxy.py"), TLS_PROXY).unwrap();
-    let server = HttpServer::start(&[]);
-    let mut proxy = Proc::spawn(
-        std::process::Command::new("python3")
-            .args([
-                &path("proxy.py"),
-                &path("server.pem"),
-                &path("server.key"),
-                &server.port.to_string(),
-            ])
-            .stdout(std::process::Stdio::piped()),
-        "the TLS proxy",
-    );
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(proxy.child().stdout.take().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    let url = format!("https://localhost:{}/mcp", line.trim());
+    let url = format!("https://localhost:{}/mcp", server.port);
     let bench = |trusted: bool| {
         let mut command = nexo();
         command.args([
@@ -1063,7 +970,7 @@ fn https_target() {
             "--json",
         ]);
         if trusted {
-            command.env("SSL_CERT_FILE", path("ca.pem"));
+            command.env("SSL_CERT_FILE", &ca_file);
         }
         run_command(command)
     };
@@ -1075,4 +982,38 @@ fn https_target() {
     let untrusted = bench(false);
     assert_eq!(untrusted.code(), 4, "{untrusted:#?}");
     assert!(untrusted.stderr.contains("certificate"), "{untrusted:#?}");
+}
+
+/// A server run in-process answers its own requests through nexo-client's
+/// handler, so a scenario's `[step.answers]` cannot reach it: refused with
+/// the way out, rather than measured with other answers than asked for.
+#[test]
+fn in_process_refuses_a_scenarios_answers() {
+    let dir = TempDir::new("bench-inprocess-answers");
+    let scenario = dir.path().join("elicit.toml");
+    std::fs::write(
+        &scenario,
+        r#"
+[[step]]
+tool = "test_elicitation"
+[step.answers]
+"elicitation/create" = { action = "accept", content = { response = "yes" } }
+"#,
+    )
+    .unwrap();
+    let refused = run(&[
+        "bench",
+        "--builtin",
+        "everything",
+        "--scenario",
+        scenario.to_str().unwrap(),
+        "-n",
+        "1",
+    ]);
+    assert_eq!(refused.code(), 1, "{refused:#?}");
+    let error = refused.error_line();
+    assert!(
+        error["error"]["hint"].as_str().unwrap().contains("--stdio"),
+        "{error}"
+    );
 }
