@@ -40,8 +40,6 @@ struct Seen {
 pub struct SseLink {
     /// The POSTs go through an HTTP link whose URL is the endpoint.
     pub http: Arc<HttpLink>,
-    /// The URL the stream was opened at.
-    pub stream: Url,
     /// The `endpoint` event's data as the server sent it.
     pub endpoint_event: String,
     pending: Pending,
@@ -170,7 +168,6 @@ impl SseLink {
         };
         Ok(Self {
             http,
-            stream,
             endpoint_event,
             pending,
             seen,
