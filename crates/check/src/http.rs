@@ -1,5 +1,6 @@
 //! The probes of the Streamable HTTP transport itself, each one request
-//! with a header changed: a missing and an unknown `Mcp-Session-Id`, a DNS
+//! with a header changed: a missing and an unknown `Mcp-Session-Id` (an
+//! expired one cannot be forced, and the report says so), a DNS
 //! rebinding attempt (`Origin: http://evil.example`, a foreign `Host`),
 //! content negotiation (`Accept`, `Content-Type`), an oversized body, a
 //! DELETE of the session; the latency of a tiny call (about 40 ms points
@@ -82,6 +83,17 @@ async fn transport(run: &mut Run, http: &HttpLink) {
             || host == "[::1]"
     });
     if session.is_some() {
+        run.push(
+            Finding::new(
+                "session-expiry-not-probed",
+                Severity::Info,
+                Group::Http,
+                "an expired session cannot be forced from outside: not probed",
+                "spec 2025-11-25, transports (session management): a session the server has ended gets 404, and the client starts a new one",
+                "test by hand: let a session idle past your server's expiry (or restart the server), then POST with its Mcp-Session-Id; it must get 404 (not 400 or 500), and a new initialize must work",
+            )
+            .subject("Mcp-Session-Id"),
+        );
         let mut headers = http.base_headers();
         headers.remove("mcp-session-id");
         let (status, text) = send(

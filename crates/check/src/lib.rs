@@ -2,10 +2,12 @@
 //! with a server, by behaviour and by definition, offline, with an exit
 //! code CI can use.
 //!
-//! A run opens a raw JSON-RPC [`link`] to the server (a stdio child's pipes
-//! or Streamable HTTP; a bundled server is checked as the child `nexo serve
-//! NAME`, which the CLI arranges), begins a 2025-era session, lists what
-//! the server offers and then probes it. [`definitions`] lints the lists
+//! A run opens a raw JSON-RPC [`link`] to the server (a stdio child's pipes,
+//! Streamable HTTP, or a legacy HTTP+SSE stream, [`legacy`]; a bundled
+//! server is checked as the child `nexo serve NAME`, which the CLI
+//! arranges), begins a 2025-era session, lists what the server offers and
+//! then probes it; [`changes`] lists again between the probes and at the
+//! end, for list_changed after a real change. [`definitions`] lints the lists
 //! (names, descriptions, schemas, annotations, provider portability,
 //! tokens); [`poison`] reads every string for hidden Unicode and
 //! instructions aimed at the model; [`probes`] makes real exchanges (stdio
@@ -14,7 +16,8 @@
 //! [`stateless`] the 2026-07-28 revision where the server speaks it,
 //! [`stdio`] a child's stray output and exit, and [`http`] probes the HTTP
 //! transport itself (sessions, Origin and Host,
-//! content negotiation, body limits, latency, authorization). Each
+//! content negotiation, body limits, latency, authorization), [`legacy`]
+//! the legacy transport's own. Each
 //! [`Finding`] keeps its evidence; the [`Report`] renders them as text,
 //! versioned JSON or SARIF.
 //!
@@ -29,10 +32,12 @@
 //! It depends on nexo-client only (its targets and headers), and prints
 //! nothing: the CLI does.
 
+mod changes;
 pub mod definitions;
 mod error;
 pub mod finding;
 mod http;
+mod legacy;
 pub mod link;
 pub mod poison;
 mod probes;
@@ -50,7 +55,7 @@ pub use crate::error::CheckError;
 pub use crate::finding::{Finding, Group, Selection, Severity};
 pub use crate::report::{Report, SCHEMA};
 
-use crate::link::{HttpLink, Link, LinkError, StdioLink};
+use crate::link::{HttpLink, Link, LinkError, SseLink, StdioLink};
 use crate::report::Probe;
 
 /// How to check.
@@ -73,7 +78,26 @@ impl Default for Options {
 
 /// Checks the server `target` names.
 pub async fn check(target: &Target, options: &Options) -> Result<Report, CheckError> {
-    let link = open(target, options)?;
+    let link = match open(target, options).await {
+        Ok(link) => link,
+        // Nothing is posted to another origin: the finding is the report.
+        Err(OpenFailure::Foreign(finding)) => {
+            let mut report = Report {
+                target: target.to_string(),
+                transport: "sse".to_owned(),
+                findings: vec![*finding],
+                ..Report::default()
+            };
+            report.probes.push(Probe {
+                name: "legacy-sse-transport",
+                group: Group::Http,
+                outcome: "ran",
+                note: "the endpoint event was read".to_owned(),
+            });
+            return Ok(report);
+        }
+        Err(OpenFailure::Check(error)) => return Err(error),
+    };
     let mut run = Run {
         link: Arc::new(link),
         target: target.clone(),
@@ -87,6 +111,8 @@ pub async fn check(target: &Target, options: &Options) -> Result<Report, CheckEr
         resources: Vec::new(),
         templates: Vec::new(),
         prompts: Vec::new(),
+        watched: Default::default(),
+        listener: None,
     };
     run.report.transport = run.link.transport().to_owned();
     run.go().await?;
@@ -108,8 +134,27 @@ pub async fn check(target: &Target, options: &Options) -> Result<Report, CheckEr
     Ok(run.report)
 }
 
-/// A fresh link to the same server (a new child, or a new HTTP client).
-fn open(target: &Target, options: &Options) -> Result<Link, CheckError> {
+/// Why no link was opened.
+enum OpenFailure {
+    Check(CheckError),
+    /// A legacy stream whose endpoint is on another origin: the finding.
+    Foreign(Box<Finding>),
+}
+
+impl OpenFailure {
+    fn into_check(self) -> CheckError {
+        match self {
+            OpenFailure::Check(error) => error,
+            OpenFailure::Foreign(finding) => CheckError::Unreachable {
+                message: finding.title,
+            },
+        }
+    }
+}
+
+/// A fresh link to the same server (a new child, a new HTTP client, or a
+/// new legacy stream).
+async fn open(target: &Target, options: &Options) -> Result<Link, OpenFailure> {
     match target {
         Target::Stdio { command, env, cwd } => {
             let env: Vec<(String, String)> = env
@@ -118,7 +163,7 @@ fn open(target: &Target, options: &Options) -> Result<Link, CheckError> {
                 .collect();
             StdioLink::spawn(command, &env, cwd.as_deref(), options.timeout)
                 .map(Link::Stdio)
-                .map_err(|message| CheckError::Unreachable { message })
+                .map_err(|message| OpenFailure::Check(CheckError::Unreachable { message }))
         }
         Target::Url {
             url,
@@ -126,16 +171,23 @@ fn open(target: &Target, options: &Options) -> Result<Link, CheckError> {
             headers,
         } => {
             if *transport == nexo_client::HttpTransport::Sse {
-                return Err(CheckError::usage(
-                    "`nexo check` probes Streamable HTTP, not the legacy HTTP+SSE transport",
-                    Some("give the server's Streamable HTTP endpoint (often `/mcp`) with --transport auto or http".to_owned()),
-                ));
+                return match SseLink::open(url.expose(), headers, options.timeout).await {
+                    Ok(link) => Ok(Link::Sse(link)),
+                    Err(legacy::OpenError::Foreign(data, named)) => Err(OpenFailure::Foreign(
+                        Box::new(legacy::foreign_endpoint(url.expose(), &data, &named)),
+                    )),
+                    Err(legacy::OpenError::Link(error)) => {
+                        Err(OpenFailure::Check(CheckError::Unreachable {
+                            message: format!("cannot open the legacy SSE stream: {error}"),
+                        }))
+                    }
+                };
             }
             HttpLink::new(url.expose(), headers, options.timeout)
                 .map(Link::Http)
-                .map_err(|message| CheckError::usage(message, None))
+                .map_err(|message| OpenFailure::Check(CheckError::usage(message, None)))
         }
-        Target::InProcess(server) => Err(CheckError::usage(
+        Target::InProcess(server) => Err(OpenFailure::Check(CheckError::usage(
             format!(
                 "the in-process server `{}` has no wire to probe",
                 server.name()
@@ -144,8 +196,18 @@ fn open(target: &Target, options: &Options) -> Result<Link, CheckError> {
                 "check it as a child process: nexo check --stdio 'nexo serve {}'",
                 server.name()
             )),
-        )),
+        ))),
     }
+}
+
+/// What [`Run::legacy_sse`] found.
+enum Legacy {
+    /// Not a legacy endpoint.
+    Not,
+    /// A legacy endpoint: the run goes on over its stream.
+    Switched,
+    /// A legacy endpoint that cannot be probed (said in the report).
+    Stopped,
 }
 
 /// One run's state: the link, what the server listed, the report so far.
@@ -159,6 +221,10 @@ pub(crate) struct Run {
     pub(crate) resources: Vec<Value>,
     pub(crate) templates: Vec<Value>,
     pub(crate) prompts: Vec<Value>,
+    /// Changes seen in the tools, resources and prompts lists.
+    pub(crate) watched: [changes::Watched; 3],
+    /// A 2026-07-28 `subscriptions/listen` stream opened at the start.
+    pub(crate) listener: Option<changes::Listener>,
 }
 
 /// The most pages of a list read.
@@ -188,8 +254,10 @@ impl Run {
         self.options.selection.runs(group)
     }
 
-    pub(crate) fn fresh_link(&self) -> Result<Link, CheckError> {
+    pub(crate) async fn fresh_link(&self) -> Result<Link, CheckError> {
         open(&self.target, &self.options)
+            .await
+            .map_err(OpenFailure::into_check)
     }
 
     /// Whether the server declared capability `name`.
@@ -201,10 +269,28 @@ impl Run {
     }
 
     async fn go(&mut self) -> Result<(), CheckError> {
-        let init = self
+        let mut init = self
             .link
             .request("initialize", link::initialize_params(link::REVISION))
             .await;
+        if matches!(
+            &init.answer,
+            Err(LinkError::Http {
+                status: 400 | 404 | 405,
+                ..
+            })
+        ) {
+            match self.legacy_sse().await {
+                Legacy::Not => {}
+                Legacy::Switched => {
+                    init = self
+                        .link
+                        .request("initialize", link::initialize_params(link::REVISION))
+                        .await;
+                }
+                Legacy::Stopped => return Ok(()),
+            }
+        }
         match &init.answer {
             Err(LinkError::Http {
                 status: 401 | 403,
@@ -215,13 +301,9 @@ impl Run {
                 http::authorization(self, challenge).await;
                 return Ok(());
             }
-            Err(LinkError::Http {
-                status: 400 | 404 | 405,
-                ..
-            }) if self.legacy_sse().await => {
-                return Ok(());
-            }
-            Err(LinkError::Transport(message)) if matches!(*self.link, Link::Http(_)) => {
+            Err(LinkError::Transport(message))
+                if matches!(*self.link, Link::Http(_) | Link::Sse(_)) =>
+            {
                 return Err(CheckError::Unreachable {
                     message: message.clone(),
                 });
@@ -281,36 +363,42 @@ impl Run {
             stdio.set_phase(link::Phase::Calls);
         }
         let _ = self.link.notify("notifications/initialized").await;
+        if let Link::Http(http) = &*self.link {
+            http.open_get_stream().await;
+        }
         self.lists().await;
+        self.listen().await;
         self.lint();
         probes::run(self).await;
-        if matches!(*self.link, Link::Http(_)) {
-            http::run(self).await;
+        self.relist().await;
+        match &*self.link {
+            Link::Http(_) => http::run(self).await,
+            Link::Sse(_) => legacy::run(self).await,
+            Link::Stdio(_) => {}
         }
+        self.relist().await;
+        probes::used_is_declared(self);
+        changes::judge(self);
+        self.listener = None;
         self.shut_down().await;
         Ok(())
     }
 
     /// Whether the URL is a legacy HTTP+SSE endpoint (its GET streams an
-    /// `endpoint` event); if so, that is the finding.
-    async fn legacy_sse(&mut self) -> bool {
+    /// `endpoint` event); if so, that is a finding, and the run goes on
+    /// over a legacy session.
+    async fn legacy_sse(&mut self) -> Legacy {
         let Link::Http(http) = &*self.link else {
-            return false;
+            return Legacy::Not;
         };
         let Some(start) = http.peek_stream().await else {
-            return false;
+            return Legacy::Not;
         };
         if !start.contains("endpoint") {
-            return false;
+            return Legacy::Not;
         }
         let url = http.url.to_string();
         self.report.transport = "sse".to_owned();
-        self.probe(
-            "legacy-sse",
-            Group::Protocol,
-            "ran",
-            "the POST was refused; a GET streamed an endpoint event",
-        );
         self.push(
             Finding::new(
                 "legacy-sse-only",
@@ -323,7 +411,28 @@ impl Run {
             .evidence(format!("→ GET {url} (Accept: text/event-stream)\n← {}", finding::trim(start.trim(), 200)))
             .subject(url),
         );
-        true
+        if let Target::Url { transport, .. } = &mut self.target {
+            *transport = nexo_client::HttpTransport::Sse;
+        }
+        match open(&self.target, &self.options).await {
+            Ok(link) => {
+                self.link = Arc::new(link);
+                Legacy::Switched
+            }
+            Err(OpenFailure::Foreign(finding)) => {
+                self.push(*finding);
+                Legacy::Stopped
+            }
+            Err(OpenFailure::Check(error)) => {
+                self.probe(
+                    "legacy-sse-transport",
+                    Group::Http,
+                    "skipped",
+                    error.to_string(),
+                );
+                Legacy::Stopped
+            }
+        }
     }
 
     /// Every page of a list; the failed exchange, if one failed.

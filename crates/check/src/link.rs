@@ -6,20 +6,19 @@
 //! answer read as JSON or as an SSE stream). Requests are matched to their
 //! answers by id, so several may be in flight at once.
 //!
-//! nexo-bench has links of its own (hyper connections, pipelined stdio)
-//! built to measure; these are built to observe (stray output, statuses,
-//! headers) and share no code with them but the ideas.
+//! The stdio child itself is nexo-client's [`nexo_client::raw`], which
+//! nexo-bench's pipelined link uses too; what is kept here is what a
+//! checker watches (stray lines by phase, stderr, the server's requests and
+//! notifications, answers that came too late).
 
-use std::collections::HashMap;
-use std::process::Stdio;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use nexo_client::raw::{Observer, RawChild, WireId};
+
+pub use crate::legacy::SseLink;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, Command};
-use tokio::sync::oneshot;
 
 /// The revision a session asks for.
 pub const REVISION: &str = "2025-11-25";
@@ -83,9 +82,6 @@ impl Phase {
     }
 }
 
-type SharedStdin = Arc<tokio::sync::Mutex<Option<ChildStdin>>>;
-type Pending = Arc<Mutex<HashMap<String, oneshot::Sender<Value>>>>;
-
 /// What the stdio child wrote that the probes read afterwards.
 #[derive(Debug, Default)]
 struct Observed {
@@ -103,19 +99,63 @@ struct Observed {
 /// The most stray or stderr lines kept.
 const KEPT_LINES: usize = 40;
 
-/// A child process spoken to over its stdin and stdout.
+/// What the checker keeps of what the child sends besides answers.
+#[derive(Default)]
+struct Watch {
+    observed: Mutex<Observed>,
+    phase: AtomicU8,
+    /// Answers that came with no one waiting (too late).
+    late: AtomicUsize,
+}
+
+impl Observer for Watch {
+    fn request(&self, request: &Value) -> Value {
+        if let Ok(mut observed) = self.observed.lock() {
+            observed.requests.push(request.clone());
+        }
+        answer_server_request(request)
+    }
+
+    fn notification(&self, message: Value) {
+        if let Ok(mut observed) = self.observed.lock() {
+            observed.notifications.push(message);
+        }
+    }
+
+    fn stray(&self, line: &[u8]) {
+        let phase = Phase::from_u8(self.phase.load(Ordering::SeqCst));
+        if let Ok(mut observed) = self.observed.lock()
+            && observed.stray.len() < KEPT_LINES
+        {
+            observed
+                .stray
+                .push((phase, String::from_utf8_lossy(line).into_owned()));
+        }
+    }
+
+    fn stderr(&self, line: String) {
+        if let Ok(mut observed) = self.observed.lock() {
+            observed.stderr_lines += 1;
+            if observed.stderr.len() < KEPT_LINES {
+                observed.stderr.push(line);
+            }
+        }
+    }
+
+    fn unexpected(&self, _answer: Value) {
+        self.late.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A child process spoken to over its stdin and stdout
+/// ([`nexo_client::raw`]), every stray line kept with its phase.
 pub struct StdioLink {
-    stdin: SharedStdin,
-    child: tokio::sync::Mutex<Option<Child>>,
-    pending: Pending,
-    observed: Arc<Mutex<Observed>>,
-    phase: Arc<AtomicU8>,
-    ended: Arc<AtomicBool>,
+    raw: RawChild,
+    watch: Arc<Watch>,
     next_id: AtomicU64,
     timeout: Duration,
-    /// Requests given up on (timed out), and answers that came too late.
+    /// Requests given up on (timed out).
     given_up: AtomicUsize,
-    late: Arc<AtomicUsize>,
 }
 
 impl StdioLink {
@@ -126,136 +166,26 @@ impl StdioLink {
         cwd: Option<&std::path::Path>,
         timeout: Duration,
     ) -> Result<Self, String> {
-        let Some((program, args)) = command.split_first() else {
-            return Err("the `--stdio` command is empty".to_owned());
-        };
-        let mut spawn = Command::new(program);
-        spawn
-            .args(args)
-            .envs(env.iter().map(|(key, value)| (key, value)))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        if let Some(cwd) = cwd {
-            spawn.current_dir(cwd);
-        }
-        let mut child = spawn
-            .spawn()
-            .map_err(|error| format!("cannot start `{program}`: {error}"))?;
-        let (Some(stdin), Some(stdout), Some(stderr)) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take())
-        else {
-            return Err(format!("`{program}` has no stdin, stdout or stderr"));
-        };
-        let pending: Pending = Arc::default();
-        let observed: Arc<Mutex<Observed>> = Arc::default();
-        let phase = Arc::new(AtomicU8::new(0));
-        let ended = Arc::new(AtomicBool::new(false));
-        let stdin = Arc::new(tokio::sync::Mutex::new(Some(stdin)));
-        let late = Arc::new(AtomicUsize::new(0));
-        {
-            let observed = Arc::clone(&observed);
-            tokio::spawn(async move {
-                let mut lines = BufReader::new(stderr).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
-                    if let Ok(mut observed) = observed.lock() {
-                        observed.stderr_lines += 1;
-                        if observed.stderr.len() < KEPT_LINES {
-                            observed.stderr.push(line);
-                        }
-                    }
-                }
-            });
-        }
-        {
-            let pending = Arc::clone(&pending);
-            let observed = Arc::clone(&observed);
-            let phase = Arc::clone(&phase);
-            let ended = Arc::clone(&ended);
-            let stdin = Arc::clone(&stdin);
-            let late = Arc::clone(&late);
-            tokio::spawn(async move {
-                // Bytes, not `lines()`: a server that writes invalid UTF-8
-                // on stdout is polluting it, not ending.
-                let mut reader = BufReader::new(stdout);
-                let mut bytes = Vec::new();
-                loop {
-                    bytes.clear();
-                    match reader.read_until(b'\n', &mut bytes).await {
-                        Ok(0) | Err(_) => break,
-                        Ok(_) => {}
-                    }
-                    let line = String::from_utf8_lossy(&bytes)
-                        .trim_end_matches(['\n', '\r'])
-                        .to_owned();
-                    let phase = Phase::from_u8(phase.load(Ordering::SeqCst));
-                    let message = serde_json::from_str::<Value>(&line)
-                        .ok()
-                        .filter(|message| message.get("jsonrpc").is_some());
-                    let Some(message) = message else {
-                        if let Ok(mut observed) = observed.lock()
-                            && observed.stray.len() < KEPT_LINES
-                        {
-                            observed.stray.push((phase, line));
-                        }
-                        continue;
-                    };
-                    match (message.get("id"), message.get("method")) {
-                        (Some(_), Some(_)) => {
-                            let answer = answer_server_request(&message);
-                            let _ = write_to(&stdin, &answer.to_string()).await;
-                            if let Ok(mut observed) = observed.lock() {
-                                observed.requests.push(message);
-                            }
-                        }
-                        (Some(id), None) => {
-                            let waiter = pending
-                                .lock()
-                                .ok()
-                                .and_then(|mut pending| pending.remove(&id.to_string()));
-                            match waiter {
-                                Some(waiter) => {
-                                    let _ = waiter.send(message);
-                                }
-                                None => {
-                                    late.fetch_add(1, Ordering::SeqCst);
-                                }
-                            }
-                        }
-                        (None, _) => {
-                            if let Ok(mut observed) = observed.lock() {
-                                observed.notifications.push(message);
-                            }
-                        }
-                    }
-                }
-                ended.store(true, Ordering::SeqCst);
-                if let Ok(mut pending) = pending.lock() {
-                    pending.clear();
-                }
-            });
-        }
+        let watch = Arc::new(Watch::default());
+        let raw = RawChild::spawn(command, env, cwd, Arc::clone(&watch) as Arc<dyn Observer>)?;
         Ok(Self {
-            stdin,
-            child: tokio::sync::Mutex::new(Some(child)),
-            pending,
-            observed,
-            phase,
-            ended,
+            raw,
+            watch,
             next_id: AtomicU64::new(1),
             timeout,
             given_up: AtomicUsize::new(0),
-            late,
         })
     }
 
-    async fn write_line(&self, line: &str) -> Result<(), LinkError> {
-        write_to(&self.stdin, line).await
+    async fn write(&self, message: &Value) -> Result<(), LinkError> {
+        self.raw
+            .write(message)
+            .await
+            .map_err(|error| LinkError::Ended(format!("writing to its stdin: {error}")))
     }
 
     pub fn set_phase(&self, phase: Phase) {
-        self.phase.store(
+        self.watch.phase.store(
             match phase {
                 Phase::Startup => 0,
                 Phase::Calls => 1,
@@ -271,27 +201,17 @@ impl StdioLink {
 
     /// Sends `message` (which carries `id`) and waits for its answer.
     pub async fn send(&self, message: &Value) -> Result<Value, LinkError> {
-        let id = message
-            .get("id")
-            .cloned()
-            .unwrap_or(Value::Null)
-            .to_string();
-        let (waiter, answer) = oneshot::channel();
-        if let Ok(mut pending) = self.pending.lock() {
-            pending.insert(id.clone(), waiter);
-        }
-        if self.ended.load(Ordering::SeqCst) {
+        let id = WireId::of(message.get("id").unwrap_or(&Value::Null));
+        let answer = self.raw.expect(id.clone());
+        if self.raw.has_ended() {
             return Err(LinkError::Ended(self.exit_text().await));
         }
-        self.write_line(&message.to_string()).await?;
+        self.write(message).await?;
         match tokio::time::timeout(self.timeout, answer).await {
-            Ok(Ok(answer)) => Ok(answer),
+            Ok(Ok((answer, _))) => Ok(answer),
             Ok(Err(_)) => Err(LinkError::Ended(self.exit_text().await)),
             Err(_) => {
-                if let Ok(mut pending) = self.pending.lock() {
-                    pending.remove(&id);
-                }
-                self.given_up.fetch_add(1, Ordering::SeqCst);
+                self.forget_id(&id);
                 Err(LinkError::Timeout)
             }
         }
@@ -299,49 +219,39 @@ impl StdioLink {
 
     /// Writes a notification.
     pub async fn notify(&self, message: &Value) -> Result<(), LinkError> {
-        self.write_line(&message.to_string()).await
+        self.write(message).await
     }
 
     /// How the child ended, as text, once it has.
     async fn exit_text(&self) -> String {
-        let mut child = self.child.lock().await;
-        let Some(child) = child.as_mut() else {
-            return "the process has ended".to_owned();
-        };
-        match tokio::time::timeout(Duration::from_millis(500), child.wait()).await {
-            Ok(Ok(status)) => format!("the process exited ({status})"),
-            _ => "its stdout closed".to_owned(),
+        match self.raw.wait(Duration::from_millis(500)).await {
+            Some(status) => format!("the process exited ({status})"),
+            None => "its stdout closed".to_owned(),
         }
     }
 
     pub fn has_ended(&self) -> bool {
-        self.ended.load(Ordering::SeqCst)
+        self.raw.has_ended()
     }
 
     /// How many requests are still unanswered: waited for, or given up on
     /// and not answered since.
     pub fn in_flight(&self) -> usize {
-        let waiting = self
-            .pending
-            .lock()
-            .map(|pending| pending.len())
-            .unwrap_or(0);
         let given_up = self
             .given_up
             .load(Ordering::SeqCst)
-            .saturating_sub(self.late.load(Ordering::SeqCst));
-        waiting + given_up
+            .saturating_sub(self.watch.late.load(Ordering::SeqCst));
+        self.raw.awaited() + given_up
     }
 
     /// Stops waiting for request `id`'s answer (counted as given up on,
     /// like a timeout, if it was still unanswered).
     pub fn forget(&self, id: &Value) {
-        let removed = self
-            .pending
-            .lock()
-            .ok()
-            .and_then(|mut pending| pending.remove(&id.to_string()));
-        if removed.is_some() {
+        self.forget_id(&WireId::of(id));
+    }
+
+    fn forget_id(&self, id: &WireId) {
+        if self.raw.forget(id) {
             self.given_up.fetch_add(1, Ordering::SeqCst);
         }
     }
@@ -350,24 +260,20 @@ impl StdioLink {
     /// status, or `None` when it had to be killed.
     pub async fn shut_down(&self, wait: Duration) -> Option<std::process::ExitStatus> {
         self.set_phase(Phase::Shutdown);
-        if let Some(mut stdin) = self.stdin.lock().await.take() {
-            let _ = stdin.shutdown().await;
-        }
-        let mut child = self.child.lock().await;
-        let child = child.as_mut()?;
-        match tokio::time::timeout(wait, child.wait()).await {
-            Ok(Ok(status)) => {
+        self.raw.close_stdin().await;
+        match self.raw.wait(wait).await {
+            Some(status) => {
                 // Whatever it wrote on its way out is read before we look.
                 for _ in 0..50 {
-                    if self.ended.load(Ordering::SeqCst) {
+                    if self.raw.has_ended() {
                         break;
                     }
                     tokio::time::sleep(Duration::from_millis(10)).await;
                 }
                 Some(status)
             }
-            _ => {
-                let _ = child.kill().await;
+            None => {
+                self.raw.kill().await;
                 None
             }
         }
@@ -375,45 +281,39 @@ impl StdioLink {
 
     /// Kills the child at once.
     pub async fn kill(&self) {
-        if let Some(child) = self.child.lock().await.as_mut() {
-            let _ = child.kill().await;
-        }
+        self.raw.kill().await;
+    }
+
+    fn observed<T: Default>(&self, read: impl FnOnce(&Observed) -> T) -> T {
+        self.watch
+            .observed
+            .lock()
+            .map(|observed| read(&observed))
+            .unwrap_or_default()
     }
 
     pub fn stray(&self) -> Vec<(Phase, String)> {
-        self.observed
-            .lock()
-            .map(|observed| observed.stray.clone())
-            .unwrap_or_default()
+        self.observed(|observed| observed.stray.clone())
     }
 
     /// The first stderr lines and how many there were in all.
     pub fn stderr(&self) -> (Vec<String>, usize) {
-        self.observed
-            .lock()
-            .map(|observed| (observed.stderr.clone(), observed.stderr_lines))
-            .unwrap_or_default()
+        self.observed(|observed| (observed.stderr.clone(), observed.stderr_lines))
     }
 
     /// The requests the server sent us.
     pub fn requests(&self) -> Vec<Value> {
-        self.observed
-            .lock()
-            .map(|observed| observed.requests.clone())
-            .unwrap_or_default()
+        self.observed(|observed| observed.requests.clone())
     }
 
     pub fn notifications(&self) -> Vec<Value> {
-        self.observed
-            .lock()
-            .map(|observed| observed.notifications.clone())
-            .unwrap_or_default()
+        self.observed(|observed| observed.notifications.clone())
     }
 }
 
 /// The answer to a request the server sent: `ping` and `roots/list` are
 /// answered, anything else refused.
-fn answer_server_request(request: &Value) -> Value {
+pub(crate) fn answer_server_request(request: &Value) -> Value {
     let id = request.get("id").cloned().unwrap_or(Value::Null);
     match request.get("method").and_then(Value::as_str) {
         Some("ping") => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
@@ -422,23 +322,6 @@ fn answer_server_request(request: &Value) -> Value {
             json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "nexo check answers no requests"}})
         }
     }
-}
-
-async fn write_to(stdin: &SharedStdin, line: &str) -> Result<(), LinkError> {
-    let mut stdin = stdin.lock().await;
-    let Some(stdin) = stdin.as_mut() else {
-        return Err(LinkError::Ended("stdin is closed".to_owned()));
-    };
-    let mut bytes = line.as_bytes().to_vec();
-    bytes.push(b'\n');
-    stdin
-        .write_all(&bytes)
-        .await
-        .map_err(|error| LinkError::Ended(format!("writing to its stdin: {error}")))?;
-    stdin
-        .flush()
-        .await
-        .map_err(|error| LinkError::Ended(format!("writing to its stdin: {error}")))
 }
 
 /// What a raw HTTP exchange brought back.
@@ -470,6 +353,20 @@ impl RawReply {
             .find(|message| id.is_none() || message.get("id") == id)
     }
 
+    /// Every JSON-RPC message of an SSE body (none for a JSON body).
+    pub fn events(&self) -> Vec<Value> {
+        let is_sse = self
+            .header("content-type")
+            .is_some_and(|kind| kind.starts_with("text/event-stream"));
+        if !is_sse {
+            return Vec::new();
+        }
+        nexo_client::sse::event_data(&self.body)
+            .iter()
+            .filter_map(|data| serde_json::from_str::<Value>(data).ok())
+            .collect()
+    }
+
     /// `HTTP 400 (text/plain): body…`, for evidence.
     pub fn describe(&self) -> String {
         let kind = self.header("content-type").unwrap_or("no content-type");
@@ -490,6 +387,10 @@ pub struct HttpLink {
     version: Mutex<Option<String>>,
     next_id: AtomicU64,
     timeout: Duration,
+    /// The notifications and requests the server sent within SSE answers.
+    seen: Mutex<(Vec<Value>, Vec<Value>)>,
+    /// The session's GET stream, once opened.
+    get_stream: Mutex<Option<Listening>>,
 }
 
 impl HttpLink {
@@ -518,11 +419,62 @@ impl HttpLink {
             version: Mutex::new(None),
             next_id: AtomicU64::new(1),
             timeout,
+            seen: Mutex::default(),
+            get_stream: Mutex::default(),
         })
     }
 
     pub fn next_id(&self) -> u64 {
         self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Keeps the server's own notifications and requests of an SSE answer.
+    fn keep(&self, reply: &RawReply) {
+        for message in reply.events() {
+            if message.get("method").is_none() {
+                continue;
+            }
+            if let Ok(mut seen) = self.seen.lock() {
+                match message.get("id") {
+                    Some(_) => seen.1.push(message),
+                    None => seen.0.push(message),
+                }
+            }
+        }
+    }
+
+    /// What came on the GET stream: notifications, then requests.
+    fn on_get_stream(&self) -> (Vec<Value>, Vec<Value>) {
+        let messages = self
+            .get_stream
+            .lock()
+            .ok()
+            .and_then(|stream| stream.as_ref().map(Listening::messages))
+            .unwrap_or_default();
+        messages
+            .into_iter()
+            .filter(|message| message.get("method").is_some())
+            .partition(|message| message.get("id").is_none())
+    }
+
+    pub fn notifications(&self) -> Vec<Value> {
+        let mut notifications = self
+            .seen
+            .lock()
+            .map(|seen| seen.0.clone())
+            .unwrap_or_default();
+        notifications.extend(self.on_get_stream().0);
+        notifications
+    }
+
+    pub fn requests(&self) -> Vec<Value> {
+        let mut requests = self
+            .seen
+            .lock()
+            .map(|seen| seen.1.clone())
+            .unwrap_or_default();
+        requests.extend(self.on_get_stream().1);
+        requests
     }
 
     pub fn session(&self) -> Option<String> {
@@ -604,6 +556,103 @@ impl HttpLink {
         })
     }
 
+    /// POSTs a request answered by a stream that stays open (2026-07-28
+    /// `subscriptions/listen`): its messages are gathered as they come by a
+    /// task of their own, until the [`Listening`] is dropped. A JSON answer
+    /// (a refusal) is the one message.
+    pub async fn listen(&self, message: &Value) -> Result<Listening, LinkError> {
+        self.stream(Some(message)).await
+    }
+
+    /// Opens the session's GET stream, where a server may send what
+    /// answers no request; what comes on it counts among the session's
+    /// notifications and requests. A server without one is left be.
+    pub async fn open_get_stream(&self) {
+        if let Ok(stream) = self.stream(None).await
+            && stream.status == 200
+            && let Ok(mut kept) = self.get_stream.lock()
+        {
+            *kept = Some(stream);
+        }
+    }
+
+    /// A POST of `message`, or a GET, whose answer may be a long stream.
+    async fn stream(&self, message: Option<&Value>) -> Result<Listening, LinkError> {
+        let mut headers = self.base_headers();
+        let request = match message {
+            Some(message) => {
+                headers.extend(method_headers(message));
+                self.client.post(self.url.clone()).body(message.to_string())
+            }
+            None => {
+                headers.remove(reqwest::header::CONTENT_TYPE);
+                headers.insert(
+                    reqwest::header::ACCEPT,
+                    reqwest::header::HeaderValue::from_static("text/event-stream"),
+                );
+                self.client.get(self.url.clone())
+            }
+        };
+        // The stream outlives the time limit of one exchange; a GET stream
+        // that does not open at once is not waited for.
+        let wait = match message {
+            Some(_) => self.timeout,
+            None => self.timeout.min(Duration::from_secs(2)),
+        };
+        let request = request
+            .headers(headers)
+            .timeout(Duration::from_secs(24 * 3600))
+            .send();
+        let response = tokio::time::timeout(wait, request)
+            .await
+            .map_err(|_| LinkError::Timeout)?
+            .map_err(|error| LinkError::Transport(root_cause(&error)))?;
+        let status = response.status().as_u16();
+        let is_sse = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|kind| kind.to_str().ok())
+            .is_some_and(|kind| kind.starts_with("text/event-stream"));
+        let messages: Arc<Mutex<Vec<Value>>> = Arc::default();
+        let reader = {
+            let messages = Arc::clone(&messages);
+            let timeout = self.timeout;
+            tokio::spawn(async move {
+                use futures::StreamExt;
+                let keep = |message: Value| {
+                    if let Ok(mut messages) = messages.lock() {
+                        messages.push(message);
+                    }
+                };
+                if !is_sse {
+                    if let Ok(Ok(body)) = tokio::time::timeout(timeout, response.text()).await
+                        && let Ok(message) = serde_json::from_str::<Value>(&body)
+                    {
+                        keep(message);
+                    }
+                    return;
+                }
+                let mut events = Box::pin(sse_stream::SseStream::from_bytes_stream(
+                    nexo_client::sse::lines(Box::pin(response.bytes_stream())),
+                ));
+                while let Some(event) = events.next().await {
+                    if let Some(message) = event
+                        .ok()
+                        .and_then(|event| event.data)
+                        .and_then(|data| serde_json::from_str::<Value>(&data).ok())
+                    {
+                        keep(message);
+                    }
+                }
+            })
+        };
+        Ok(Listening {
+            status,
+            messages,
+            reader,
+        })
+    }
+
     /// The first bytes of a GET that asks for an event stream (a legacy
     /// HTTP+SSE endpoint sends its `endpoint` event at once), read for at
     /// most a second; `None` when no stream comes.
@@ -670,6 +719,7 @@ impl HttpLink {
         if message.get("method").and_then(Value::as_str) == Some("initialize") {
             self.set_session(reply.header("mcp-session-id").map(str::to_owned));
         }
+        self.keep(&reply);
         reply.message(message.get("id")).ok_or_else(|| {
             LinkError::Transport(format!(
                 "the answer carries no JSON-RPC message: {}",
@@ -690,6 +740,29 @@ impl HttpLink {
                 www_authenticate: None,
             })
         }
+    }
+}
+
+/// A stream a request opened ([`HttpLink::listen`]), read while it lives.
+pub struct Listening {
+    pub status: u16,
+    messages: Arc<Mutex<Vec<Value>>>,
+    reader: tokio::task::JoinHandle<()>,
+}
+
+impl Listening {
+    /// The messages read so far.
+    pub fn messages(&self) -> Vec<Value> {
+        self.messages
+            .lock()
+            .map(|messages| messages.clone())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        self.reader.abort();
     }
 }
 
@@ -742,6 +815,8 @@ fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
 pub enum Link {
     Stdio(StdioLink),
     Http(HttpLink),
+    /// The deprecated HTTP+SSE transport ([`crate::legacy`]).
+    Sse(SseLink),
 }
 
 /// One request and what came of it.
@@ -798,6 +873,7 @@ impl Link {
         match self {
             Link::Stdio(link) => link.next_id(),
             Link::Http(link) => link.next_id(),
+            Link::Sse(link) => link.next_id(),
         }
     }
 
@@ -813,6 +889,7 @@ impl Link {
         let answer = match self {
             Link::Stdio(link) => link.send(&request).await,
             Link::Http(link) => link.send(&request).await,
+            Link::Sse(link) => link.send(&request).await,
         };
         Exchange { request, answer }
     }
@@ -827,6 +904,7 @@ impl Link {
         match self {
             Link::Stdio(link) => link.notify(&message).await,
             Link::Http(link) => link.notify(&message).await,
+            Link::Sse(link) => link.post(&message).await,
         }
     }
 
@@ -834,6 +912,26 @@ impl Link {
         match self {
             Link::Stdio(_) => "stdio",
             Link::Http(_) => "streamable-http",
+            Link::Sse(_) => "sse",
+        }
+    }
+
+    /// The notifications the server sent: on a stdio child's stdout, on a
+    /// legacy stream, or within Streamable HTTP answers and the GET stream.
+    pub fn notifications(&self) -> Vec<Value> {
+        match self {
+            Link::Stdio(link) => link.notifications(),
+            Link::Http(link) => link.notifications(),
+            Link::Sse(link) => link.notifications(),
+        }
+    }
+
+    /// The requests the server sent the client.
+    pub fn requests(&self) -> Vec<Value> {
+        match self {
+            Link::Stdio(link) => link.requests(),
+            Link::Http(link) => link.requests(),
+            Link::Sse(link) => link.requests(),
         }
     }
 }

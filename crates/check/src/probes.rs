@@ -27,6 +27,8 @@ pub(crate) async fn run(run: &mut Run) {
         bad_arguments(run).await;
     }
     safe_calls(run).await;
+    // A call may have changed a list.
+    run.relist().await;
     if run.runs(Group::Protocol) {
         concurrency(run).await;
         cancellation(run).await;
@@ -360,7 +362,7 @@ async fn safe_calls(run: &mut Run) {
 fn run_ended(run: &Run) -> bool {
     match &*run.link {
         Link::Stdio(stdio) => stdio.has_ended(),
-        Link::Http(_) => false,
+        Link::Http(_) | Link::Sse(_) => false,
     }
 }
 
@@ -711,6 +713,7 @@ async fn resources(run: &mut Run) {
             .subject(missing),
         );
     }
+    let mut read = 0;
     for template in run.templates.clone() {
         let text = template
             .get("uriTemplate")
@@ -729,8 +732,169 @@ async fn resources(run: &mut Run) {
                 )
                 .subject(text),
             );
+            continue;
+        }
+        if read < MAX_TEMPLATES {
+            read += 1;
+            template_read(run, text).await;
         }
     }
+}
+
+/// The most templates expanded and read.
+const MAX_TEMPLATES: usize = 10;
+
+/// A template expanded with plausible values and read: a success or
+/// resource-not-found (-32002, -32602) is fine; a crash, a silence or any
+/// other error is a finding.
+async fn template_read(run: &mut Run, template: &str) {
+    let mut values = std::collections::HashMap::new();
+    for name in template_variables(template) {
+        let value = completed(run, template, &name)
+            .await
+            .unwrap_or_else(|| plausible(&name).to_owned());
+        values.insert(name, value);
+    }
+    let uri = expand(template, &values);
+    run.probe(
+        "resource-template-read",
+        Group::Resources,
+        "ran",
+        uri.clone(),
+    );
+    let exchange = run
+        .link
+        .request("resources/read", json!({"uri": uri}))
+        .await;
+    if let Some(finding) = unanswered(&exchange, "resource-template-read", template) {
+        run.push(finding);
+        return;
+    }
+    match exchange.error_code() {
+        None | Some(-32002 | -32602) => {}
+        Some(code) => run.push(
+            Finding::new(
+                "resource-template-read-error",
+                Severity::Warning,
+                Group::Resources,
+                format!("reading `{uri}` (template `{template}`) fails with error {code}"),
+                "spec, server/resources: a URI a template expands to is read, or answered resource-not-found (-32002; -32602 from 2026-07-28)",
+                "serve the URIs your templates describe; answer one that names nothing with resource-not-found, not an internal error",
+            )
+            .evidence(exchange.evidence())
+            .subject(template),
+        ),
+    }
+}
+
+/// A value the server itself proposes for `name` (`completion/complete`),
+/// where it declares completions.
+async fn completed(run: &Run, template: &str, name: &str) -> Option<String> {
+    if !run.declares("completions") {
+        return None;
+    }
+    let exchange = run
+        .link
+        .request(
+            "completion/complete",
+            json!({"ref": {"type": "ref/resource", "uri": template}, "argument": {"name": name, "value": ""}}),
+        )
+        .await;
+    exchange
+        .result()?
+        .pointer("/completion/values/0")?
+        .as_str()
+        .filter(|value| !value.is_empty())
+        .map(str::to_owned)
+}
+
+/// A plain value for a variable: a number where the name says so.
+fn plausible(name: &str) -> &'static str {
+    let name = name.to_ascii_lowercase();
+    let numeric = [
+        "id", "n", "number", "count", "index", "page", "year", "limit",
+    ]
+    .iter()
+    .any(|word| name == *word || name.ends_with(&format!("_{word}")))
+        || name.ends_with("id");
+    if numeric { "1" } else { "example" }
+}
+
+/// The variable names of an RFC 6570 template, in order.
+fn template_variables(template: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for expression in expressions(template) {
+        for name in variable_list(expression) {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    names
+}
+
+/// The text between each `{` and `}`.
+fn expressions(template: &str) -> Vec<&str> {
+    template
+        .split('{')
+        .skip(1)
+        .filter_map(|part| part.split_once('}').map(|(expression, _)| expression))
+        .collect()
+}
+
+fn variable_list(expression: &str) -> Vec<String> {
+    expression
+        .trim_start_matches(['+', '#', '.', '/', ';', '?', '&'])
+        .split(',')
+        .map(|name| {
+            name.trim_end_matches('*')
+                .split(':')
+                .next()
+                .unwrap_or("")
+                .to_owned()
+        })
+        .filter(|name| !name.is_empty())
+        .collect()
+}
+
+/// `template` with each expression replaced (RFC 6570 level 3, one value a
+/// variable; values are plain words, so no encoding is needed).
+fn expand(template: &str, values: &std::collections::HashMap<String, String>) -> String {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(start) = rest.find('{') {
+        out.push_str(&rest[..start]);
+        let Some(length) = rest[start..].find('}') else {
+            break;
+        };
+        let expression = &rest[start + 1..start + length];
+        rest = &rest[start + length + 1..];
+        let operator = expression.chars().next().filter(|c| "+#./;?&".contains(*c));
+        let (prefix, separator, named) = match operator {
+            Some('#') => ("#", ",", false),
+            Some('.') => (".", ".", false),
+            Some('/') => ("/", "/", false),
+            Some(';') => (";", ";", true),
+            Some('?') => ("?", "&", true),
+            Some('&') => ("&", "&", true),
+            _ => ("", ",", false),
+        };
+        let parts: Vec<String> = variable_list(expression)
+            .into_iter()
+            .map(|name| {
+                let value = values.get(&name).cloned().unwrap_or_default();
+                if named {
+                    format!("{name}={value}")
+                } else {
+                    value
+                }
+            })
+            .collect();
+        out.push_str(prefix);
+        out.push_str(&parts.join(separator));
+    }
+    out.push_str(rest);
+    out
 }
 
 /// What is declared works; what is used is declared.
@@ -789,12 +953,18 @@ async fn capabilities(run: &mut Run) {
             );
         }
     }
-    let Link::Stdio(stdio) = &*run.link else {
+}
+
+/// What the server used, it declared: checked once every probe has run,
+/// over everything the server sent in the session (on stdout, a legacy
+/// stream, or within Streamable HTTP answers).
+pub(crate) fn used_is_declared(run: &mut Run) {
+    if !run.runs(Group::Capabilities) {
         return;
-    };
+    }
     // nexo check declares no client capability: a server that asks for
     // sampling, elicitation or roots uses one it was not given.
-    let (requests, notifications) = (stdio.requests(), stdio.notifications());
+    let (requests, notifications) = (run.link.requests(), run.link.notifications());
     for request in requests {
         let method = request.get("method").and_then(Value::as_str).unwrap_or("");
         if method == "ping" {
@@ -859,7 +1029,7 @@ async fn capabilities(run: &mut Run) {
 /// `initialize` with a revision no one has: the server answers with one it
 /// supports, never the unknown one echoed back.
 async fn version_negotiation(run: &mut Run) {
-    let link = match run.fresh_link() {
+    let link = match run.fresh_link().await {
         Ok(link) => link,
         Err(error) => {
             run.probe(
@@ -922,13 +1092,9 @@ async fn definitions_change(run: &mut Run) {
         "ran",
         "tools/list twice in one session",
     );
-    let announced = match &*run.link {
-        Link::Stdio(stdio) => stdio.notifications().iter().any(|message| {
-            message.get("method").and_then(Value::as_str)
-                == Some("notifications/tools/list_changed")
-        }),
-        Link::Http(_) => false,
-    };
+    let announced = run.link.notifications().iter().any(|message| {
+        message.get("method").and_then(Value::as_str) == Some("notifications/tools/list_changed")
+    });
     let mut changes = Vec::new();
     for tool in &run.tools {
         let name = name_of(tool);
@@ -965,4 +1131,26 @@ async fn definitions_change(run: &mut Run) {
         )
         .evidence(changes.join("\n")),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_are_expanded_with_plausible_values() {
+        let template = "notes://{folder}/{note_id}{?format,lang}{#section}";
+        let names = template_variables(template);
+        assert_eq!(names, ["folder", "note_id", "format", "lang", "section"]);
+        let values = names
+            .iter()
+            .map(|name| (name.clone(), plausible(name).to_owned()))
+            .collect();
+        assert_eq!(
+            expand(template, &values),
+            "notes://example/1?format=example&lang=example#example"
+        );
+        let values = [("path".to_owned(), "a".to_owned())].into_iter().collect();
+        assert_eq!(expand("file://{+path}{/path*}", &values), "file://a/a");
+    }
 }

