@@ -24,8 +24,9 @@
 //!   notification, at most one to any other line, and each with the id of
 //!   a line as written (`"1"` is not `1`) or `null`.
 //! - [`standard_headers`]: a POST to the real HTTP application whose
-//!   `Mcp-Method` or `Mcp-Name` header (2026-07-28) disagrees with its
-//!   body, as a reference reads both, is never served, and one refused as a
+//!   `Mcp-Method` or `Mcp-Name` header (2026-07-28), or
+//!   `MCP-Protocol-Version`, disagrees with its body, as a reference reads
+//!   both, is never served, and one refused as a
 //!   header mismatch (-32020, HTTP 400) really disagrees; whatever the
 //!   header names' case and the whitespace around the values (which HTTP
 //!   strips), and whatever the body.
@@ -690,6 +691,14 @@ fn reference_agrees(
     let method = read["method"].as_str()?;
     if version != Some("2026-07-28") {
         return Some(true);
+    }
+    // The version is a standard header too: one the request's `_meta`
+    // contradicts disagrees.
+    if read["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"]
+        .as_str()
+        .is_some_and(|meta| Some(meta) != version)
+    {
+        return Some(false);
     }
     let one = |values: &[Vec<u8>]| match values {
         [value] => std::str::from_utf8(value).ok().map(str::to_owned),
