@@ -324,15 +324,15 @@ fn answers_match_lines(lines: &[&[u8]], max_line: usize, answers: &[Value]) {
     let mut answerable = 0;
     for line in lines {
         let trimmed = line.trim_ascii();
-        if trimmed.is_empty() {
-            continue;
-        }
         if line.len() > max_line {
             answerable += 1;
             match plain_id(line) {
                 Some(id) => ids.push(id),
                 None => sure = false,
             }
+            continue;
+        }
+        if trimmed.is_empty() {
             continue;
         }
         if matches!(
@@ -692,11 +692,12 @@ fn reference_agrees(
     if version != Some("2026-07-28") {
         return Some(true);
     }
-    // The version is a standard header too: one the request's `_meta`
-    // contradicts disagrees.
-    if read["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"]
-        .as_str()
-        .is_some_and(|meta| Some(meta) != version)
+    // The version is a standard header too: one a request's `_meta`
+    // contradicts disagrees (rmcp checks requests only).
+    if matches!(message, ClientJsonRpcMessage::Request(_))
+        && read["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"]
+            .as_str()
+            .is_some_and(|meta| Some(meta) != version)
     {
         return Some(false);
     }
