@@ -1,14 +1,31 @@
-//! The policy's path matcher under a fuzzer (`fuzz/fuzz_targets/path.rs`
-//! calls [`path_matcher`]; the committed corpus is replayed by this
-//! module's test). The invariant: a path the matcher places inside its
-//! directories is inside them however a server reads it (as written,
-//! percent-decoded until nothing changes, backslashes as separators,
-//! full-width lookalikes folded), each reading normalized by a reference
-//! written from the rules alone; and no input panics.
+//! The policy's matchers under a fuzzer (the targets in `fuzz/fuzz_targets`
+//! call these; the committed corpora are replayed by this module's tests):
+//!
+//! - [`path_matcher`]: a path the matcher places inside its directories
+//!   is inside them however a server reads it (as written, percent-decoded
+//!   until nothing changes, backslashes as separators, full-width
+//!   lookalikes folded), each reading normalized by a reference written
+//!   from the rules alone; and no input panics.
+//! - [`url_matcher`]: a URL the matcher admits (private addresses not
+//!   allowed) leads, as an HTTP client reads it (the url crate) and as
+//!   its name resolves, only to addresses that a reference, written with
+//!   ipnet from the IANA special-purpose registries, calls public or that
+//!   the policy's networks hold; IPv4 inside IPv6 (mapped, compatible,
+//!   NAT64, 6to4) and `inet_aton`'s loose spellings included.
+//! - [`shell_quoting`]: the shell matcher finds the same hazards in two
+//!   command lines a POSIX shell reads as the same words and operators,
+//!   one written plainly and one quoted another way (single or double
+//!   quotes, backslashes, a quote in the middle of a word, `$'...'`).
 
+use std::net::{IpAddr, Ipv4Addr};
+
+use ipnet::IpNet;
 use unicode_normalization::UnicodeNormalization;
 
 use crate::policy::path::Dirs;
+use crate::policy::resolve::Resolver;
+use crate::policy::shell::{Found, scan};
+use crate::policy::url::UrlRules;
 
 const DIR: &str = "/srv/data";
 const BASE: &str = "/srv/data/work";
@@ -77,8 +94,310 @@ fn inside(path: &str) -> bool {
     parts.len() >= 2 && parts[0] == "srv" && parts[1] == "data"
 }
 
+/// The networks the fuzzed policy allows although they are not public.
+const ALLOWED_NETWORKS: [&str; 2] = ["203.0.113.0/25", "fd00:1::/32"];
+
+/// The IPv4 networks that are not public, from IANA's special-purpose
+/// registry (and the whole of 240.0.0.0/4).
+const SPECIAL_V4: [&str; 15] = [
+    "0.0.0.0/8",
+    "10.0.0.0/8",
+    "100.64.0.0/10",
+    "127.0.0.0/8",
+    "169.254.0.0/16",
+    "172.16.0.0/12",
+    "192.0.0.0/24",
+    "192.0.2.0/24",
+    "192.168.0.0/16",
+    "198.18.0.0/15",
+    "198.51.100.0/24",
+    "203.0.113.0/24",
+    "224.0.0.0/4",
+    "240.0.0.0/4",
+    "255.255.255.255/32",
+];
+
+/// The IPv6 networks that are not public (those holding an IPv4 address
+/// at a fixed place are read by that address instead; the local-use NAT64
+/// prefix of RFC 8215 places it where the network chooses, so all of it).
+const SPECIAL_V6: [&str; 11] = [
+    "::/128",
+    "::1/128",
+    "64:ff9b:1::/48",
+    "100::/64",
+    "3fff::/20",
+    "2001:db8::/32",
+    "fc00::/7",
+    "fe80::/10",
+    "fec0::/10",
+    "ff00::/8",
+    "::/96",
+];
+
+/// A resolver answering every name with the same addresses, as a DNS
+/// server the input controls would; a name spelled as a number is not
+/// looked up (hickory sends it to DNS, which knows no such name).
+struct AnyName(Vec<IpAddr>);
+
+#[async_trait::async_trait]
+impl Resolver for AnyName {
+    async fn resolve(&self, host: &str) -> Result<Vec<IpAddr>, String> {
+        if self.0.is_empty() || reference_inet_aton(host).is_some() {
+            return Err(format!("`{host}` has no address"));
+        }
+        Ok(self.0.clone())
+    }
+}
+
+/// One fuzz input: the first line a URL, every other line an address its
+/// host name resolves to.
+pub fn url_matcher(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let mut lines = text.split('\n');
+    let value = lines.next().unwrap_or_default();
+    let answers: Vec<IpAddr> = lines.filter_map(|line| line.trim().parse().ok()).collect();
+    let allowed: Vec<IpNet> = ALLOWED_NETWORKS
+        .iter()
+        .filter_map(|net| net.parse().ok())
+        .collect();
+    let rules = UrlRules {
+        schemes: ["http", "https", "ws", "ftp", "git"]
+            .map(str::to_owned)
+            .to_vec(),
+        allow_hosts: None,
+        deny_hosts: None,
+        allow_private: false,
+        allow_addresses: allowed.clone(),
+    };
+    let resolver = AnyName(answers.clone());
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread().build() else {
+        return;
+    };
+    let check = runtime.block_on(rules.check(value, &resolver));
+    if check.refused {
+        return;
+    }
+    let Ok(url) = url::Url::parse(value.trim()) else {
+        panic!("{value:?} is admitted but is no URL: {}", check.detail);
+    };
+    let reached = match url.host() {
+        None => panic!("{value:?} is admitted without a host: {}", check.detail),
+        Some(url::Host::Ipv4(v4)) => vec![IpAddr::V4(v4)],
+        Some(url::Host::Ipv6(v6)) => vec![IpAddr::V6(v6)],
+        Some(url::Host::Domain(name)) => {
+            let name = name.trim_end_matches('.').to_ascii_lowercase();
+            match reference_inet_aton(&name) {
+                Some(v4) => vec![IpAddr::V4(v4)],
+                None if name == "localhost" || name.ends_with(".localhost") => {
+                    vec![IpAddr::V4(Ipv4Addr::LOCALHOST)]
+                }
+                None => answers,
+            }
+        }
+    };
+    for address in reached {
+        assert!(
+            allowed.iter().any(|net| net.contains(&address)) || reference_public(address),
+            "{value:?} is admitted, but leads to {address}, which is not public: {}",
+            check.detail
+        );
+    }
+}
+
+/// Whether `address` is public, by the registries' networks.
+fn reference_public(address: IpAddr) -> bool {
+    let within = |nets: &[&str], address: IpAddr| {
+        nets.iter()
+            .filter_map(|net| net.parse::<IpNet>().ok())
+            .any(|net| net.contains(&address))
+    };
+    match address {
+        IpAddr::V4(v4) => !within(&SPECIAL_V4, IpAddr::V4(v4)),
+        IpAddr::V6(v6) => {
+            let embedded = |prefix: &str| {
+                prefix
+                    .parse::<IpNet>()
+                    .is_ok_and(|net| net.contains(&IpAddr::V6(v6)))
+            };
+            let bits = u128::from(v6);
+            let low = Ipv4Addr::from(u32::try_from(bits & 0xffff_ffff).unwrap_or(0));
+            if embedded("::ffff:0:0/96") || embedded("64:ff9b::/96") {
+                return reference_public(IpAddr::V4(low));
+            }
+            if embedded("2002::/16") {
+                let high = Ipv4Addr::from(u32::try_from((bits >> 80) & 0xffff_ffff).unwrap_or(0));
+                return reference_public(IpAddr::V4(high));
+            }
+            if embedded("::/96") && !within(&SPECIAL_V6[..2], IpAddr::V6(v6)) {
+                return reference_public(IpAddr::V4(low));
+            }
+            !within(&SPECIAL_V6, IpAddr::V6(v6))
+        }
+    }
+}
+
+/// A host name as C's `inet_aton` reads it: one to four numbers (`0x`
+/// hexadecimal, a leading `0` octal, else decimal), the last filling the
+/// bytes left; a single trailing dot allowed, as a name may end in one.
+fn reference_inet_aton(name: &str) -> Option<Ipv4Addr> {
+    let name = name.strip_suffix('.').unwrap_or(name);
+    let mut numbers = Vec::new();
+    for part in name.split('.') {
+        let lower = part.to_ascii_lowercase();
+        let number = if let Some(hex) = lower.strip_prefix("0x") {
+            if hex.is_empty() {
+                0
+            } else {
+                u64::from_str_radix(hex, 16).ok()?
+            }
+        } else if lower.len() > 1 && lower.starts_with('0') {
+            u64::from_str_radix(&lower[1..], 8).ok()?
+        } else {
+            lower.parse::<u64>().ok()?
+        };
+        // `from_str_radix` takes a sign; inet_aton does not.
+        if part.contains(['+', '-']) {
+            return None;
+        }
+        numbers.push(number);
+    }
+    let (&last, leading) = numbers.split_last()?;
+    if leading.len() > 3 || leading.iter().any(|number| *number > 255) {
+        return None;
+    }
+    let room = 32 - 8 * u32::try_from(leading.len()).ok()?;
+    if last >> room != 0 {
+        return None;
+    }
+    let value = leading
+        .iter()
+        .enumerate()
+        .fold(last, |value, (index, number)| {
+            value | number << (24 - 8 * index)
+        });
+    Some(Ipv4Addr::from(u32::try_from(value).ok()?))
+}
+
+/// The operators a command line of the shell harness may hold.
+const OPERATORS: [&str; 9] = [";", "|", "&&", "||", "&", ">", "<", ">>", "2>&1"];
+
+/// One fuzz input: the first byte picks how each word is quoted in the
+/// second line; then one token a line, `op:` and one of [`OPERATORS`], or
+/// a word.
+pub fn shell_quoting(data: &[u8]) {
+    let [seed, rest @ ..] = data else {
+        return;
+    };
+    let text = String::from_utf8_lossy(rest);
+    let mut plain = Vec::new();
+    let mut quoted = Vec::new();
+    for (index, token) in text.split('\n').enumerate() {
+        if let Some(operator) = token
+            .strip_prefix("op:")
+            .and_then(|op| OPERATORS.iter().find(|known| **known == op))
+        {
+            plain.push((*operator).to_owned());
+            quoted.push((*operator).to_owned());
+            continue;
+        }
+        if token.is_empty() {
+            continue;
+        }
+        plain.push(plainly(token));
+        // An unquoted `=` makes an assignment of a word, a quoted one not.
+        let style = if token.contains('=') {
+            0
+        } else {
+            (usize::from(*seed) + index) % 6
+        };
+        quoted.push(match style {
+            0 => plainly(token),
+            1 => single_quoted(token),
+            2 => double_quoted(token),
+            3 => backslashed(token),
+            4 => {
+                let mut chars = token.chars();
+                let first = chars.next().map(String::from).unwrap_or_default();
+                let rest = chars.as_str();
+                if rest.is_empty() {
+                    backslashed(&first)
+                } else {
+                    backslashed(&first) + &single_quoted(rest)
+                }
+            }
+            _ => ansi_c(token),
+        });
+    }
+    let plain = plain.join(" ");
+    let quoted = quoted.join(" ");
+    let hazards = |line: &str| {
+        let mut found: Vec<Found> = scan(line)
+            .into_iter()
+            .filter(|found| found.what != "a fork bomb")
+            .collect();
+        found.sort_by(|a, b| (a.hazard.name(), &a.what).cmp(&(b.hazard.name(), &b.what)));
+        found
+    };
+    assert_eq!(
+        hazards(&plain),
+        hazards(&quoted),
+        "a shell reads {plain:?} and {quoted:?} the same, the matcher does not"
+    );
+}
+
+/// `word` as is when nothing in it is special to the shell, else in
+/// single quotes.
+fn plainly(word: &str) -> String {
+    if word
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "_./,:=+@%-".contains(c))
+    {
+        word.to_owned()
+    } else {
+        single_quoted(word)
+    }
+}
+
+fn single_quoted(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+fn double_quoted(word: &str) -> String {
+    let mut out = String::from('"');
+    for c in word.chars() {
+        if matches!(c, '\\' | '"' | '$' | '`') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
+}
+
+/// Every character after a backslash (a token holds no new line, which a
+/// backslash would remove).
+fn backslashed(word: &str) -> String {
+    word.chars().map(|c| format!("\\{c}")).collect()
+}
+
+/// `$'...'` (POSIX.1-2024, bash, zsh, ksh), every byte as `\xHH`.
+fn ansi_c(word: &str) -> String {
+    let bytes: String = word.bytes().map(|byte| format!("\\x{byte:02x}")).collect();
+    format!("$'{bytes}'")
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_committed_command_lines_pass() {
+        nexo_testkit::replay("shell", super::shell_quoting);
+    }
+
+    #[test]
+    fn the_committed_urls_pass() {
+        nexo_testkit::replay("url", super::url_matcher);
+    }
+
     #[test]
     fn the_committed_paths_pass() {
         nexo_testkit::replay("path", super::path_matcher);

@@ -14,15 +14,41 @@
 //!   the id JSON itself holds; an `initialize` completed by leniency is
 //!   still an object; and a message rmcp reads, in either direction and
 //!   either era, is written back as JSON that reads as the same message.
+//! - [`stdio_framing`]: a byte stream read by the stdio transport
+//!   ([`LineTransport`]) gives the same messages and the same answers
+//!   whether it arrives whole or cut anywhere (reads returning a few bytes,
+//!   or none yet, and `receive` dropped whenever it waits, as rmcp's
+//!   serving loop drops it); every line over the limit, and only such a
+//!   line, is refused (-32600), with the request's id when the line holds
+//!   one (found as it goes by, never buffered whole); no answer to a
+//!   notification, at most one to any other line, and each with the id of
+//!   a line as written (`"1"` is not `1`) or `null`.
+//! - [`standard_headers`]: a POST to the real HTTP application whose
+//!   `Mcp-Method` or `Mcp-Name` header (2026-07-28), or
+//!   `MCP-Protocol-Version`, disagrees with its body, as a reference reads
+//!   both, is never served, and one refused as a
+//!   header mismatch (-32020, HTTP 400) really disagrees; whatever the
+//!   header names' case and the whitespace around the values (which HTTP
+//!   strips), and whatever the body.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use futures::FutureExt;
+
+use axum::http::{HeaderName, HeaderValue, Request, StatusCode};
+use http_body_util::BodyExt;
+use rmcp::ServerHandler;
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ErrorCode, ServerJsonRpcMessage};
 use serde_json::Value;
 
+use crate::http::{HttpApp, HttpOptions, MCP_PATH, app};
 use crate::id_scan::{IdScanner, MAX_ID_BYTES};
 use crate::inbound::{INVALID_REQUEST, PARSE_ERROR, inspect};
 use crate::policy::{HostPolicy, OriginPolicy};
+use crate::stdio::LineTransport;
+use rmcp::transport::Transport;
 
 /// One fuzz input, checked against the reference for both headers.
 pub fn origin_and_host(data: &[u8]) {
@@ -210,11 +236,580 @@ fn round_trips<M: serde::Serialize + serde::de::DeserializeOwned>(data: &[u8]) {
     assert_eq!(written, rewritten);
 }
 
+/// The most lines one stdio input is cut to: the transport drops answers
+/// beyond its write queue (1024) when the client does not read them, and a
+/// stream read whole gives the writer no chance to run in between.
+const MAX_LINES: usize = 256;
+
+/// One fuzz input: the first byte sets the line limit (8 to 71 bytes, so
+/// that lines over it are common), the second the cut, the rest is what
+/// the client writes to the server's stdin.
+pub fn stdio_framing(data: &[u8]) {
+    let [limit, cut, stream @ ..] = data else {
+        return;
+    };
+    let max_line = 8 + usize::from(*limit % 64);
+    let stream = match stream
+        .iter()
+        .enumerate()
+        .filter(|(_, byte)| **byte == b'\n')
+        .nth(MAX_LINES - 1)
+    {
+        Some((end, _)) => &stream[..=end],
+        None => stream,
+    };
+    let whole = read_stdio(stream, max_line, None);
+    let sizes: Vec<usize> = std::iter::once(*cut)
+        .chain(stream.iter().copied())
+        .map(|byte| usize::from(byte % 16) + 1)
+        .collect();
+    let cut_up = read_stdio(stream, max_line, Some(&sizes));
+    assert_eq!(
+        whole,
+        cut_up,
+        "the same stream read whole and cut gives different results: {:?}",
+        String::from_utf8_lossy(stream)
+    );
+    let (_, answers) = whole;
+    let mut lines: Vec<&[u8]> = stream.split(|byte| *byte == b'\n').collect();
+    if lines.last().is_some_and(|last| last.is_empty()) {
+        lines.pop();
+    }
+    answers_match_lines(&lines, max_line, &answers);
+    let refused: Vec<Value> = answers
+        .iter()
+        .filter(|answer| {
+            answer["error"]["message"]
+                .as_str()
+                .is_some_and(|message| message.starts_with("message exceeds the limit"))
+        })
+        .map(|answer| {
+            assert_eq!(answer["error"]["code"], INVALID_REQUEST, "{answer}");
+            answer["id"].clone()
+        })
+        .collect();
+    let over: Vec<&[u8]> = lines
+        .into_iter()
+        .filter(|line| line.len() > max_line)
+        .collect();
+    assert_eq!(
+        refused.len(),
+        over.len(),
+        "{} lines over {max_line} bytes, {} refused as too long: {:?}",
+        over.len(),
+        refused.len(),
+        String::from_utf8_lossy(stream)
+    );
+    for (line, id) in over.iter().zip(&refused) {
+        if let Some(expected) = plain_id(line) {
+            assert_eq!(
+                id,
+                &expected,
+                "the over-long line {:?} is refused with the wrong id",
+                String::from_utf8_lossy(line)
+            );
+        }
+    }
+}
+
+/// What JSON-RPC asks of the answers to a stream's lines: none for a
+/// notification (a line rmcp reads as one), at most one for any other
+/// line, and each with the id of a line as written (`"1"` is not `1`) or
+/// `null`.
+fn answers_match_lines(lines: &[&[u8]], max_line: usize, answers: &[Value]) {
+    let mut ids = Vec::new();
+    // Whether every id the answers may carry is known.
+    let mut sure = true;
+    let mut written: Vec<&[u8]> = Vec::new();
+    let mut answerable = 0;
+    for line in lines {
+        let trimmed = line.trim_ascii();
+        if line.len() > max_line {
+            answerable += 1;
+            match plain_id(line) {
+                Some(id) => ids.push(id),
+                None => sure = false,
+            }
+            continue;
+        }
+        if trimmed.is_empty() {
+            continue;
+        }
+        if matches!(
+            serde_json::from_slice::<ClientJsonRpcMessage>(trimmed),
+            Ok(ClientJsonRpcMessage::Notification(_))
+        ) {
+            continue;
+        }
+        answerable += 1;
+        match serde_json::from_slice::<Value>(trimmed) {
+            Ok(Value::Object(object)) => ids.extend(object.get("id").cloned()),
+            Ok(_) => {}
+            // Malformed JSON is answered with the id read before the fault
+            // (issue 15): an id written in the line.
+            Err(_) => written.push(*line),
+        }
+    }
+    assert!(
+        answers.len() <= answerable,
+        "{} answers to {answerable} lines that are not notifications: {answers:?}",
+        answers.len()
+    );
+    for answer in answers.iter().filter(|_| sure) {
+        let id = &answer["id"];
+        let in_text = id.to_string().into_bytes();
+        assert!(
+            id.is_null()
+                || ids.contains(id)
+                || written
+                    .iter()
+                    .any(|line| line.windows(in_text.len()).any(|window| window == in_text)),
+            "an answer with the id {id}, which no line has: {answer}"
+        );
+    }
+}
+
+/// The top-level id of `line` when there is no doubt about it: the line is
+/// one JSON object naming `"id"` once, its id a string or number short
+/// enough to keep; `null` when it names no `"id"` at all.
+fn plain_id(line: &[u8]) -> Option<Value> {
+    let Ok(Value::Object(object)) = serde_json::from_slice::<Value>(line) else {
+        return None;
+    };
+    match line.windows(4).filter(|window| window == b"\"id\"").count() {
+        0 => Some(Value::Null),
+        1 => object
+            .get("id")
+            .filter(|id| (id.is_string() || id.is_number()) && id.to_string().len() <= MAX_ID_BYTES)
+            .cloned(),
+        _ => None,
+    }
+}
+
+/// What the stdio transport makes of `stream`: the messages it hands rmcp
+/// and the answers it writes itself. With `sizes`, each read returns at
+/// most the next size's bytes, every other read is not ready yet, and
+/// `receive` is dropped each time it waits.
+fn read_stdio(stream: &[u8], max_line: usize, sizes: Option<&[usize]>) -> (Vec<Value>, Vec<Value>) {
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread().build() else {
+        return (Vec::new(), Vec::new());
+    };
+    runtime.block_on(async {
+        let reader = Trickle {
+            data: stream.to_vec(),
+            sizes: sizes.map(<[usize]>::to_vec).unwrap_or_default(),
+            reads: 0,
+        };
+        let (written, mut answers) = tokio::io::duplex(16 << 20);
+        let (mut transport, writer) = LineTransport::new(reader, written, max_line, None, None);
+        let mut messages = Vec::new();
+        loop {
+            let received = if sizes.is_some() {
+                match transport.receive().now_or_never() {
+                    Some(received) => received,
+                    None => {
+                        tokio::task::yield_now().await;
+                        continue;
+                    }
+                }
+            } else {
+                transport.receive().await
+            };
+            let Some(message) = received else { break };
+            messages.push(serde_json::to_value(&message).unwrap_or_default());
+        }
+        drop(transport);
+        let written = writer.await.is_ok_and(|written| written.is_ok());
+        assert!(written, "the stdio writer failed");
+        let mut bytes = Vec::new();
+        tokio::io::AsyncReadExt::read_to_end(&mut answers, &mut bytes)
+            .await
+            .unwrap_or_else(|error| panic!("the answers cannot be read: {error}"));
+        let answers = bytes
+            .split(|byte| *byte == b'\n')
+            .filter(|line| !line.is_empty())
+            .map(|line| {
+                serde_json::from_slice(line).unwrap_or_else(|error| {
+                    panic!(
+                        "the transport wrote {:?}, which is not JSON: {error}",
+                        String::from_utf8_lossy(line)
+                    )
+                })
+            })
+            .collect();
+        (messages, answers)
+    })
+}
+
+/// A reader handing out `data`, all at once without `sizes`, else in reads
+/// of the sizes in turn, every other read not ready yet.
+struct Trickle {
+    data: Vec<u8>,
+    sizes: Vec<usize>,
+    reads: usize,
+}
+
+impl tokio::io::AsyncRead for Trickle {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = &mut *self;
+        this.reads += 1;
+        let size = if this.sizes.is_empty() {
+            this.data.len()
+        } else {
+            if this.reads.is_multiple_of(2) {
+                context.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            this.sizes[(this.reads / 2) % this.sizes.len()]
+        };
+        let size = size.min(buf.remaining()).min(this.data.len());
+        buf.put_slice(&this.data[..size]);
+        this.data.drain(..size);
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// A server of no tools: every request is answered by rmcp's defaults.
+#[derive(Clone)]
+struct Quiet;
+
+impl ServerHandler for Quiet {}
+
+/// The protocol versions a request may declare (none first).
+const VERSIONS: [Option<&str>; 4] = [
+    None,
+    Some("2025-06-18"),
+    Some("2025-11-25"),
+    Some("2026-07-28"),
+];
+
+/// One fuzz input: the first byte picks the `MCP-Protocol-Version`, the
+/// case of the header names and the whitespace around the values; then
+/// lines `M:value` (an `Mcp-Method` header) and `N:value` (`Mcp-Name`),
+/// any number of each; the rest is the body.
+pub fn standard_headers(data: &[u8]) {
+    let [style, rest @ ..] = data else {
+        return;
+    };
+    let mut methods: Vec<&[u8]> = Vec::new();
+    let mut names: Vec<&[u8]> = Vec::new();
+    let mut body = rest;
+    while let Some(end) = body.iter().position(|byte| *byte == b'\n') {
+        let (line, after) = (&body[..end], &body[end + 1..]);
+        match line {
+            [b'M', b':', value @ ..] => methods.push(value),
+            [b'N', b':', value @ ..] => names.push(value),
+            _ => break,
+        }
+        body = after;
+    }
+    let version = VERSIONS[usize::from(style % 4)];
+    let case = |name: &str| match (style >> 2) % 4 {
+        0 => name.to_owned(),
+        1 => name.to_ascii_uppercase(),
+        2 => name.to_ascii_lowercase(),
+        _ => name
+            .split('-')
+            .map(|word| word[..1].to_ascii_uppercase() + &word[1..])
+            .collect::<Vec<_>>()
+            .join("-"),
+    };
+    let pad: &[u8] = match (style >> 4) % 4 {
+        0 => b"",
+        1 => b" ",
+        2 => b"\t",
+        _ => b" \t ",
+    };
+    let mut request = Request::post(MCP_PATH)
+        .header("host", "localhost:8000")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    if let Some(version) = version {
+        request = request.header(case("MCP-Protocol-Version"), version);
+    }
+    // What reaches the application is what hyper parsed from the wire: a
+    // value without the spaces and tabs around it, and without any
+    // control character (such a header is refused before).
+    let on_the_wire = |value: &[u8]| -> Option<HeaderValue> {
+        let padded = [pad, value, pad].concat();
+        HeaderValue::from_bytes(padded.trim_ascii_start().trim_ascii_end()).ok()
+    };
+    let mut sent_methods = Vec::new();
+    let mut sent_names = Vec::new();
+    for (header, values, sent) in [
+        ("Mcp-Method", &methods, &mut sent_methods),
+        ("Mcp-Name", &names, &mut sent_names),
+    ] {
+        for value in values {
+            let Some(value) = on_the_wire(value) else {
+                return;
+            };
+            let Ok(name) = HeaderName::from_bytes(case(header).as_bytes()) else {
+                return;
+            };
+            sent.push(value.as_bytes().to_vec());
+            request = request.header(name, value);
+        }
+    }
+    let Ok(request) = request.body(axum::body::Body::from(body.to_vec())) else {
+        return;
+    };
+    let Some((runtime, application)) = headers_app() else {
+        return;
+    };
+    let (status, answer) = runtime.block_on(answer(application.clone(), request));
+    let mismatch = status == StatusCode::BAD_REQUEST
+        && answer
+            .as_ref()
+            .is_some_and(|answer| answer["error"]["code"] == ErrorCode::HEADER_MISMATCH.0);
+    let Some(agrees) = reference_agrees(version, &sent_methods, &sent_names, body) else {
+        assert!(
+            !mismatch,
+            "a body that is no message is refused as a header mismatch: {:?}",
+            String::from_utf8_lossy(data)
+        );
+        return;
+    };
+    if agrees {
+        assert!(
+            !mismatch,
+            "headers that agree with the body are refused as a mismatch: {:?} {answer:?}",
+            String::from_utf8_lossy(data)
+        );
+    } else {
+        // The server of no tools answers a request it reaches with a result
+        // (200), or as a method it does not know (-32601, HTTP 404); a
+        // notification it reaches is accepted (202). What the transport
+        // refuses is answered 400.
+        let code = answer
+            .as_ref()
+            .and_then(|answer| answer["error"]["code"].as_i64());
+        let served = status == StatusCode::ACCEPTED
+            || (status == StatusCode::OK
+                && answer.as_ref().is_some_and(|a| a.get("result").is_some()))
+            || (status == StatusCode::NOT_FOUND && code == Some(-32601));
+        assert!(
+            !served,
+            "headers that disagree with the body are served ({status}): {:?} {answer:?}",
+            String::from_utf8_lossy(data)
+        );
+    }
+}
+
+/// The application and a runtime to run it in, made once per process.
+fn headers_app() -> Option<&'static (tokio::runtime::Runtime, HttpApp<Quiet>)> {
+    static APP: std::sync::OnceLock<Option<(tokio::runtime::Runtime, HttpApp<Quiet>)>> =
+        std::sync::OnceLock::new();
+    APP.get_or_init(|| {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .ok()?;
+        let options = HttpOptions {
+            origins: OriginPolicy::new(&[]),
+            hosts: HostPolicy::new(&[], IpAddr::V4(Ipv4Addr::LOCALHOST)),
+            max_body: crate::DEFAULT_MAX_BODY,
+            tools: Vec::new(),
+            logger: None,
+            trace: None,
+            sessions: None,
+        };
+        let application = runtime
+            .block_on(async { app(Quiet, options, tokio_util::sync::CancellationToken::new()) });
+        Some((runtime, application))
+    })
+    .as_ref()
+}
+
+/// The status of the application's answer to `request`, and its JSON-RPC
+/// message when the body is one (as JSON, or the first SSE `data`).
+async fn answer(
+    application: HttpApp<Quiet>,
+    request: Request<axum::body::Body>,
+) -> (StatusCode, Option<Value>) {
+    let Ok(response) = tower::ServiceExt::oneshot(application, request).await;
+    let status = response.status();
+    // A stream that stays open (an SSE answer kept alive) is read until
+    // its first event.
+    let mut body = response.into_body();
+    let mut bytes = Vec::new();
+    let reading = async {
+        while let Some(Ok(frame)) = body.frame().await {
+            if let Ok(data) = frame.into_data() {
+                bytes.extend_from_slice(&data);
+            }
+            if first_message(&bytes).is_some() {
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), reading).await;
+    (status, first_message(&bytes))
+}
+
+/// The JSON-RPC message in `body`: the body itself, or an SSE event's data.
+fn first_message(body: &[u8]) -> Option<Value> {
+    if let Ok(message) = serde_json::from_slice::<Value>(body) {
+        return Some(message);
+    }
+    body.split(|byte| *byte == b'\n')
+        .filter_map(|line| line.strip_prefix(b"data:"))
+        .find_map(|data| serde_json::from_slice::<Value>(data.trim_ascii()).ok())
+}
+
+/// Whether the headers agree with the body, as the 2026-07-28 transport
+/// words it; `None` when the body is no message rmcp would check.
+fn reference_agrees(
+    version: Option<&str>,
+    methods: &[Vec<u8>],
+    names: &[Vec<u8>],
+    body: &[u8],
+) -> Option<bool> {
+    // An `initialize` completed by the leniency of `inbound` is read as
+    // completed.
+    let completed = inspect(body).ok().and_then(|envelope| envelope.rewritten);
+    let message =
+        serde_json::from_slice::<ClientJsonRpcMessage>(completed.as_deref().unwrap_or(body))
+            .ok()?;
+    let initialize = matches!(
+        &message,
+        ClientJsonRpcMessage::Request(request)
+            if matches!(request.request, ClientRequest::InitializeRequest(_))
+    );
+    if !matches!(
+        message,
+        ClientJsonRpcMessage::Request(_) | ClientJsonRpcMessage::Notification(_)
+    ) {
+        return None;
+    }
+    // The body as the server reads it (a key given twice read once).
+    let read = serde_json::to_value(&message).ok()?;
+    let method = read["method"].as_str()?;
+    if version != Some("2026-07-28") {
+        return Some(true);
+    }
+    // The version is a standard header too: one a request's `_meta`
+    // contradicts disagrees (rmcp checks requests only).
+    if matches!(message, ClientJsonRpcMessage::Request(_))
+        && read["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"]
+            .as_str()
+            .is_some_and(|meta| Some(meta) != version)
+    {
+        return Some(false);
+    }
+    let one = |values: &[Vec<u8>]| match values {
+        [value] => std::str::from_utf8(value).ok().map(str::to_owned),
+        _ => None,
+    };
+    if initialize && methods.is_empty() {
+        return Some(true);
+    }
+    if one(methods).as_deref() != Some(method) {
+        return Some(false);
+    }
+    let key = match method {
+        "tools/call" | "prompts/get" => "name",
+        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => "uri",
+        "tasks/get" | "tasks/update" | "tasks/cancel" => "taskId",
+        _ => return Some(true),
+    };
+    let Some(expected) = read["params"][key].as_str().filter(|_| !initialize) else {
+        return Some(true);
+    };
+    Some(one(names).and_then(|name| unwrapped(&name)).as_deref() == Some(expected))
+}
+
+/// A header value as the sender meant it: `=?base64?...?=` decoded
+/// (standard alphabet, padded, no stray bits), any other value as is.
+fn unwrapped(value: &str) -> Option<String> {
+    let Some(inner) = value
+        .strip_prefix("=?base64?")
+        .and_then(|inner| inner.strip_suffix("?="))
+    else {
+        return Some(value.to_owned());
+    };
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let bytes = inner.as_bytes();
+    if bytes.len() % 4 != 0 {
+        return None;
+    }
+    let padding = bytes.iter().rev().take_while(|byte| **byte == b'=').count();
+    if padding > 2 {
+        return None;
+    }
+    let mut bits: u32 = 0;
+    let mut count = 0;
+    let mut out = Vec::new();
+    for byte in &bytes[..bytes.len() - padding] {
+        let digit = ALPHABET.iter().position(|letter| letter == byte)?;
+        bits = (bits << 6) | u32::try_from(digit).ok()?;
+        count += 6;
+        if count >= 8 {
+            count -= 8;
+            out.push(u8::try_from((bits >> count) & 0xff).ok()?);
+        }
+    }
+    // The bits left over must be zero.
+    if bits & ((1 << count) - 1) != 0 {
+        return None;
+    }
+    String::from_utf8(out).ok()
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
     fn the_committed_inbound_messages_pass() {
         nexo_testkit::replay("inbound", super::inbound);
+    }
+
+    #[test]
+    fn the_committed_stdio_streams_pass() {
+        nexo_testkit::replay("stdio", super::stdio_framing);
+    }
+
+    #[test]
+    fn the_committed_header_requests_pass() {
+        nexo_testkit::replay("standard_headers", super::standard_headers);
+    }
+
+    /// The harness is not vacuous: the application really answers a call
+    /// whose `Mcp-Name` names another tool -32020, and hands the call whose
+    /// headers agree to the server (which has no tools: -32601).
+    #[test]
+    fn the_header_harness_sees_both_answers() {
+        let call = |name: &str| {
+            let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+            let request = super::Request::post(super::MCP_PATH)
+                .header("host", "localhost")
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2026-07-28")
+                .header("mcp-method", "tools/call")
+                .header("mcp-name", name)
+                .body(axum::body::Body::from(body))
+                .unwrap_or_else(|error| panic!("{error}"));
+            let Some((runtime, application)) = super::headers_app() else {
+                panic!("no application");
+            };
+            runtime.block_on(super::answer(application.clone(), request))
+        };
+        let (status, answer) = call("other");
+        assert_eq!(status, super::StatusCode::BAD_REQUEST, "{answer:?}");
+        assert_eq!(
+            answer.map(|answer| answer["error"]["code"].clone()),
+            Some((-32020).into())
+        );
+        let (status, answer) = call("echo");
+        assert_eq!(status, super::StatusCode::NOT_FOUND, "{answer:?}");
+        assert_eq!(
+            answer.map(|answer| answer["error"]["code"].clone()),
+            Some((-32601).into())
+        );
     }
 
     #[test]

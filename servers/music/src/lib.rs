@@ -17,6 +17,8 @@
 pub mod confirm;
 mod error;
 pub mod export;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzzing;
 mod migrations;
 mod prompts;
 mod resources;

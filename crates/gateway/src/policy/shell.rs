@@ -132,6 +132,8 @@ pub fn scan(text: &str) -> Vec<Found> {
     let mut segments: Vec<String> = vec![String::new()];
     let mut single = false;
     let mut double = false;
+    // Inside `$'...'`, where a backslash escapes a quote.
+    let mut dollar_single = false;
     let mut index = 0;
     while index < chars.len() {
         let c = chars[index];
@@ -141,6 +143,8 @@ pub fn scan(text: &str) -> Vec<Found> {
             if c == '\'' {
                 single = false;
             }
+        } else if dollar_single && c == '\'' {
+            dollar_single = false;
         } else if c == '\\' {
             if let (Some(escaped), Some(segment)) = (next, segments.last_mut()) {
                 segment.push(c);
@@ -150,11 +154,20 @@ pub fn scan(text: &str) -> Vec<Found> {
             continue;
         } else {
             match (c, next) {
+                _ if dollar_single => {}
                 ('$', Some('(')) => note(ShellHazard::Substitution, "$("),
                 ('$', Some('{')) => note(ShellHazard::Substitution, "${"),
                 ('`', _) => note(ShellHazard::Substitution, "`"),
                 ('"', _) => double = !double,
                 _ if double => {}
+                ('$', Some('\'')) => {
+                    dollar_single = true;
+                    if let Some(segment) = segments.last_mut() {
+                        segment.push_str("$'");
+                    }
+                    index += 2;
+                    continue;
+                }
                 ('\'', _) => single = true,
                 ('<' | '>', Some('(')) => note(ShellHazard::Substitution, "process substitution"),
                 (';', _) => {
@@ -207,7 +220,8 @@ pub fn scan(text: &str) -> Vec<Found> {
 /// wrappers (`env`, `nohup`...) with their options skipped, the directory
 /// dropped (`/bin/rm` is `rm`), a version suffix too (`python3.12`).
 fn command_name(segment: &str) -> Option<String> {
-    let words = shell_words::split(segment)
+    let segment = dollar_single_decoded(segment);
+    let words = shell_words::split(&segment)
         .unwrap_or_else(|_| segment.split_whitespace().map(str::to_owned).collect());
     let mut after_wrapper = false;
     for word in words {
@@ -238,6 +252,122 @@ fn command_name(segment: &str) -> Option<String> {
         return Some(name);
     }
     None
+}
+
+/// `segment` with every `$'...'` outside other quotes decoded and written
+/// in single quotes instead, as shell-words reads those.
+fn dollar_single_decoded(segment: &str) -> String {
+    let chars: Vec<char> = segment.chars().collect();
+    let mut out = String::with_capacity(segment.len());
+    let (mut single, mut double) = (false, false);
+    let mut index = 0;
+    while index < chars.len() {
+        let c = chars[index];
+        match c {
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            '\\' if !single => {
+                out.push(c);
+                if let Some(&next) = chars.get(index + 1) {
+                    out.push(next);
+                }
+                index += 2;
+                continue;
+            }
+            '$' if !single && !double && chars.get(index + 1) == Some(&'\'') => {
+                let (decoded, end) = decode_dollar_single(&chars, index + 2);
+                out.push('\'');
+                out.push_str(&decoded.replace('\'', "'\\''"));
+                out.push('\'');
+                index = end;
+                continue;
+            }
+            _ => {}
+        }
+        out.push(c);
+        index += 1;
+    }
+    out
+}
+
+/// The text of a `$'...'` whose body starts at `start`, and the index
+/// after its closing quote.
+fn decode_dollar_single(chars: &[char], start: usize) -> (String, usize) {
+    let mut bytes: Vec<u8> = Vec::new();
+    let push = |c: char, bytes: &mut Vec<u8>| {
+        let mut buffer = [0; 4];
+        bytes.extend_from_slice(c.encode_utf8(&mut buffer).as_bytes());
+    };
+    // Up to `most` digits of `radix` from `at`: their value and count.
+    let number = |at: usize, radix: u32, most: usize| {
+        let digits: Vec<u32> = chars[at.min(chars.len())..]
+            .iter()
+            .take(most)
+            .map_while(|c| c.to_digit(radix))
+            .collect();
+        let value = digits
+            .iter()
+            .fold(0u32, |value, digit| value * radix + digit);
+        (value, digits.len())
+    };
+    let mut index = start;
+    while let Some(&c) = chars.get(index) {
+        index += 1;
+        match c {
+            '\'' => break,
+            '\\' => {
+                let Some(&escaped) = chars.get(index) else {
+                    break;
+                };
+                index += 1;
+                let simple = match escaped {
+                    'a' => Some('\u{7}'),
+                    'b' => Some('\u{8}'),
+                    'e' | 'E' => Some('\u{1b}'),
+                    'f' => Some('\u{c}'),
+                    'n' => Some('\n'),
+                    'r' => Some('\r'),
+                    't' => Some('\t'),
+                    'v' => Some('\u{b}'),
+                    '\\' | '\'' | '"' | '?' => Some(escaped),
+                    _ => None,
+                };
+                if let Some(simple) = simple {
+                    push(simple, &mut bytes);
+                    continue;
+                }
+                match escaped {
+                    'x' => {
+                        let (value, count) = number(index, 16, 2);
+                        index += count;
+                        bytes.push(u8::try_from(value).unwrap_or(b'?'));
+                    }
+                    '0'..='7' => {
+                        let (value, count) = number(index - 1, 8, 3);
+                        index += count - 1;
+                        bytes.push(u8::try_from(value & 0xff).unwrap_or(b'?'));
+                    }
+                    'u' | 'U' => {
+                        let (value, count) = number(index, 16, if escaped == 'u' { 4 } else { 8 });
+                        index += count;
+                        push(char::from_u32(value).unwrap_or('\u{fffd}'), &mut bytes);
+                    }
+                    'c' => {
+                        if let Some(&control) = chars.get(index) {
+                            index += 1;
+                            bytes.push(u8::try_from(u32::from(control) & 0x1f).unwrap_or(b'?'));
+                        }
+                    }
+                    other => {
+                        push('\\', &mut bytes);
+                        push(other, &mut bytes);
+                    }
+                }
+            }
+            other => push(other, &mut bytes),
+        }
+    }
+    (String::from_utf8_lossy(&bytes).into_owned(), index)
 }
 
 #[cfg(test)]
@@ -278,6 +408,27 @@ mod tests {
                 &[ShellHazard::DangerousCommand],
             ),
             ("env -i python3.12 -c 'x'", &[ShellHazard::DangerousCommand]),
+        ];
+        for (text, expected) in table {
+            assert_eq!(kinds(text), expected, "{text}");
+        }
+    }
+
+    /// Found by the `shell` fuzz target: `$'...'` (POSIX.1-2024, bash, zsh,
+    /// ksh) hid a command's name (`$'\x72\x6d'` is `rm`), and a quote
+    /// escaped inside it (`\'`) was taken for its end, so what followed
+    /// was read as quoted.
+    #[test]
+    fn dollar_single_quotes_are_read_as_the_shell_reads_them() {
+        let table: [(&str, &[ShellHazard]); 5] = [
+            (r"$'\x72\x6d' -rf /", &[ShellHazard::DangerousCommand]),
+            (r"$'r\155' -rf /", &[ShellHazard::DangerousCommand]),
+            (
+                r"echo $'\'';rm -rf / #'",
+                &[ShellHazard::Chaining, ShellHazard::DangerousCommand],
+            ),
+            (r"echo $'a;b|c' \$'x'", &[]),
+            (r#"echo "$'" ; ls"#, &[ShellHazard::Chaining]),
         ];
         for (text, expected) in table {
             assert_eq!(kinds(text), expected, "{text}");
