@@ -635,3 +635,44 @@ fn the_python_sdks_oauth_client_completes_the_flow_against_serve() {
     );
     assert_eq!(issuer.registrations(), 1);
 }
+
+#[test]
+fn a_token_travels_over_https_and_opens_the_server() {
+    let dir = TempDir::new("serve-auth-https");
+    let ca = nexo_testkit::TestCa::new("nexo test CA").unwrap();
+    let ca_file = ca.write(dir.path()).unwrap();
+    let (cert, key) = ca
+        .issue("morse", &["localhost", "127.0.0.1"])
+        .unwrap()
+        .write(dir.path())
+        .unwrap();
+    let tokens = token_file(&dir);
+    let server = HttpServer::start(&[
+        "--token-file",
+        &tokens,
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+    ]);
+    let url = format!("https://localhost:{}/mcp", server.port);
+    let call = |token: &str| {
+        let mut call = nexo();
+        call.args(["call", "--url", &url, "--header"])
+            .arg(format!("Authorization: Bearer {token}"))
+            .args(["morse", "texto=sos", "--json"])
+            .env("SSL_CERT_FILE", &ca_file);
+        run_command(call)
+    };
+    let called = call(TOKEN);
+    assert_eq!(
+        called.assert_success().stdout_json()["content"][0]["text"],
+        "... --- ..."
+    );
+    let refused = call("not-a-token-of-the-file");
+    assert_ne!(refused.code(), 0, "{refused:?}");
+    assert!(
+        refused.stderr.contains("refused the authorization given"),
+        "{refused:?}"
+    );
+}
