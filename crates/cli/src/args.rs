@@ -132,6 +132,8 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub hosting: HostingArgs,
     #[command(flatten)]
+    pub limits: LimitArgs,
+    #[command(flatten)]
     pub dns: DnsArgs,
     #[command(flatten)]
     pub files: FilesArgs,
@@ -179,12 +181,94 @@ pub struct HostingArgs {
     /// The PEM private key of --tls-cert (PKCS#8, PKCS#1 or SEC1).
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    #[command(flatten)]
+    pub auth: AuthArgs,
+}
+
+/// Who may call over HTTP: the flags `nexo serve` and `nexo gateway` share.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Who may call (HTTP)")]
+pub struct AuthArgs {
+    /// Accept the bearer tokens whose SHA-256 digests FILE lists, one a
+    /// line, optionally followed by the caller's name; `#` comments and
+    /// blank lines allowed. Add a token with
+    /// `printf %s "$TOKEN" | sha256sum >> FILE`.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Be an OAuth 2.1 resource server: accept JWTs this authorization
+    /// server issued (its keys found from its metadata, cached, and fetched
+    /// again for a key it has not seen).
+    #[arg(long, value_name = "URL", requires = "auth_audience")]
+    pub auth_issuer: Option<String>,
+    /// This server's canonical URI (`https://HOST/mcp`), which a token's
+    /// `aud` must hold.
+    #[arg(long, value_name = "URI", requires = "auth_issuer")]
+    pub auth_audience: Option<String>,
+    /// The scopes tokens need, a JSON file:
+    /// `{"requiredScopes": ["mcp"], "toolScopes": {"encode": ["morse:write"]}}`
+    /// (tool names may be globs).
+    #[arg(long, value_name = "FILE", requires = "auth_issuer")]
+    pub auth_scopes: Option<PathBuf>,
+    /// Listen on a non-loopback address without authentication, on purpose
+    /// (the gateway's `"auth": "none"`).
+    #[arg(long, conflicts_with_all = ["token_file", "auth_issuer"])]
+    pub no_auth: bool,
+}
+
+impl AuthArgs {
+    pub fn flags(&self) -> nexo_serve::auth::AuthFlags {
+        nexo_serve::auth::AuthFlags {
+            token_file: self.token_file.clone(),
+            issuer: self.auth_issuer.clone(),
+            audience: self.auth_audience.clone(),
+            scopes: self.auth_scopes.clone(),
+            none: self.no_auth,
+        }
+    }
+}
+
+/// `nexo serve`'s rate limits over HTTP.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Rate limits (HTTP)")]
+pub struct LimitArgs {
+    /// Calls (`tools/call`, `prompts/get`, `resources/read`) each caller
+    /// may make: `N/s`, `N/min` or `N/h`. A caller is its token's subject,
+    /// or its address without authentication. Past it: 429 with
+    /// Retry-After.
+    #[arg(long, value_name = "RATE")]
+    pub rate_limit: Option<String>,
+    /// Calls one tool may take from every caller together, as
+    /// `TOOL=RATE` (`encode=5/s`; TOOL may be a glob); repeatable.
+    #[arg(long, value_name = "TOOL=RATE")]
+    pub tool_rate_limit: Vec<String>,
+    /// How many calls may come at once within a rate [default: its N].
+    #[arg(long, value_name = "N")]
+    pub rate_burst: Option<std::num::NonZeroU32>,
 }
 
 impl HostingArgs {
-    /// The hosting of the server named `server_name` in its logs.
-    pub fn into_options(self, server_name: &str) -> nexo_serve::ServeOptions {
-        nexo_serve::ServeOptions {
+    /// The hosting of the server named `server_name` in its logs; `limits`
+    /// for `nexo serve`. Reads the token or scopes file the flags name.
+    pub fn into_options(
+        self,
+        server_name: &str,
+        limits: Option<&LimitArgs>,
+    ) -> Result<nexo_serve::ServeOptions, nexo_serve::ServeError> {
+        let auth = self
+            .auth
+            .flags()
+            .settings()
+            .map_err(nexo_serve::ServeError::Access)?;
+        let limits = match limits {
+            Some(limits) => nexo_serve::limits::LimitSettings::from_flags(
+                limits.rate_limit.as_deref(),
+                &limits.tool_rate_limit,
+                limits.rate_burst,
+            )
+            .map_err(nexo_serve::ServeError::Access)?,
+            None => nexo_serve::limits::LimitSettings::default(),
+        };
+        Ok(nexo_serve::ServeOptions {
             server_name: server_name.to_owned(),
             tools: Vec::new(),
             max_body: self.max_body,
@@ -197,7 +281,9 @@ impl HostingArgs {
                 .tls_cert
                 .zip(self.tls_key)
                 .map(|(cert, key)| nexo_serve::TlsFiles { cert, key }),
-        }
+            auth,
+            limits,
+        })
     }
 }
 

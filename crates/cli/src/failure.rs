@@ -85,6 +85,7 @@ impl Hinted for nexo_serve::ServeError {
     fn code(&self) -> &'static str {
         match self {
             Self::BadAddress { .. } => "usage",
+            Self::OpenOnNetwork { .. } | Self::Access(_) => "bad_config",
             _ => "error",
         }
     }

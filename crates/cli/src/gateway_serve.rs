@@ -38,13 +38,25 @@ pub async fn run(args: GatewayArgs) -> Result<(), Failure> {
         .filter(|server| !server.disabled)
         .collect();
     let names: Vec<&str> = servers.iter().map(|server| server.name.as_str()).collect();
+    let serve_options = args
+        .hosting
+        .into_options("gateway", None)
+        .map_err(|error| Failure::from_error(&error))?;
     let settings = Settings::read(section, &names)
-        .map_err(|error| Failure::from_error(&StartError::from(error)))?;
+        .map_err(|error| Failure::from_error(&StartError::from(error)))?
+        .with_flag_auth(serve_options.auth.clone())
+        .map_err(|message| {
+            Failure::from_error(&StartError::from(SettingsError {
+                location: section.location.to_string(),
+                message,
+                hint: "remove `auth` from the file, or the flags from the command line".to_owned(),
+            }))
+        })?;
     let addr = nexo_serve::listen_address(args.http.as_deref(), env::var(env::PORT).as_deref())
         .map_err(|error| Failure::from_error(&error))?;
     let policy = settings.policy.clone();
     let audit = settings.audit.clone();
-    let auth = settings.auth.summary();
+    let auth = nexo_gateway::settings::auth_summary(&settings.auth);
     let redis = match &settings.redis {
         Some(redis) => format!("; shared through Redis `{}`", redis.url),
         None => String::new(),
@@ -103,7 +115,6 @@ pub async fn run(args: GatewayArgs) -> Result<(), Failure> {
         .virtual_servers()
         .map(|name| format!("{}/{name}", nexo_serve::MCP_PATH))
         .collect();
-    let serve_options = args.hosting.into_options("gateway");
     let upstreams = servers.len();
     let scheme = serve_options.scheme();
     gateway

@@ -28,7 +28,10 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
     let server_options =
         ServerOptions::for_server(bundled, &given_options(&args), defaults(bundled))
             .map_err(|error| Failure::from_error(&error))?;
-    let options = args.hosting.into_options(bundled.name());
+    let options = args
+        .hosting
+        .into_options(bundled.name(), Some(&args.limits))
+        .map_err(|error| Failure::from_error(&error))?;
     let launch = bundled
         .visit(&server_options, Launch { http, options })
         .map_err(|error| Failure::from_error(&error))?;

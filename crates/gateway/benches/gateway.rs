@@ -1,6 +1,8 @@
 //! What the gateway's deciding parts cost per request: the detectors over
 //! 16 KiB of tool arguments (goal: under 50 µs), the example policy's
-//! evaluation for requests that reach each matcher, and one audit line.
+//! evaluation for requests that reach each matcher, one audit line, and a
+//! bearer JWT checked with the issuer's key cached (nexo-serve's
+//! authentication, `nexo serve`'s as well; goal: under 10 µs).
 //! Plain `std::time`, the median of batches printed per operation:
 //!
 //!     cargo bench -p nexo-gateway --bench gateway
@@ -245,4 +247,49 @@ fn main() {
     );
     drop(log);
     let _ = std::fs::remove_dir_all(&dir);
+
+    jwt();
+}
+
+/// A bearer JWT (ES256) checked by the OAuth resource server, the key set
+/// fetched once from nexo-testkit's authorization server and then cached.
+fn jwt() {
+    use nexo_gateway::auth::{Auth, AuthSettings, Naming, OAuthSettings};
+    let issuer = nexo_testkit::AuthServer::start().unwrap();
+    let audience = "https://gateway.example.com/mcp";
+    let settings = OAuthSettings::new(
+        issuer.issuer(),
+        audience,
+        None,
+        Vec::new(),
+        Vec::new(),
+        ["issuer", "audience", "jwksUri", "toolScopes"],
+    )
+    .unwrap();
+    let naming = Naming {
+        noun: "gateway",
+        tool_scope_rule: "toolScopes[{}]",
+    };
+    let auth = Auth::new(&AuthSettings::OAuth(settings), naming);
+    let token = issuer
+        .sign(&issuer.claims("alice", audience, "mcp files:read"))
+        .unwrap();
+    let mut headers = http::HeaderMap::new();
+    headers.insert(
+        http::header::AUTHORIZATION,
+        format!("Bearer {token}").parse().unwrap(),
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    // The first check fetches the key set.
+    assert!(runtime.block_on(auth.check(&headers)).unwrap().is_some());
+    println!("authentication:");
+    report(
+        "  bearer JWT (ES256), issuer's key cached",
+        measure(|| {
+            black_box(runtime.block_on(auth.check(black_box(&headers)))).unwrap();
+        }),
+    );
 }

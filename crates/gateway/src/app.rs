@@ -36,24 +36,31 @@ use axum::extract::Request;
 use axum::response::Response;
 use futures::future::BoxFuture;
 use nexo_client::hub::Hub;
+use nexo_serve::metrics::Refused;
 use nexo_serve::{
     HostPolicy, HttpApp, HttpOptions, MCP_PATH, OriginPolicy, ServeOptions, SharedSessions,
 };
 use tokio_util::sync::CancellationToken;
 
 use crate::audit::AuditLog;
-use crate::auth::{Auth, Authenticated};
+use crate::auth::{Auth, Authenticated, Naming};
 use crate::error::StartError;
 use crate::exchange::Exchanges;
 use crate::federation::Federation;
 use crate::limits::{Limits, SWEEP_EVERY};
-use crate::metrics::Metrics;
+use crate::metrics::{METRICS_PATH, Metrics};
 use crate::otlp::Spans;
 use crate::policy::{PolicyHandle, Resolver};
 use crate::server::{GatewayServer, Shared};
 use crate::settings::{AuthSettings, Settings, TokenExchange};
 use crate::shared::{Redis, RedisSessions};
 use crate::view::{Offer, View};
+
+/// How the gateway names itself and its tool scope rules in messages.
+const GATEWAY: Naming = Naming {
+    noun: "gateway",
+    tool_scope_rule: "auth.oauth.toolScopes[{}]",
+};
 
 /// The gateway's files, read and checked; no upstream started yet.
 #[derive(Debug)]
@@ -133,7 +140,7 @@ impl Prepared {
                 .map(|(redis, settings)| {
                     Arc::new(RedisSessions::new(redis.clone(), settings.session_ttl))
                 });
-        let auth = Auth::new(&self.settings.auth);
+        let auth = Auth::new(&self.settings.auth, GATEWAY);
         let shared = Shared::new(
             Federation::new(hub, servers, exchanges),
             self.audit,
@@ -321,12 +328,8 @@ impl Gateway {
     }
 }
 
-/// Where the Prometheus metrics are served.
-pub const METRICS_PATH: &str = "/metrics";
-
 /// `GET /metrics`, behind the same `Origin` and `Host` checks as `/mcp`
-/// (it names every tool called): no `Origin` (Prometheus, curl) or an
-/// allowed one, and an allowed `Host`.
+/// (it names every tool called).
 struct MetricsEndpoint {
     shared: Arc<Shared>,
     origins: OriginPolicy,
@@ -335,58 +338,12 @@ struct MetricsEndpoint {
 
 impl MetricsEndpoint {
     fn answer(&self, request: &Request) -> Response {
-        let headers = request.headers();
-        let origin_refused = headers
-            .get(http::header::ORIGIN)
-            .is_some_and(|origin| !origin.to_str().is_ok_and(|o| self.origins.allows(o)));
-        if origin_refused {
-            return plain(
-                http::StatusCode::FORBIDDEN,
-                "forbidden: origin not allowed; start the gateway with `--allow-origin ORIGIN`\n",
-            );
-        }
-        let host = headers
-            .get(http::header::HOST)
-            .and_then(|host| host.to_str().ok())
-            .or_else(|| request.uri().authority().map(|a| a.as_str()));
-        if host.is_some_and(|host| !self.hosts.allows(host)) {
-            return plain(
-                http::StatusCode::FORBIDDEN,
-                "forbidden: host not allowed; start the gateway with `--allow-host HOST`\n",
-            );
-        }
-        if request.method() != http::Method::GET && request.method() != http::Method::HEAD {
-            let mut response = plain(
-                http::StatusCode::METHOD_NOT_ALLOWED,
-                "the metrics are read with GET\n",
-            );
-            response.headers_mut().insert(
-                http::header::ALLOW,
-                http::HeaderValue::from_static("GET, HEAD"),
-            );
-            return response;
-        }
-        let text = self
-            .shared
-            .metrics
-            .render(&self.shared.federation.hub().status());
-        let mut response = Response::new(axum::body::Body::from(text));
-        response.headers_mut().insert(
-            http::header::CONTENT_TYPE,
-            http::HeaderValue::from_static(crate::metrics::CONTENT_TYPE),
-        );
-        response
+        nexo_serve::metrics::endpoint(request, &self.origins, &self.hosts, || {
+            self.shared
+                .metrics
+                .render(&self.shared.federation.hub().status())
+        })
     }
-}
-
-fn plain(status: http::StatusCode, text: &'static str) -> Response {
-    let mut response = Response::new(axum::body::Body::from(text));
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    response
 }
 
 /// Every endpoint behind one service: `/mcp/NAME` goes to the virtual
@@ -441,7 +398,10 @@ impl tower::Service<Request> for GatewayApp {
                             request.extensions_mut().insert::<Authenticated>(found);
                         }
                     }
-                    Err(rejection) => return Ok(auth.challenge(&rejection)),
+                    Err(rejection) => {
+                        this.metrics.shared.metrics.refused(rejection.refused());
+                        return Ok(auth.challenge(&rejection));
+                    }
                 }
             }
             if auth.has_tool_scopes()
@@ -450,7 +410,16 @@ impl tower::Service<Request> for GatewayApp {
             {
                 request = match step_up(&endpoint.server, &auth, request, this.max_body).await {
                     Ok(request) => request,
-                    Err(challenge) => return Ok(challenge),
+                    Err(challenge) => {
+                        this.metrics.shared.metrics.refused(
+                            if challenge.status() == http::StatusCode::FORBIDDEN {
+                                Refused::Scope
+                            } else {
+                                Refused::Size
+                            },
+                        );
+                        return Ok(challenge);
+                    }
                 };
             }
             this.route(request).await
@@ -475,39 +444,12 @@ async fn step_up(
         *response.status_mut() = http::StatusCode::PAYLOAD_TOO_LARGE;
         return Err(response);
     };
-    for (name, arguments) in tool_calls(&parts.headers, &bytes) {
+    for (name, arguments) in nexo_serve::guard::tool_calls(&parts.headers, &bytes) {
         if let Some(rejection) = server.step_up(&parts, &name, arguments) {
             return Err(auth.challenge(&rejection));
         }
     }
     Ok(Request::from_parts(parts, axum::body::Body::from(bytes)))
-}
-
-/// The tools `body` calls, by name with their arguments: one message or a
-/// batch. A 2026-07-28 request whose `Mcp-Name` header is not the tool's
-/// name is left to nexo-serve, which answers it as a header mismatch.
-fn tool_calls(headers: &http::HeaderMap, body: &[u8]) -> Vec<(String, serde_json::Value)> {
-    let Ok(message) = serde_json::from_slice::<serde_json::Value>(body) else {
-        return Vec::new();
-    };
-    let messages = match message {
-        serde_json::Value::Array(messages) => messages,
-        message => vec![message],
-    };
-    let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
-    let standard_headers = header("mcp-protocol-version")
-        .is_some_and(|version| version >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str());
-    messages
-        .into_iter()
-        .filter(|message| message["method"] == "tools/call")
-        .filter_map(|mut message| {
-            let name = message["params"]["name"].as_str()?.to_owned();
-            if standard_headers && header("mcp-name") != Some(name.as_str()) {
-                return None;
-            }
-            Some((name, message["params"]["arguments"].take()))
-        })
-        .collect()
 }
 
 impl GatewayApp {
@@ -571,32 +513,5 @@ impl GatewayApp {
             }
             Ok(response)
         })
-    }
-}
-
-#[cfg(test)]
-#[expect(clippy::unwrap_used, reason = "tests fail loudly on a missing value")]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_tools_a_body_calls_are_found_unless_its_headers_disagree() {
-        let batch = br#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a__x","arguments":{"k":1}}},
-                         {"jsonrpc":"2.0","id":2,"method":"tools/list"},
-                         {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"b__y"}}]"#;
-        let calls = tool_calls(&http::HeaderMap::new(), batch);
-        let names: Vec<&str> = calls.iter().map(|(name, _)| name.as_str()).collect();
-        assert_eq!(names, ["a__x", "b__y"]);
-        assert_eq!(calls[0].1, serde_json::json!({"k": 1}));
-
-        let one = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a__x"}}"#;
-        let mut headers = http::HeaderMap::new();
-        headers.insert("mcp-protocol-version", "2026-07-28".parse().unwrap());
-        headers.insert("mcp-name", "a__other".parse().unwrap());
-        // A header mismatch is nexo-serve's to answer (400, -32020).
-        assert!(tool_calls(&headers, one).is_empty());
-        headers.insert("mcp-name", "a__x".parse().unwrap());
-        assert_eq!(tool_calls(&headers, one).len(), 1);
-        assert!(tool_calls(&headers, b"not json").is_empty());
     }
 }

@@ -198,7 +198,8 @@ impl StartError {
             Self::OpenOnNetwork { .. } => Some(
                 "listen on a loopback address (`--http 127.0.0.1:8000`), or give the `gateway` \
                  settings an `auth` (OAuth or API keys; `\"auth\": \"none\"` to stay open on \
-                 purpose)"
+                 purpose), or the flags `--token-file FILE` or `--auth-issuer URL \
+                 --auth-audience URI` (`--no-auth` to stay open on purpose)"
                     .to_owned(),
             ),
             Self::Otlp(_) => Some(

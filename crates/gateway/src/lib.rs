@@ -25,8 +25,10 @@
 //! prints nothing.
 
 pub mod app;
+/// Who may call the gateway: nexo-serve's authentication, shared with
+/// `nexo serve`.
+pub use nexo_serve::auth;
 pub mod audit;
-pub mod auth;
 pub mod check;
 pub mod detect;
 pub mod error;

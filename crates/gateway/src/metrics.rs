@@ -1,25 +1,20 @@
-//! The gateway's Prometheus metrics, served at `GET /metrics` in the
-//! OpenMetrics text format (prometheus-client, the Prometheus project's
-//! own Rust crate, rather than a hand-written encoder: label escaping,
-//! histogram buckets and the `# EOF` terminator are its job).
+//! The gateway's Prometheus metrics, served at `GET /metrics`: those of
+//! every nexo HTTP server ([`nexo_serve::metrics`], one definition shared
+//! with `nexo serve`: `requests_total`, `request_latency_seconds`,
+//! `rate_limited_total`, `refused_total`) and the gateway's own, all
+//! prefixed `nexo_gateway_`. A guarded request is counted once, when its
+//! audit line is written (outcome as the audit log's). The gateway's own:
 //!
-//! What is counted, all prefixed `nexo_gateway_`:
-//!
-//! - `requests_total{method,server,tool,decision,outcome}`: every guarded
-//!   request once, when its audit line is written (decision `allow`,
-//!   `deny` or `redact`; outcome as the audit log's);
 //! - `added_latency_seconds{method}` and
 //!   `upstream_latency_seconds{server}`: what the gateway added to a
 //!   request and what its upstream took;
-//! - `rate_limited_total{limit}`: requests a rate limit refused;
 //! - `redis_errors_total{purpose}`: commands to the shared Redis
 //!   (crate::shared) that failed, for `rate_limits` or `sessions`;
 //! - `upstream_up{server}` (1 or 0) and `upstream_restarts_total{server}`,
 //!   read from the hub when scraped.
 //!
-//! It knows nothing of HTTP: [`Metrics::render`] gives the text; the
-//! application (crate::app) serves it behind the same Origin and Host
-//! checks as `/mcp`, because it names every tool called.
+//! [`Metrics::render`] gives the text; the application (crate::app) serves
+//! it with [`nexo_serve::metrics::endpoint`].
 
 use std::time::Duration;
 
@@ -28,24 +23,14 @@ use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
-use prometheus_client::registry::Registry;
+use prometheus_client::metrics::histogram::Histogram;
+
+pub use nexo_serve::metrics::{CONTENT_TYPE, METRICS_PATH};
+use nexo_serve::metrics::{Refused, latency_histogram};
 
 use crate::audit::Outcome;
 use crate::limits::Scope;
 use crate::policy::Verdict;
-
-/// The content type of [`Metrics::render`]'s text.
-pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
-
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct RequestLabels {
-    method: String,
-    server: String,
-    tool: String,
-    decision: &'static str,
-    outcome: &'static str,
-}
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct MethodLabels {
@@ -55,11 +40,6 @@ struct MethodLabels {
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ServerLabels {
     server: String,
-}
-
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct LimitLabels {
-    limit: &'static str,
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -78,11 +58,6 @@ impl RedisErrors {
     }
 }
 
-/// From 100 µs to about 3.3 s, doubling.
-fn latency_histogram() -> Histogram {
-    Histogram::new(exponential_buckets(0.0001, 2.0, 16))
-}
-
 /// One request as counted.
 #[derive(Debug, Clone, Copy)]
 pub struct Counted<'a> {
@@ -99,11 +74,9 @@ pub struct Counted<'a> {
 
 /// Every metric, registered once.
 pub struct Metrics {
-    registry: Registry,
-    requests: Family<RequestLabels, Counter>,
+    common: nexo_serve::metrics::Metrics,
     added: Family<MethodLabels, Histogram>,
     upstream: Family<ServerLabels, Histogram>,
-    limited: Family<LimitLabels, Counter>,
     redis_errors: RedisErrors,
     up: Family<ServerLabels, Gauge>,
     restarts: Family<ServerLabels, Counter>,
@@ -123,13 +96,8 @@ impl Default for Metrics {
 
 impl Metrics {
     pub fn new() -> Self {
-        let mut registry = Registry::with_prefix("nexo_gateway");
-        let requests = Family::<RequestLabels, Counter>::default();
-        registry.register(
-            "requests",
-            "Guarded requests by method, upstream, tool, policy decision and outcome",
-            requests.clone(),
-        );
+        let mut common = nexo_serve::metrics::Metrics::new("nexo_gateway");
+        let registry = common.registry_mut();
         let added = Family::<MethodLabels, Histogram>::new_with_constructor(
             latency_histogram as fn() -> Histogram,
         );
@@ -145,12 +113,6 @@ impl Metrics {
             "upstream_latency_seconds",
             "Time an upstream took to answer a forwarded request",
             upstream.clone(),
-        );
-        let limited = Family::<LimitLabels, Counter>::default();
-        registry.register(
-            "rate_limited",
-            "Requests refused by a rate limit, by limit",
-            limited.clone(),
         );
         let redis_errors = RedisErrors::default();
         registry.register(
@@ -171,11 +133,9 @@ impl Metrics {
             restarts.clone(),
         );
         Self {
-            registry,
-            requests,
+            common,
             added,
             upstream,
-            limited,
             redis_errors,
             up,
             restarts,
@@ -184,15 +144,14 @@ impl Metrics {
 
     /// Counts one request that ended.
     pub fn count(&self, counted: &Counted<'_>) {
-        self.requests
-            .get_or_create(&RequestLabels {
-                method: counted.method.to_owned(),
-                server: counted.server.to_owned(),
-                tool: counted.tool.unwrap_or_default().to_owned(),
-                decision: verdict_name(counted.verdict),
-                outcome: outcome_name(counted.outcome),
-            })
-            .inc();
+        self.common.count(&nexo_serve::metrics::Counted {
+            method: counted.method,
+            server: counted.server,
+            tool: counted.tool,
+            decision: verdict_name(counted.verdict),
+            outcome: outcome_name(counted.outcome),
+            latency: counted.total,
+        });
         let upstream = counted.upstream.unwrap_or_default();
         self.added
             .get_or_create(&MethodLabels {
@@ -211,11 +170,12 @@ impl Metrics {
     /// Counts a request a rate limit refused (its request is counted by
     /// [`Metrics::count`] as well).
     pub fn limited(&self, scope: Scope) {
-        self.limited
-            .get_or_create(&LimitLabels {
-                limit: scope.name(),
-            })
-            .inc();
+        self.common.limited(scope);
+    }
+
+    /// Counts a request refused before the gateway's server saw it.
+    pub fn refused(&self, reason: Refused) {
+        self.common.refused(reason);
     }
 
     /// Where failed Redis commands are counted.
@@ -240,11 +200,7 @@ impl Metrics {
                 restarts.inc_by(now - known);
             }
         }
-        let mut text = String::new();
-        if let Err(error) = prometheus_client::encoding::text::encode(&mut text, &self.registry) {
-            tracing::error!(%error, "cannot encode the metrics");
-        }
-        text
+        self.common.render()
     }
 }
 

@@ -298,6 +298,7 @@ mod tests {
             (Refusal::Unavailable(Box::new(unavailable)), -32004),
             (
                 Refusal::Limited(Box::new(crate::limits::Exceeded {
+                    by: "the gateway",
                     scope: crate::limits::Scope::Identity,
                     rate: "1/s".to_owned(),
                     key: "127.0.0.1".to_owned(),

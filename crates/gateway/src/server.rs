@@ -664,7 +664,8 @@ fn caller_of(extensions: &rmcp::model::Extensions) -> Option<Secret> {
     extensions
         .get::<http::request::Parts>()
         .and_then(|parts| parts.extensions.get::<Authenticated>())
-        .and_then(|authenticated| authenticated.token.clone())
+        .and_then(|authenticated| authenticated.token.as_ref())
+        .map(|token| Secret::new(token.expose()))
 }
 
 /// The client's identity: what authentication established (see

@@ -156,59 +156,46 @@ impl std::fmt::Debug for TokenExchange {
     }
 }
 
-/// Who may call the gateway.
-#[derive(Debug, Clone, PartialEq)]
-pub enum AuthSettings {
-    /// Not configured: open, on loopback addresses only.
-    Unset,
-    /// `"auth": "none"`: open on any address, by choice.
-    None,
-    ApiKeys(Vec<ApiKey>),
-    OAuth(OAuthSettings),
-}
+pub use nexo_serve::auth::{ApiKey, AuthSettings, OAuthSettings};
 
-impl AuthSettings {
-    /// Who may call, in a few words for the start line.
-    pub fn summary(&self) -> String {
-        match self {
-            Self::Unset => "no authentication, so loopback only (add `auth` to open it)".to_owned(),
-            Self::None => "no authentication (`\"auth\": \"none\"`)".to_owned(),
-            Self::ApiKeys(keys) => format!(
-                "{} API key{}",
-                keys.len(),
-                if keys.len() == 1 { "" } else { "s" }
-            ),
-            Self::OAuth(oauth) => format!(
-                "OAuth tokens of `{}` for `{}`",
-                oauth.issuer, oauth.audience
-            ),
+impl Settings {
+    /// The settings with who may call as the command line says it
+    /// (`--token-file`, `--auth-issuer`/`--auth-audience`, `--no-auth`):
+    /// flags stand in for a missing `auth`; beside an `auth` in the file
+    /// they are an error, so that no one wonders which of the two holds.
+    pub fn with_flag_auth(mut self, flags: AuthSettings) -> Result<Self, String> {
+        match (&self.auth, flags) {
+            (_, AuthSettings::Unset) => {}
+            (AuthSettings::Unset, flags) => self.auth = flags,
+            _ => {
+                return Err(
+                    "who may call is given twice: by the flags and by the `auth` of the \
+                     `gateway` settings; keep one"
+                        .to_owned(),
+                );
+            }
         }
+        Ok(self)
     }
 }
 
-/// A static API key, kept as its digest.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApiKey {
-    /// The identity's subject when this key is used.
-    pub name: String,
-    /// The key's SHA-256 digest.
-    pub digest: [u8; 32],
-    pub scopes: Vec<String>,
-}
-
-/// The gateway as an OAuth 2.1 resource server.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OAuthSettings {
-    /// The authorization server, as tokens name it in `iss`.
-    pub issuer: String,
-    /// The gateway's canonical URI, which tokens must hold in `aud`.
-    pub audience: String,
-    /// Where the issuer's keys are; from its metadata when `None`.
-    pub jwks_uri: Option<url::Url>,
-    /// Scopes every request needs.
-    pub required_scopes: Vec<String>,
-    /// Scopes the tools matching each pattern (`server__tool`, globs) need.
-    pub tool_scopes: Vec<(globset::Glob, Vec<String>)>,
+/// Who may call, in a few words for the start line.
+pub fn auth_summary(auth: &AuthSettings) -> String {
+    match auth {
+        AuthSettings::Unset => {
+            "no authentication, so loopback only (add `auth` to open it)".to_owned()
+        }
+        AuthSettings::None => "no authentication (`\"auth\": \"none\"`)".to_owned(),
+        AuthSettings::ApiKeys(keys) => format!(
+            "{} API key{}",
+            keys.len(),
+            if keys.len() == 1 { "" } else { "s" }
+        ),
+        AuthSettings::OAuth(oauth) => format!(
+            "OAuth tokens of `{}` for `{}`",
+            oauth.issuer, oauth.audience
+        ),
+    }
 }
 
 /// A named subset of the upstreams' tools, prompts and resources.
@@ -553,7 +540,7 @@ fn api_key(key: ApiKeyFile, path: &dyn Fn(&str) -> PathBuf) -> Result<ApiKey, St
     use sha2::Digest;
     let name = key.name;
     let digest = match (key.sha256, key.key_file) {
-        (Some(hex), None) => parse_digest(&hex)
+        (Some(hex), None) => nexo_serve::auth::parse_digest(&hex)
             .ok_or_else(|| format!("the key `{name}`: `sha256` is not 64 hexadecimal digits"))?,
         (None, Some(file)) => {
             let file = path(&file);
@@ -586,62 +573,15 @@ fn api_key(key: ApiKeyFile, path: &dyn Fn(&str) -> PathBuf) -> Result<ApiKey, St
     })
 }
 
-fn parse_digest(hex: &str) -> Option<[u8; 32]> {
-    let hex = hex.trim();
-    if hex.len() != 64 || !hex.is_ascii() {
-        return None;
-    }
-    let mut digest = [0u8; 32];
-    for (byte, pair) in digest.iter_mut().zip(hex.as_bytes().chunks(2)) {
-        *byte = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
-    }
-    Some(digest)
-}
-
 fn oauth_settings(oauth: OAuthFile) -> Result<OAuthSettings, String> {
-    let issuer = web_url("issuer", &oauth.issuer)?;
-    let audience = web_url("audience", &oauth.audience)?;
-    if audience.fragment().is_some() {
-        return Err("`audience` is the gateway's canonical URI and has no fragment".to_owned());
-    }
-    drop(issuer);
-    let jwks_uri = oauth
-        .jwks_uri
-        .as_deref()
-        .map(|uri| web_url("jwksUri", uri))
-        .transpose()?;
-    let mut tool_scopes = Vec::new();
-    for (pattern, scopes) in oauth.tool_scopes {
-        let glob = globset::Glob::new(&pattern)
-            .map_err(|error| format!("`toolScopes` pattern `{pattern}`: {}", error.kind()))?;
-        tool_scopes.push((glob, scopes));
-    }
-    Ok(OAuthSettings {
-        issuer: oauth.issuer,
-        audience: oauth.audience,
-        jwks_uri,
-        required_scopes: oauth.required_scopes,
-        tool_scopes,
-    })
-}
-
-/// An `https` URL, or `http` to a loopback host (a local issuer, tests).
-fn web_url(field: &str, written: &str) -> Result<url::Url, String> {
-    let url =
-        url::Url::parse(written).map_err(|error| format!("`{field}` `{written}`: {error}"))?;
-    let loopback = match url.host() {
-        Some(url::Host::Domain(name)) => name == "localhost",
-        Some(url::Host::Ipv4(address)) => address.is_loopback(),
-        Some(url::Host::Ipv6(address)) => address.is_loopback(),
-        None => false,
-    };
-    match url.scheme() {
-        "https" => Ok(url),
-        "http" if loopback => Ok(url),
-        _ => Err(format!(
-            "`{field}` `{written}` must be an https URL (http only to a loopback host)"
-        )),
-    }
+    OAuthSettings::new(
+        &oauth.issuer,
+        &oauth.audience,
+        oauth.jwks_uri.as_deref(),
+        oauth.required_scopes,
+        oauth.tool_scopes,
+        ["issuer", "audience", "jwksUri", "toolScopes"],
+    )
 }
 
 /// One virtual server, checked against the configured upstreams.

@@ -395,6 +395,30 @@ fn hex(bytes: &[u8]) -> String {
     })
 }
 
+/// The rate limits' buckets (nexo-serve's limiter) kept in Redis.
+impl nexo_serve::limits::SharedBuckets for Redis {
+    fn gcra<'a>(
+        &'a self,
+        bucket: &'a str,
+        interval: Duration,
+        tolerance: Duration,
+    ) -> futures::future::BoxFuture<'a, nexo_serve::limits::Shared> {
+        use nexo_serve::limits::Shared;
+        Box::pin(async move {
+            match Redis::gcra(self, bucket, interval, tolerance).await {
+                Ok(None) => Shared::Through,
+                Ok(Some(wait)) => Shared::Wait(wait),
+                Err(error) => {
+                    self.failed(Purpose::RateLimits, &error);
+                    Shared::Down {
+                        refuse: self.when_down == WhenDown::Refuse,
+                    }
+                }
+            }
+        })
+    }
+}
+
 /// The 2025-era sessions, in Redis for every instance: each endpoint's
 /// own ([`RedisSessions::at`]), so that a session of `/mcp` is no session
 /// of `/mcp/NAME`.

@@ -27,6 +27,11 @@ pub enum ServeError {
     },
     #[error("cannot use the TLS file `{}`: {reason}", path.display())]
     Tls { path: PathBuf, reason: String },
+    #[error("the server has no authentication and would be open to anyone on {addr}")]
+    OpenOnNetwork { addr: SocketAddr },
+    /// Who may call, or the rate limits, cannot be had from the flags.
+    #[error("{0}")]
+    Access(String),
     #[error("the server stopped with an error")]
     Server(#[source] std::io::Error),
     #[error("the MCP session failed to start")]
@@ -50,6 +55,16 @@ impl ServeError {
             Self::Tls { .. } => Some(
                 "give --tls-cert a PEM certificate chain (the server's certificate first) and \
                  --tls-key its PEM private key (PKCS#8, PKCS#1 or SEC1)"
+                    .into(),
+            ),
+            Self::OpenOnNetwork { .. } => Some(
+                "listen on a loopback address (`--http 127.0.0.1:8000`), or say who may call: \
+                 `--token-file FILE` (static tokens) or `--auth-issuer URL --auth-audience URI` \
+                 (OAuth); `--no-auth` stays open on purpose"
+                    .into(),
+            ),
+            Self::Access(_) => Some(
+                "see the sections \"Who may call\" and \"Rate limits\" of `nexo serve --help`"
                     .into(),
             ),
             Self::Server(_) | Self::Session(_) => None,

@@ -52,6 +52,7 @@ use crate::body::{json_rpc_error, read_body};
 use crate::calllog::{CallLogger, PendingCall};
 use crate::inbound::{self, INVALID_REQUEST, Rejection};
 use crate::legacy_sse::{self, LegacySessions, MESSAGES_PATH, SSE_PATH};
+use crate::metrics::Refused;
 use crate::policy::{self, HostPolicy, OriginPolicy};
 use crate::trace::TraceTap;
 
@@ -227,29 +228,38 @@ where
         response
     }
 
-    /// The 403 for a request whose `Origin` or `Host` is not allowed.
     fn refusal(&self, request: &Request) -> Option<Response> {
-        let headers = request.headers();
-        if let Some(origin) = headers.get(header::ORIGIN) {
-            let allowed = origin
-                .to_str()
-                .is_ok_and(|origin| self.origins.allows(origin));
-            if !allowed {
-                return Some(forbidden(
-                    "origin not allowed; start the server with `--allow-origin ORIGIN`",
-                ));
-            }
+        refusal(&self.origins, &self.hosts, request).map(|(response, _)| response)
+    }
+}
+
+/// The 403 for a request whose `Origin` or `Host` is not allowed, and
+/// which of them it was.
+pub(crate) fn refusal(
+    origins: &OriginPolicy,
+    hosts: &HostPolicy,
+    request: &Request,
+) -> Option<(Response, Refused)> {
+    let headers = request.headers();
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let allowed = origin.to_str().is_ok_and(|origin| origins.allows(origin));
+        if !allowed {
+            return Some((
+                forbidden("origin not allowed; start the server with `--allow-origin ORIGIN`"),
+                Refused::Origin,
+            ));
         }
-        let host = headers
-            .get(header::HOST)
-            .and_then(|host| host.to_str().ok())
-            .or_else(|| request.uri().authority().map(|a| a.as_str()));
-        match host {
-            Some(host) if !self.hosts.allows(host) => Some(forbidden(
-                "host not allowed; start the server with `--allow-host HOST`",
-            )),
-            _ => None,
-        }
+    }
+    let host = headers
+        .get(header::HOST)
+        .and_then(|host| host.to_str().ok())
+        .or_else(|| request.uri().authority().map(|a| a.as_str()));
+    match host {
+        Some(host) if !hosts.allows(host) => Some((
+            forbidden("host not allowed; start the server with `--allow-host HOST`"),
+            Refused::Host,
+        )),
+        _ => None,
     }
 }
 

@@ -31,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 use crate::SSE_KEEP_ALIVE;
 use crate::body::{json_rpc_error, read_body};
 use crate::calllog::CallLogger;
+use crate::guard::CallRefusal;
 use crate::inbound;
 use crate::outbox::{Outbox, SendError};
 use crate::trace::TraceTap;
@@ -47,7 +48,8 @@ const QUEUE: usize = 256;
 /// The open legacy sessions, by id, and what every new one needs.
 pub struct LegacySessions<S> {
     server: S,
-    open: Mutex<HashMap<String, mpsc::Sender<ClientJsonRpcMessage>>>,
+    /// Each session's way to its server, and to its stream.
+    open: Mutex<HashMap<String, Channels>>,
     max_body: usize,
     logger: Option<CallLogger>,
     trace: Option<TraceTap>,
@@ -72,7 +74,7 @@ impl<S> LegacySessions<S> {
         }
     }
 
-    fn sender(&self, id: &str) -> Option<mpsc::Sender<ClientJsonRpcMessage>> {
+    fn sender(&self, id: &str) -> Option<Channels> {
         self.open.lock().ok()?.get(id).cloned()
     }
 
@@ -82,6 +84,10 @@ impl<S> LegacySessions<S> {
         }
     }
 }
+
+/// One open session's way to its server, and to its stream (for what the
+/// guard answers in the server's stead).
+type Channels = (mpsc::Sender<ClientJsonRpcMessage>, mpsc::Sender<Vec<u8>>);
 
 /// Ends a session when its stream is dropped (the client went away, or the
 /// server finished): the id is forgotten and the server instance cancelled.
@@ -123,7 +129,7 @@ where
             )
                 .into_response();
         }
-        open.insert(id.clone(), to_server);
+        open.insert(id.clone(), (to_server, outgoing.clone()));
     }
     let cancel = sessions.shutdown.child_token();
     // What every message on the stream travels in: the answer to `GET /sse`.
@@ -205,7 +211,7 @@ where
         )
             .into_response();
     };
-    let Some(sender) = sessions.sender(&id) else {
+    let Some((sender, stream)) = sessions.sender(&id) else {
         return session_not_found();
     };
     let (parts, body) = request.into_parts();
@@ -236,6 +242,24 @@ where
         Ok(message) => message,
         Err(error) => return refuse(&inbound::unreadable(&envelope, &error)),
     };
+    // A call the guard refused (crate::guard) is answered on the stream,
+    // as a tool error, and never reaches the server.
+    if let ClientJsonRpcMessage::Request(request) = &message
+        && let Some(refusal) = parts.extensions.get::<CallRefusal>()
+    {
+        let answer = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": request.id,
+            "result": refusal.result(),
+        });
+        return match stream.send(answer.to_string().into_bytes()).await {
+            Ok(()) => (StatusCode::ACCEPTED, Body::from("Accepted")).into_response(),
+            Err(_) => {
+                sessions.close(&id);
+                session_not_found()
+            }
+        };
+    }
     // As on Streamable HTTP (rmcp), a request carries the HTTP request it
     // came in, so a handler sees its headers and extensions (the client's
     // address, what an authenticating layer established).

@@ -6,20 +6,31 @@
 //! Several applications can be served behind one listener
 //! ([`serve_service`]); each request carries the client's address.
 //!
+//! What an exposed server needs, shared with the gateway: who may call
+//! ([`auth`]: static tokens or an OAuth 2.1 resource server), rate limits
+//! ([`limits`]), Prometheus metrics ([`metrics`]), and the layer that puts
+//! them in front of [`serve_http`]'s application ([`guard`]). Without
+//! authentication, [`serve_http`] refuses to listen on an address that is
+//! not loopback unless told to stay open on purpose.
+//!
 //! This crate knows no particular server: it takes any rmcp
 //! [`ServerHandler`]. The protocol itself is rmcp's; what is here is the
 //! hosting around it. Start with [`serve_stdio`], [`serve_http`], or
 //! [`app`] to test the HTTP application without a socket.
 
+pub mod auth;
 mod body;
 mod calllog;
 mod error;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
+pub mod guard;
 mod http;
 mod id_scan;
 mod inbound;
 mod legacy_sse;
+pub mod limits;
+pub mod metrics;
 mod outbox;
 mod policy;
 mod stdio;
@@ -28,6 +39,7 @@ mod trace;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::serve::ListenerExt;
@@ -76,6 +88,10 @@ pub struct ServeOptions {
     pub allow_hosts: Vec<String>,
     /// `--tls-cert` and `--tls-key`: serve HTTPS.
     pub tls: Option<TlsFiles>,
+    /// Who may call over HTTP.
+    pub auth: auth::AuthSettings,
+    /// The rate limits over HTTP.
+    pub limits: limits::LimitSettings,
 }
 
 impl ServeOptions {
@@ -176,7 +192,10 @@ async fn finish_writer(
 
 /// Serves HTTP on `addr` until SIGINT or SIGTERM, then lets in-flight
 /// requests finish for at most [`SHUTDOWN_GRACE`]. `on_listening` is told
-/// the bound address (useful with port 0).
+/// the bound address (useful with port 0). The application is behind the
+/// [`guard`]: `options.auth`, `options.limits`, and `/metrics`. Without
+/// authentication an address that is not loopback is refused before it
+/// is bound (unless `options.auth` is [`auth::AuthSettings::None`]).
 pub async fn serve_http<S>(
     server: S,
     addr: SocketAddr,
@@ -186,26 +205,46 @@ pub async fn serve_http<S>(
 where
     S: ServerHandler + Clone + Send + Sync + 'static,
 {
+    if options.auth == auth::AuthSettings::Unset && !addr.ip().is_loopback() {
+        return Err(ServeError::OpenOnNetwork { addr });
+    }
     let logger = options.logger()?;
     let trace = options.tracer()?;
+    let guard = Arc::new(guard::Guard {
+        auth: auth::Auth::new(&options.auth, auth::SERVER),
+        limits: limits::Limits::new(&options.limits, "the server", None),
+        metrics: metrics::Metrics::new("nexo_serve"),
+        server: options.server_name.clone(),
+    });
+    let sweep = (!guard.limits.is_empty()).then(|| guard.sweep());
     let result = serve_service(
         addr,
         options.tls.as_ref(),
         |bound, shutdown| {
+            let origins = OriginPolicy::new(&options.allow_origins);
+            let hosts = HostPolicy::new(&options.allow_hosts, bound.ip());
             let http_options = HttpOptions {
-                origins: OriginPolicy::new(&options.allow_origins),
-                hosts: HostPolicy::new(&options.allow_hosts, bound.ip()),
+                origins: origins.clone(),
+                hosts: hosts.clone(),
                 max_body: options.max_body,
                 tools: options.tools.clone(),
                 logger,
                 trace: trace.clone(),
                 sessions: None,
             };
-            app(server, http_options, shutdown)
+            guard.wrap(
+                app(server, http_options, shutdown),
+                origins,
+                hosts,
+                options.max_body,
+            )
         },
         on_listening,
     )
     .await;
+    if let Some(sweep) = sweep {
+        sweep.abort();
+    }
     if let Some(trace) = trace {
         trace.flush();
     }

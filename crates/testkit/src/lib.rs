@@ -8,7 +8,9 @@
 //! server whose tools run as tasks (the tasks extension of 2026-07-28);
 //! [`RedisServer`], a real `redis-server` on loopback for the tests of what
 //! gateway instances share; [`replay`], the fuzz targets' committed inputs
-//! run as tests; [`TestCa`], a certificate authority for HTTPS tests.
+//! run as tests; [`TestCa`], a certificate authority for HTTPS tests;
+//! [`AuthServer`], an OAuth authorization server that signs JWTs (dynamic
+//! registration, PKCE, approval without anyone asked, key rotation).
 //!
 //! Dev-only: nexo crates take it as a dev-dependency, never a normal one. It
 //! knows no particular server; each server's tests keep their own
@@ -16,6 +18,7 @@
 
 mod echo;
 mod fuzz;
+mod oauth;
 mod redis;
 mod skills;
 mod tasks;
@@ -24,6 +27,7 @@ mod wire;
 
 pub use echo::Echo;
 pub use fuzz::{fuzz_inputs, replay};
+pub use oauth::{AuthServer, SigningKey};
 pub use redis::RedisServer;
 pub use skills::{Skills, skill_md};
 pub use tasks::{CONFIRM_KEY, Tasks};

@@ -1,6 +1,7 @@
 //! `nexo gateway` as an OAuth 2.1 resource server and with API keys: an
-//! issuer the test runs on 127.0.0.1 (its RFC 8414 metadata and a JWKS of
-//! a P-256 key made here), real JWTs signed by that key, and the bundled
+//! issuer the test runs on 127.0.0.1 (nexo-testkit's authorization server:
+//! its RFC 8414 metadata and a JWKS of a P-256 key), real JWTs signed by
+//! that key, and the bundled
 //! utils server behind the gateway. Tokens valid, expired, for another
 //! audience or issuer, badly signed, by an unknown key, with HMAC, or
 //! without a needed scope; the Protected Resource Metadata and the 401
@@ -13,7 +14,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
+use nexo_testkit::AuthServer;
 use serde_json::{Value, json};
 
 use crate::support::{Proc, Run, TempDir, loopback, run, serve_router};
@@ -38,42 +39,25 @@ server = "utils"
 tool = "time"
 "#;
 
-/// A P-256 signing key and its public JWK.
-struct TestKey {
-    kid: String,
-    pkcs8: Vec<u8>,
-    jwk: Value,
-}
+/// The test authorization server of nexo-testkit: its metadata and key
+/// set on 127.0.0.1, and the tokens these tests sign with its key.
+struct TestKey(AuthServer);
 
 impl TestKey {
-    fn new(kid: &str) -> Self {
-        let rng = ring::rand::SystemRandom::new();
-        let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
-        let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &rng)
-            .unwrap();
-        // The uncompressed point: 0x04, x, y.
-        let point = pair.public_key().as_ref();
-        let jwk = json!({
-            "kty": "EC", "crv": "P-256", "use": "sig", "alg": "ES256", "kid": kid,
-            "x": URL_SAFE_NO_PAD.encode(&point[1..33]),
-            "y": URL_SAFE_NO_PAD.encode(&point[33..65]),
-        });
-        Self {
-            kid: kid.to_owned(),
-            pkcs8: pkcs8.as_ref().to_vec(),
-            jwk,
-        }
+    /// The server and its issuer URL.
+    fn start() -> (Self, String) {
+        let server = AuthServer::start().unwrap();
+        let issuer = server.issuer().to_owned();
+        (Self(server), issuer)
     }
 
-    /// A token with `claims`, signed by this key and naming `kid`.
+    /// A token with `claims`, signed by the issuer's key but naming `kid`.
     fn sign_as(&self, kid: &str, claims: &Value) -> String {
-        let mut header = Header::new(Algorithm::ES256);
-        header.kid = Some(kid.to_owned());
-        jsonwebtoken::encode(&header, claims, &EncodingKey::from_ec_der(&self.pkcs8)).unwrap()
+        self.0.sign_as(kid, claims).unwrap()
     }
 
     fn sign(&self, claims: &Value) -> String {
-        self.sign_as(&self.kid, claims)
+        self.0.sign(claims).unwrap()
     }
 }
 
@@ -82,29 +66,6 @@ fn now() -> u64 {
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_secs()
-}
-
-/// An authorization server's public side on 127.0.0.1: its metadata and
-/// its key set, served until the test ends.
-fn start_issuer(jwks: Value) -> String {
-    let (listener, issuer) = loopback();
-    let metadata = json!({
-        "issuer": issuer,
-        "jwks_uri": format!("{issuer}/jwks"),
-        "authorization_endpoint": format!("{issuer}/authorize"),
-        "token_endpoint": format!("{issuer}/token"),
-    });
-    let app = axum::Router::new()
-        .route(
-            "/.well-known/oauth-authorization-server",
-            axum::routing::get(move || async move { axum::Json(metadata) }),
-        )
-        .route(
-            "/jwks",
-            axum::routing::get(move || async move { axum::Json(jwks) }),
-        );
-    serve_router(listener, app);
-    issuer
 }
 
 /// An upstream on 127.0.0.1 that speaks just enough Streamable HTTP (one
@@ -379,8 +340,7 @@ fn claims(issuer: &str, subject: &str, scope: &str) -> Value {
 }
 
 fn oauth_gateway() -> (Gateway, TestKey, String) {
-    let key = TestKey::new("k1");
-    let issuer = start_issuer(json!({"keys": [key.jwk]}));
+    let (key, issuer) = TestKey::start();
     let auth = json!({"oauth": {
         "issuer": issuer,
         "audience": AUDIENCE,
@@ -416,7 +376,7 @@ fn gateway_auth_rejects_bad_tokens_with_a_challenge() {
         challenge,
         format!("Bearer scope=\"mcp\", resource_metadata=\"{metadata_url}\"")
     );
-    let other = TestKey::new("k1");
+    let other = nexo_testkit::SigningKey::new("key-1").unwrap();
     let cases = [
         (
             "expired",
@@ -441,7 +401,7 @@ fn gateway_auth_rejects_bad_tokens_with_a_challenge() {
         ),
         (
             "a bad signature",
-            other.sign(&claims(&issuer, "alice", "mcp")),
+            other.sign(&claims(&issuer, "alice", "mcp")).unwrap(),
             "the token's signature does not verify",
         ),
         (
@@ -608,8 +568,7 @@ fn gateway_auth_identity_reaches_the_policy_and_the_audit() {
 
 #[test]
 fn gateway_auth_never_passes_the_client_token_upstream() {
-    let key = TestKey::new("k1");
-    let issuer = start_issuer(json!({"keys": [key.jwk]}));
+    let (key, issuer) = TestKey::start();
     let (url, seen) = start_recording_upstream();
     let gateway = Gateway::start_before(
         json!({"utils": {"type": "http", "url": url,
@@ -758,8 +717,7 @@ fn start_token_endpoint(expires_in: u64) -> (String, Exchanges) {
 
 #[test]
 fn gateway_trades_each_callers_token_for_the_upstream() {
-    let key = TestKey::new("k1");
-    let issuer = start_issuer(json!({"keys": [key.jwk]}));
+    let (key, issuer) = TestKey::start();
     let (url, seen_log) = start_recording_upstream();
     // 40 s: past the gateway's 30 s margin, so each trade is kept.
     let (token_endpoint, asked) = start_token_endpoint(40);
@@ -875,5 +833,67 @@ fn gateway_trades_each_callers_token_for_the_upstream() {
             .iter()
             .all(|value| value == "Bearer upstream-own-secret"),
         "the upstream was called for a caller refused a token: {seen_after:?}"
+    );
+}
+
+#[test]
+fn gateway_takes_serves_auth_flags_but_not_beside_its_own_auth() {
+    let dir = TempDir::new("gateway-auth-flags");
+    std::fs::write(dir.path().join("policy.toml"), "default = \"allow\"\n").unwrap();
+    let token = "k-0123456789abcdef-from-a-token-file";
+    let digest = std::process::Command::new("sh")
+        .args(["-c", &format!("printf %s '{token}' | sha256sum")])
+        .output()
+        .unwrap();
+    let tokens = dir.path().join("tokens");
+    std::fs::write(&tokens, &digest.stdout).unwrap();
+    let config = |auth: Option<Value>| {
+        let mut gateway = json!({"policy": "policy.toml", "audit": "audit.jsonl"});
+        if let Some(auth) = auth {
+            gateway["auth"] = auth;
+        }
+        let file = dir.path().join("gateway.json");
+        std::fs::write(
+            &file,
+            json!({"mcpServers": {"utils": {"builtin": "utils"}}, "gateway": gateway}).to_string(),
+        )
+        .unwrap();
+        file
+    };
+    let file = config(None);
+    let (_proc, base) = crate::gateway_serve::start(
+        &file,
+        &["--token-file", tokens.to_str().unwrap()],
+        "nexo: gateway for 1 upstream",
+    );
+    let gateway = Gateway {
+        _proc,
+        base,
+        dir: TempDir::new("gateway-auth-flags-unused"),
+    };
+    let (status, challenge, _) = gateway.post(None);
+    assert_eq!(status, 401);
+    assert!(challenge.contains("realm=\"nexo-gateway\""), "{challenge}");
+    let (status, _, _) = gateway.post(Some(&format!("Bearer {token}")));
+    assert_eq!(status, 200);
+
+    let file = config(Some(json!("none")));
+    let refused = run(&[
+        "gateway",
+        "--config",
+        file.to_str().unwrap(),
+        "--http",
+        "127.0.0.1:0",
+        "--token-file",
+        tokens.to_str().unwrap(),
+    ]);
+    assert_eq!(refused.code(), 1, "{refused:?}");
+    let error = refused.error_line();
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("who may call is given twice"),
+        "{error}"
     );
 }

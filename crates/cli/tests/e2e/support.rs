@@ -265,6 +265,15 @@ impl Drop for TempDir {
     }
 }
 
+/// A port of 127.0.0.1 free right now, for a server whose URL must be
+/// known before it starts (an OAuth audience).
+pub fn free_port() -> u16 {
+    // The port is free once the listener is dropped; nothing else on the
+    // machine picks ports from the same range this quickly.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
 /// A listener on a free 127.0.0.1 port and its base URL
 /// (`http://127.0.0.1:PORT`), for [`serve_router`].
 pub fn loopback() -> (std::net::TcpListener, String) {
@@ -311,9 +320,14 @@ impl HttpServer {
 
     /// [`HttpServer::serve`] with `env` set for the server.
     pub fn serve_with_env(server: &str, extra: &[&str], env: &[(&str, &Path)]) -> Self {
+        Self::serve_at(server, "127.0.0.1:0", extra, env)
+    }
+
+    /// [`HttpServer::serve_with_env`] on `addr` (a loopback address).
+    pub fn serve_at(server: &str, addr: &str, extra: &[&str], env: &[(&str, &Path)]) -> Self {
         let mut command = nexo();
         command
-            .args(["serve", server, "--http", "127.0.0.1:0"])
+            .args(["serve", server, "--http", addr])
             .args(extra)
             .envs(env.iter().copied())
             .stdin(Stdio::null())

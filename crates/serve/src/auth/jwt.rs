@@ -1,6 +1,6 @@
 //! Bearer JWTs checked as an OAuth 2.1 resource server checks them: the
 //! signature against the issuer's JSON Web Key Set, `iss` equal to the
-//! configured issuer, `aud` holding the gateway's canonical URI, `exp` and
+//! configured issuer, `aud` holding the server's canonical URI, `exp` and
 //! `nbf` with [`LEEWAY`], and only asymmetric algorithms ([`ALLOWED`]): no
 //! `none`, no HMAC, so a public key can never be used as a shared secret.
 //!
@@ -8,7 +8,7 @@
 //! `jwks_uri` of the issuer's metadata (RFC 8414, then OpenID Connect
 //! discovery). It is cached, and fetched again when a token names a key
 //! it does not hold, at most once per [`REFETCH_AFTER`], so that a stream
-//! of made-up key ids cannot make the gateway hammer the issuer.
+//! of made-up key ids cannot make the server hammer the issuer.
 
 use std::time::{Duration, Instant};
 
@@ -18,8 +18,7 @@ use serde_json::{Map, Value};
 use tokio::sync::Mutex;
 use url::Url;
 
-use super::{Authenticated, Rejection};
-use crate::settings::OAuthSettings;
+use super::{Authenticated, BearerToken, OAuthSettings, Rejection};
 
 /// The signature algorithms accepted: asymmetric ones only.
 pub const ALLOWED: [Algorithm; 9] = [
@@ -45,6 +44,8 @@ const MAX_DOCUMENT: usize = 1 << 20;
 /// Checks tokens of one issuer for one audience.
 #[derive(Debug)]
 pub struct Verifier {
+    /// `gateway`, `server`, for messages.
+    noun: &'static str,
     issuer: String,
     audience: String,
     jwks_uri: Option<Url>,
@@ -98,14 +99,19 @@ fn family_of(algorithm: Algorithm) -> Option<Family> {
 }
 
 impl Verifier {
-    pub fn new(settings: &OAuthSettings) -> Self {
-        nexo_client::http::install_tls_provider();
+    pub fn new(settings: &OAuthSettings, noun: &'static str) -> Self {
+        static INSTALL: std::sync::Once = std::sync::Once::new();
+        INSTALL.call_once(|| {
+            // Err means another provider was installed first; that one serves.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        });
         let http = reqwest::Client::builder()
             .timeout(FETCH_TIMEOUT)
-            .user_agent(concat!("nexo-gateway/", env!("CARGO_PKG_VERSION")))
+            .user_agent(concat!("nexo/", env!("CARGO_PKG_VERSION")))
             .build()
             .unwrap_or_default();
         Self {
+            noun,
             issuer: settings.issuer.clone(),
             audience: settings.audience.clone(),
             jwks_uri: settings.jwks_uri.clone(),
@@ -125,8 +131,8 @@ impl Verifier {
             .flatten()
         else {
             return Err(Rejection::Invalid(format!(
-                "the token is signed with `{:?}`, which the gateway does not accept",
-                header.alg
+                "the token is signed with `{:?}`, which the {} does not accept",
+                header.alg, self.noun
             )));
         };
         let key = self.key(header.kid.as_deref(), header.alg, family).await?;
@@ -137,12 +143,12 @@ impl Verifier {
         validation.leeway = LEEWAY.as_secs();
         validation.validate_nbf = true;
         let claims = jsonwebtoken::decode::<Map<String, Value>>(token, &key, &validation)
-            .map_err(|error| Rejection::Invalid(describe(&error).to_owned()))?
+            .map_err(|error| Rejection::Invalid(describe(&error, self.noun)))?
             .claims;
         Ok(Authenticated {
             subject: claims.get("sub").and_then(Value::as_str).map(str::to_owned),
             scopes: scopes(&claims),
-            token: Some(nexo_client::Secret::new(token)),
+            token: Some(BearerToken::new(token)),
         })
     }
 
@@ -233,7 +239,8 @@ impl Verifier {
             }
         }
         Err(format!(
-            "the issuer's metadata could not be had ({}); set `jwksUri` in the gateway's `auth.oauth`",
+            "the issuer's metadata could not be had ({}); name the issuer's key set (the \
+             gateway's `auth.oauth.jwksUri`)",
             failures.join("; ")
         ))
     }
@@ -329,18 +336,19 @@ fn scopes(claims: &Map<String, Value>) -> Vec<String> {
 }
 
 /// A token's failure, worded for the person holding it.
-fn describe(error: &jsonwebtoken::errors::Error) -> &'static str {
+fn describe(error: &jsonwebtoken::errors::Error, noun: &str) -> String {
     use jsonwebtoken::errors::ErrorKind;
-    match error.kind() {
+    let text = match error.kind() {
         ErrorKind::ExpiredSignature => "the token has expired",
         ErrorKind::ImmatureSignature => "the token is not valid yet (`nbf`)",
-        ErrorKind::InvalidAudience => "the token is not for this gateway (`aud`)",
+        ErrorKind::InvalidAudience => return format!("the token is not for this {noun} (`aud`)"),
         ErrorKind::InvalidIssuer => "the token comes from another issuer (`iss`)",
         ErrorKind::InvalidSignature => "the token's signature does not verify",
         ErrorKind::MissingRequiredClaim(_) => "the token lacks `exp`, `iss` or `aud`",
         ErrorKind::InvalidAlgorithm => "the token's algorithm does not fit its key",
         _ => "the token is not valid",
-    }
+    };
+    text.to_owned()
 }
 
 /// A reqwest error's wording without the URL (which the caller names).
