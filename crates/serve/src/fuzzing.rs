@@ -689,17 +689,19 @@ fn reference_agrees(
     // The body as the server reads it (a key given twice read once).
     let read = serde_json::to_value(&message).ok()?;
     let method = read["method"].as_str()?;
-    if version != Some("2026-07-28") {
-        return Some(true);
-    }
     // The version is a standard header too: one a request's `_meta`
-    // contradicts disagrees (rmcp checks requests only).
-    if matches!(message, ClientJsonRpcMessage::Request(_))
+    // contradicts disagrees, whatever revision the header names (rmcp
+    // checks requests only).
+    if version.is_some()
+        && matches!(message, ClientJsonRpcMessage::Request(_))
         && read["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"]
             .as_str()
             .is_some_and(|meta| Some(meta) != version)
     {
         return Some(false);
+    }
+    if version != Some("2026-07-28") {
+        return Some(true);
     }
     let one = |values: &[Vec<u8>]| match values {
         [value] => std::str::from_utf8(value).ok().map(str::to_owned),
