@@ -1383,6 +1383,9 @@ async fn issue_17_resume_takes_up_a_task_left_running() {
             .into_iter()
             .flatten()
             .filter_map(Result::ok)
+            // A conversation is saved through a temporary file renamed to
+            // `ID.json`: the temporary one is not saved yet.
+            .filter(|entry| entry.path().extension().is_some_and(|ext| ext == "json"))
             .filter_map(|entry| std::fs::read_to_string(entry.path()).ok())
             .any(|text| text.contains(r#""task": "task-1""#) || text.contains(r#""task":"task-1""#))
     };
