@@ -343,7 +343,11 @@ fn answers_match_lines(lines: &[&[u8]], max_line: usize, answers: &[Value]) {
         }
         answerable += 1;
         match serde_json::from_slice::<Value>(trimmed) {
-            Ok(Value::Object(object)) => ids.extend(object.get("id").cloned()),
+            // A key given twice: the server may answer with either id.
+            Ok(Value::Object(object)) => {
+                ids.extend(object.get("id").cloned());
+                written.push(*line);
+            }
             Ok(_) => {}
             // Malformed JSON is answered with the id read before the fault
             // (issue 15): an id written in the line.
@@ -690,10 +694,9 @@ fn reference_agrees(
     let read = serde_json::to_value(&message).ok()?;
     let method = read["method"].as_str()?;
     // The version is a standard header too: one a request's `_meta`
-    // contradicts disagrees, whatever revision the header names (rmcp
-    // checks requests only).
-    if version.is_some()
-        && matches!(message, ClientJsonRpcMessage::Request(_))
+    // contradicts (or names while the header is missing) disagrees,
+    // whatever revision the header names (rmcp checks requests only).
+    if matches!(message, ClientJsonRpcMessage::Request(_))
         && read["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"]
             .as_str()
             .is_some_and(|meta| Some(meta) != version)
