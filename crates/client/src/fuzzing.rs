@@ -13,7 +13,9 @@
 //! - [`config`]: a configuration file (the `mcpServers` JSON, VS Code's
 //!   `servers`, nexo's own settings) never panics the reader, and every
 //!   error in it is placed: at a line and column of that file (1-based,
-//!   within the text), or naming the file it could not read.
+//!   in characters), or naming the file it could not read. The place is
+//!   checked against a reference: where the JSONC parser finds the syntax
+//!   failing, else the start of a field or a value, or a `$` in a string.
 
 use bytes::Bytes;
 use futures::StreamExt;
@@ -98,17 +100,84 @@ pub fn config(data: &[u8]) {
                 location.file.ends_with("fuzz.json"),
                 "{location}: {message}"
             );
-            let lines = text.lines().count().max(1);
-            assert!(
-                (1..=lines + 1).contains(&location.line) && location.column >= 1,
-                "{location} is outside the file's {lines} lines: {message}"
-            );
             assert!(!message.is_empty(), "{location}");
+            let json = text.strip_prefix('\u{feff}').unwrap_or(&text);
+            let Some(offset) = reference_offset(json, location.line, location.column) else {
+                panic!("{location} is outside the file: {message}");
+            };
+            assert!(
+                reference_places(json).contains(&offset),
+                "{location} (byte {offset}) is no place an error can be: {message} in {json:?}"
+            );
         }
         Err(ConfigError::Read { path, .. }) => {
             assert!(!path.as_os_str().is_empty());
         }
     }
+}
+
+/// The byte offset of a 1-based line and column (in characters, lines
+/// ended by `\n`), counted afresh; `None` past the end of a line or of the
+/// text.
+fn reference_offset(text: &str, line: usize, column: usize) -> Option<usize> {
+    let start: usize = text
+        .split('\n')
+        .take(line.checked_sub(1)?)
+        .map(|line| line.len() + 1)
+        .sum();
+    let this = text.get(start..)?.split('\n').next()?;
+    let chars = column.checked_sub(1)?;
+    if chars > this.chars().count() {
+        return None;
+    }
+    Some(start + this.chars().take(chars).map(char::len_utf8).sum::<usize>())
+}
+
+/// The byte offsets an error in `text` may be placed at, read with the
+/// JSONC parser under the rules nexo documents (comments and trailing
+/// commas, nothing looser): where the syntax fails, when it does; else the
+/// start of the file, of every field and every value, and every `$`
+/// inside a string without escapes (a variable that cannot be expanded).
+fn reference_places(text: &str) -> Vec<usize> {
+    use jsonc_parser::ast::Value;
+    use jsonc_parser::common::Ranged;
+    let options = crate::config::parse::jsonc_options();
+    let parsed = match jsonc_parser::parse_to_ast(
+        text,
+        &jsonc_parser::CollectOptions::default(),
+        &options,
+    ) {
+        Ok(parsed) => parsed,
+        Err(error) => return vec![error.range().start],
+    };
+    fn add(value: &Value<'_>, text: &str, places: &mut Vec<usize>) {
+        places.push(value.start());
+        match value {
+            Value::Object(object) => {
+                for prop in &object.properties {
+                    places.push(prop.start());
+                    add(&prop.value, text, places);
+                }
+            }
+            Value::Array(array) => {
+                for element in &array.elements {
+                    add(element, text, places);
+                }
+            }
+            Value::StringLit(lit) => {
+                let raw = text.get(lit.range.start..lit.range.end).unwrap_or("");
+                if !raw.contains('\\') {
+                    places.extend(raw.match_indices('$').map(|(at, _)| lit.range.start + at));
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut places = vec![0];
+    if let Some(value) = &parsed.value {
+        add(value, text, &mut places);
+    }
+    places
 }
 
 #[cfg(test)]

@@ -384,10 +384,20 @@ impl tower::Service<Request> for GatewayApp {
         let mut this = self.clone();
         Box::pin(async move {
             let auth = this.auth.clone();
+            // The answers given here reach a browser's script as the
+            // application's do (an origin the policy refuses is not named).
+            let origin = request.headers().get(http::header::ORIGIN).cloned();
+            let origins = this.metrics.origins.clone();
+            let cors = |mut response: Response| {
+                if origin.is_some() {
+                    nexo_serve::add_cors_headers(response.headers_mut(), &origins, origin.as_ref());
+                }
+                Ok(response)
+            };
             if request.method() == http::Method::GET
                 && let Some(metadata) = auth.metadata(request.uri().path())
             {
-                return Ok(metadata);
+                return cors(metadata);
             }
             // A browser's preflight carries no credential.
             if request.method() != http::Method::OPTIONS {
@@ -400,7 +410,7 @@ impl tower::Service<Request> for GatewayApp {
                     }
                     Err(rejection) => {
                         this.metrics.shared.metrics.refused(rejection.refused());
-                        return Ok(auth.challenge(&rejection));
+                        return cors(auth.challenge(&rejection));
                     }
                 }
             }
@@ -418,7 +428,7 @@ impl tower::Service<Request> for GatewayApp {
                                 Refused::Size
                             },
                         );
-                        return Ok(challenge);
+                        return cors(challenge);
                     }
                 };
             }

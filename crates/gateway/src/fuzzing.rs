@@ -16,6 +16,13 @@
 //!   command lines a POSIX shell reads as the same words and operators,
 //!   one written plainly and one quoted another way (single or double
 //!   quotes, backslashes, a quote in the middle of a word, `$'...'`).
+//! - [`policy_twins`]: a policy written as JSON and as its YAML twin
+//!   (block or flow, quoted or plain) compiles to the same policy, or both
+//!   fail, each error placed at a line and column of its own text.
+//! - [`sql_matcher`]: the SQL matcher never panics, and a text it calls
+//!   `read` only reads under a reading of its own (comments, quoting,
+//!   stacked statements, writes inside a `WITH`, MySQL's `/*! */`,
+//!   functions that write).
 
 use std::net::{IpAddr, Ipv4Addr};
 
@@ -25,6 +32,7 @@ use unicode_normalization::UnicodeNormalization;
 use crate::policy::path::Dirs;
 use crate::policy::resolve::Resolver;
 use crate::policy::shell::{Found, scan};
+use crate::policy::sql::SqlClass;
 use crate::policy::url::UrlRules;
 
 const DIR: &str = "/srv/data";
@@ -386,6 +394,371 @@ fn ansi_c(word: &str) -> String {
     format!("$'{bytes}'")
 }
 
+/// One fuzz input: the first byte picks how the YAML twin is written, the
+/// rest is a policy in JSON. Read as a `.json` policy, the text never
+/// panics and an error in it is placed inside it; the JSON value it holds
+/// (as serde_json reads it, duplicate keys read once) is written afresh as
+/// JSON and as YAML (block or flow collections, names and strings quoted
+/// or plain where plain reads the same), and the two twins compile to the
+/// same policy or both fail, each error at a line and column of its own
+/// text.
+pub fn policy_twins(data: &[u8]) {
+    let [style, json @ ..] = data else {
+        return;
+    };
+    let text = String::from_utf8_lossy(json);
+    let _ = read_policy("policy.json", &text);
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return;
+    };
+    let Ok(json_twin) = serde_json::to_string_pretty(&value) else {
+        return;
+    };
+    let mut yaml_twin = String::new();
+    write_yaml(&value, *style, 0, &mut yaml_twin);
+    let from_json = read_policy("policy.json", &json_twin);
+    let from_yaml = read_policy("policy.yaml", &yaml_twin);
+    match (&from_json, &from_yaml) {
+        (Ok(json), Ok(yaml)) => assert_eq!(json, yaml, "{json_twin}\n{yaml_twin}"),
+        (Err(_), Err(_)) => {}
+        _ => panic!(
+            "the twins read differently:\n{json_twin}\n{from_json:?}\n{yaml_twin}\n{from_yaml:?}"
+        ),
+    }
+}
+
+/// The policy `text` compiles to (its `Debug` without the file's digest),
+/// or the error, after checking that it is placed inside the text.
+fn read_policy(name: &str, text: &str) -> Result<String, String> {
+    match crate::policy::Policy::parse(std::path::Path::new(name), text) {
+        Ok(policy) => {
+            let shown = format!("{policy:?}");
+            let digest = shown.find("digest: [").unwrap_or(shown.len());
+            let end = shown[digest..]
+                .find(']')
+                .map_or(shown.len(), |end| digest + end);
+            Ok(format!("{}{}", &shown[..digest], &shown[end..]))
+        }
+        Err(crate::error::PolicyError::Invalid {
+            line,
+            column,
+            message,
+            ..
+        }) => {
+            // YAML (which reads the JSON twin too) breaks lines at CR LF,
+            // CR and LF, as editors do, but yaml-rust2 counts a CR inside
+            // a quoted scalar as no break: the place must be inside the
+            // text under one of the two readings.
+            let inside = |lines: Vec<&str>| {
+                line.checked_sub(1)
+                    .and_then(|index| lines.get(index))
+                    .is_some_and(|this| (1..=this.chars().count() + 1).contains(&column))
+            };
+            let within = inside(text.split('\n').collect())
+                || inside(
+                    text.split("\r\n")
+                        .flat_map(|part| part.split(['\r', '\n']))
+                        .collect(),
+                );
+            assert!(
+                within,
+                "{name}: line {line}, column {column} is not in the text: {message}\n{text}"
+            );
+            Err(message)
+        }
+        Err(error) => Err(error.to_string()),
+    }
+}
+
+/// `value` as YAML: with `style` bit 0 collections in flow style, bit 1
+/// names and strings plain where YAML's core schema reads them back as
+/// the same strings.
+fn write_yaml(value: &serde_json::Value, style: u8, indent: usize, out: &mut String) {
+    use serde_json::Value as J;
+    let flow = style & 1 == 1;
+    let scalar = |text: &str| -> String {
+        let plain = style & 2 == 2
+            && text
+                .chars()
+                .next()
+                .is_some_and(|first| first.is_ascii_lowercase())
+            && text
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '/' | '*'))
+            && !matches!(text, "true" | "false" | "null");
+        if plain {
+            text.to_owned()
+        } else {
+            J::String(text.to_owned()).to_string()
+        }
+    };
+    let pad = " ".repeat(indent);
+    match value {
+        J::String(text) => out.push_str(&scalar(text)),
+        J::Null | J::Bool(_) | J::Number(_) => out.push_str(&value.to_string()),
+        J::Array(items) if flow || items.is_empty() => {
+            out.push('[');
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    out.push_str(", ");
+                }
+                write_yaml(item, style | 1, indent, out);
+            }
+            out.push(']');
+        }
+        J::Object(fields) if flow || fields.is_empty() => {
+            out.push('{');
+            for (index, (name, field)) in fields.iter().enumerate() {
+                if index > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&scalar(name));
+                out.push_str(": ");
+                write_yaml(field, style | 1, indent, out);
+            }
+            out.push('}');
+        }
+        J::Array(items) => {
+            for item in items {
+                out.push_str(&pad);
+                out.push('-');
+                write_nested(item, style, indent, out);
+            }
+        }
+        J::Object(fields) => {
+            for (name, field) in fields {
+                out.push_str(&pad);
+                out.push_str(&scalar(name));
+                out.push(':');
+                write_nested(field, style, indent, out);
+            }
+        }
+    }
+}
+
+/// What follows `-` or `name:` in block style: a scalar on the same line,
+/// a collection indented on the next.
+fn write_nested(value: &serde_json::Value, style: u8, indent: usize, out: &mut String) {
+    let block = match value {
+        serde_json::Value::Array(items) => !items.is_empty(),
+        serde_json::Value::Object(fields) => !fields.is_empty(),
+        _ => false,
+    };
+    if block {
+        out.push('\n');
+        write_yaml(value, style, indent + 2, out);
+    } else {
+        out.push(' ');
+        write_yaml(value, style, indent, out);
+        out.push('\n');
+    }
+}
+
+/// The dialects a SQL input is read in, by its first byte.
+const SQL_DIALECTS: [&str; 5] = ["generic", "postgresql", "mysql", "sqlite", "mssql"];
+
+/// One fuzz input: the first byte picks the dialect, the rest is SQL. The
+/// matcher never panics, and a text it calls `read` is read-only under a
+/// reading of its own: [`reference_read_only`].
+pub fn sql_matcher(data: &[u8]) {
+    let [pick, text @ ..] = data else {
+        return;
+    };
+    let name = SQL_DIALECTS[usize::from(*pick) % SQL_DIALECTS.len()];
+    let Some(dialect) = crate::policy::sql::dialect(name) else {
+        return;
+    };
+    let text = String::from_utf8_lossy(text);
+    let classified = crate::policy::sql::classify(dialect.as_ref(), &text, SqlClass::Admin);
+    if classified.class == SqlClass::Read {
+        assert!(
+            reference_read_only(&text, name == "mysql"),
+            "{name}: {text:?} is called read-only ({})",
+            classified.detail
+        );
+    }
+}
+
+/// The words that start a statement that reads (or controls a
+/// transaction): anything else may write.
+const READ_STARTS: &[&str] = &[
+    "SELECT",
+    // `FROM t`: a query written FROM first, which the generic dialect
+    // reads as `SELECT * FROM t`.
+    "FROM",
+    "WITH",
+    "VALUES",
+    "SHOW",
+    "EXPLAIN",
+    "DESCRIBE",
+    "DESC",
+    "BEGIN",
+    "START",
+    "COMMIT",
+    "ROLLBACK",
+    "END",
+    "SAVEPOINT",
+    "RELEASE",
+    "USE",
+    "TABLE",
+    "(",
+];
+
+/// Words that make a statement write or run something wherever they stand
+/// (but as the name of a function called, `insert(...)`, in a locking
+/// read, `FOR UPDATE`, and in `SHOW CREATE`).
+const WRITE_WORDS: &[&str] = &[
+    "INSERT", "UPDATE", "DELETE", "MERGE", "INTO", "CREATE", "DROP", "ALTER", "TRUNCATE", "GRANT",
+    "REVOKE", "COPY", "ATTACH", "DETACH", "PRAGMA", "CALL", "EXEC", "EXECUTE", "LOAD", "UPSERT",
+    "VACUUM", "REINDEX", "CLUSTER", "LOCK", "REFRESH", "IMPORT", "EXPORT", "OUTFILE", "DUMPFILE",
+    "REPLACE",
+];
+
+/// Functions that change the database or reach past it, whatever calls
+/// them.
+const WRITE_FUNCTIONS: &[&str] = &[
+    "NEXTVAL",
+    "SETVAL",
+    "SET_CONFIG",
+    "LO_CREATE",
+    "LO_UNLINK",
+    "LO_PUT",
+    "LO_FROM_BYTEA",
+    "PG_READ_FILE",
+    "PG_ADVISORY_LOCK",
+    "PG_NOTIFY",
+    "LOAD_EXTENSION",
+    "LOAD_FILE",
+    "DBLINK_EXEC",
+];
+
+fn push_word(statements: &mut [Vec<String>], word: String) {
+    if let Some(words) = statements.last_mut() {
+        words.push(word);
+    }
+}
+
+/// Whether `text` only reads, read as words outside comments (`--` to the
+/// end of the line, `/* */` nested, `#` in MySQL, whose `/*! */` is code),
+/// string literals (`'...'` with `''`, `$tag$...$tag$`, backslash escapes
+/// in MySQL) and quoted names (`"..."`, `` `...` ``, `[...]`), statement
+/// by statement (`;`): each starts as a read does, and no word in it
+/// writes.
+fn reference_read_only(text: &str, mysql: bool) -> bool {
+    let mut statements: Vec<Vec<String>> = vec![Vec::new()];
+    let chars: Vec<char> = text.chars().collect();
+    let mut at = 0;
+    let until = |from: usize, end: &[char]| -> usize {
+        (from..chars.len())
+            .find(|&i| chars[i..].starts_with(end))
+            .map_or(chars.len(), |i| i + end.len())
+    };
+    while at < chars.len() {
+        let c = chars[at];
+        let next = chars.get(at + 1).copied();
+        if (c == '-' && next == Some('-')) || (c == '#' && mysql) {
+            at = until(at, &['\n']);
+        } else if c == '/' && next == Some('*') {
+            if mysql && chars.get(at + 2) == Some(&'!') {
+                // MySQL runs what such a comment holds.
+                at += 3;
+                continue;
+            }
+            let mut depth = 0;
+            let mut i = at;
+            while i < chars.len() {
+                if chars[i..].starts_with(&['/', '*']) {
+                    depth += 1;
+                    i += 2;
+                } else if chars[i..].starts_with(&['*', '/']) {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+            at = i;
+        } else if c == '\'' || c == '"' || c == '`' {
+            let mut i = at + 1;
+            while i < chars.len() {
+                if mysql && chars[i] == '\\' {
+                    i += 2;
+                } else if chars[i] == c {
+                    if chars.get(i + 1) == Some(&c) {
+                        i += 2;
+                    } else {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+            at = i + 1;
+            push_word(&mut statements, "'".to_owned());
+        } else if c == '[' {
+            at = until(at, &[']']);
+            push_word(&mut statements, "'".to_owned());
+        } else if c == '$' && !mysql {
+            let tag_end =
+                (at + 1..chars.len()).find(|&i| !(chars[i].is_alphanumeric() || chars[i] == '_'));
+            match tag_end {
+                Some(end) if chars[end] == '$' => {
+                    let tag: Vec<char> = chars[at..=end].to_vec();
+                    at = until(end + 1, &tag);
+                    push_word(&mut statements, "'".to_owned());
+                }
+                _ => at += 1,
+            }
+        } else if c == ';' {
+            statements.push(Vec::new());
+            at += 1;
+        } else if c.is_alphanumeric() || c == '_' || !c.is_ascii() {
+            // Any other character than ASCII's is part of a name, as the
+            // dialects read it: `nextval\u{fffd}` is another function.
+            let start = at;
+            while at < chars.len()
+                && (chars[at].is_alphanumeric()
+                    || chars[at] == '_'
+                    || chars[at] == '$'
+                    || !chars[at].is_ascii())
+            {
+                at += 1;
+            }
+            let word: String = chars[start..at].iter().collect::<String>().to_uppercase();
+            push_word(&mut statements, word);
+        } else if c == '(' || c == ')' || c == '.' {
+            push_word(&mut statements, c.to_string());
+            at += 1;
+        } else {
+            at += 1;
+        }
+    }
+    statements
+        .iter()
+        .filter(|words| !words.is_empty())
+        .all(|words| {
+            READ_STARTS.contains(&words[0].as_str())
+                && words.iter().enumerate().all(|(i, word)| {
+                    let called = words.get(i + 1).is_some_and(|next| next == "(");
+                    let qualified = i > 0 && words[i - 1] == ".";
+                    let before = i.checked_sub(1).map(|before| words[before].as_str());
+                    let after = words.get(i + 1).map(String::as_str);
+                    // Locking reads (`FOR UPDATE`, `FOR NO KEY UPDATE`,
+                    // MySQL's `LOCK IN SHARE MODE`) and `SHOW CREATE`.
+                    let reading = (word == "UPDATE" && matches!(before, Some("FOR" | "KEY")))
+                        || (word == "LOCK" && after == Some("IN"))
+                        || (word == "CREATE" && before == Some("SHOW"));
+                    let writes =
+                        WRITE_WORDS.contains(&word.as_str()) && !(called || qualified || reading);
+                    let calls_a_writer = called && WRITE_FUNCTIONS.contains(&word.as_str());
+                    !(writes || calls_a_writer)
+                })
+        })
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -396,6 +769,55 @@ mod tests {
     #[test]
     fn the_committed_urls_pass() {
         nexo_testkit::replay("url", super::url_matcher);
+    }
+
+    #[test]
+    fn the_committed_policy_twins_pass() {
+        nexo_testkit::replay("policy_twins", super::policy_twins);
+    }
+
+    /// The twins are not vacuous: a policy of rules reads the same both
+    /// ways, and a wrong field fails both.
+    #[test]
+    fn the_policy_twins_read_alike() {
+        let json = r#"{"default":"deny","rule":[{"name":"r","decision":"deny","tool":["a","b*"],"argument":[{"pointer":"/sql","sql":["write"]}]}]}"#;
+        let value: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
+        for style in 0..4 {
+            let mut yaml = String::new();
+            super::write_yaml(&value, style, 0, &mut yaml);
+            let read = super::read_policy("p.yaml", &yaml);
+            assert!(read.is_ok(), "{yaml}\n{read:?}");
+            assert_eq!(read, super::read_policy("p.json", json), "{yaml}");
+            super::policy_twins(&[&[style], json.as_bytes()].concat());
+        }
+        assert!(super::read_policy("p.json", r#"{"rules":[]}"#).is_err());
+    }
+
+    #[test]
+    fn the_committed_sql_texts_pass() {
+        nexo_testkit::replay("sql", super::sql_matcher);
+    }
+
+    #[test]
+    fn the_sql_reference_reads_the_usual_tricks() {
+        for (text, read_only) in [
+            ("SELECT 1 -- ; DROP TABLE t", true),
+            ("SELECT ';DROP TABLE t' /* ; DELETE FROM t */", true),
+            ("SELECT 1; DROP TABLE t", false),
+            (
+                "WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d",
+                false,
+            ),
+            ("SELECT nextval('s')", false),
+            ("SELECT * FROM t FOR UPDATE", true),
+            ("SELECT \"delete\" FROM t", true),
+        ] {
+            assert_eq!(super::reference_read_only(text, false), read_only, "{text}");
+        }
+        assert!(!super::reference_read_only(
+            "SELECT 1 /*! ; DROP TABLE t */",
+            true
+        ));
     }
 
     #[test]

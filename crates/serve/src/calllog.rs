@@ -1,5 +1,8 @@
 //! The `--log FILE` tool-call log, shared by every transport: a call is noted
-//! when its request arrives and written when its response leaves.
+//! when its request arrives and written when its response leaves, with the
+//! caller's subject when authentication established one. A call the guard
+//! refuses ([`crate::guard`]: authentication, scopes, rate limits) is
+//! written when its refusal leaves.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -8,6 +11,7 @@ use std::time::Instant;
 use nexo_trace::{ToolCallLog, ToolCallRecord};
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestId, ServerJsonRpcMessage};
 
+use crate::auth::Authenticated;
 use crate::inbound::ToolCall;
 
 /// Writes one [`ToolCallRecord`] per finished tool call.
@@ -22,6 +26,21 @@ pub struct CallLogger {
 pub struct PendingCall {
     pub call: ToolCall,
     pub started: Instant,
+    /// Who called, when the server authenticates.
+    pub subject: Option<String>,
+}
+
+impl PendingCall {
+    /// `call`, made now by whoever `extensions` say authenticated.
+    pub fn new(call: ToolCall, extensions: &http::Extensions) -> Self {
+        Self {
+            call,
+            started: Instant::now(),
+            subject: extensions
+                .get::<Authenticated>()
+                .and_then(|found| found.subject.clone()),
+        }
+    }
 }
 
 impl CallLogger {
@@ -41,8 +60,29 @@ impl CallLogger {
             pending.started.elapsed(),
             response.len(),
             response_is_error(response),
-        );
-        if let Err(error) = self.log.record(&record) {
+        )
+        .by(pending.subject.as_deref());
+        self.write(&record);
+    }
+
+    /// Records a call refused for `reason` (`auth`, `scope`, `rate`), whose
+    /// refusal of `refusal_bytes` just left.
+    pub fn refused(&self, pending: &PendingCall, reason: &'static str, refusal_bytes: usize) {
+        let mut record = ToolCallRecord::now(
+            &self.server,
+            &pending.call.tool,
+            pending.call.argument_bytes,
+            pending.started.elapsed(),
+            refusal_bytes,
+            true,
+        )
+        .by(pending.subject.as_deref());
+        record.refused = Some(reason);
+        self.write(&record);
+    }
+
+    fn write(&self, record: &ToolCallRecord) {
+        if let Err(error) = self.log.record(record) {
             tracing::warn!(%error, "cannot write the tool-call log");
         }
     }
@@ -78,13 +118,17 @@ impl CallTap {
             .as_ref()
             .and_then(|arguments| serde_json::to_string(arguments).ok())
             .map_or(0, |text| text.len());
-        let pending = PendingCall {
-            call: ToolCall {
-                tool: call.params.name.to_string(),
-                argument_bytes,
-            },
-            started: Instant::now(),
+        // A legacy SSE message carries the HTTP request it came in.
+        let empty = http::Extensions::new();
+        let extensions = call
+            .extensions
+            .get::<http::request::Parts>()
+            .map_or(&empty, |parts| &parts.extensions);
+        let call = ToolCall {
+            tool: call.params.name.to_string(),
+            argument_bytes,
         };
+        let pending = PendingCall::new(call, extensions);
         if let Ok(mut calls) = self.pending.lock() {
             calls.insert(request.id.clone(), pending);
         }

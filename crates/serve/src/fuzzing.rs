@@ -13,7 +13,8 @@
 //!   finds that id gives the same answer however the bytes are split, and
 //!   the id JSON itself holds; an `initialize` completed by leniency is
 //!   still an object; and a message rmcp reads, in either direction and
-//!   either era, is written back as JSON that reads as the same message.
+//!   either era, is written back as JSON that reads as the same message,
+//!   of the kind the input is and with its id, of its type and value.
 //! - [`stdio_framing`]: a byte stream read by the stdio transport
 //!   ([`LineTransport`]) gives the same messages and the same answers
 //!   whether it arrives whole or cut anywhere (reads returning a few bytes,
@@ -23,6 +24,11 @@
 //!   one (found as it goes by, never buffered whole); no answer to a
 //!   notification, at most one to any other line, and each with the id of
 //!   a line as written (`"1"` is not `1`) or `null`.
+//! - [`stdio_served`]: lines served by rmcp's serving loop over the stdio
+//!   transport, either era (an `initialize` first, or stateless requests):
+//!   no answer to a notification, at most one to a request, and each with
+//!   the request's id, of its type and value (`"1"` is not `1`; `1.0` is
+//!   `1`), as an independent reading of the lines finds them.
 //! - [`standard_headers`]: a POST to the real HTTP application whose
 //!   `Mcp-Method` or `Mcp-Name` header (2026-07-28), or
 //!   `MCP-Protocol-Version`, disagrees with its body, as a reference reads
@@ -31,6 +37,7 @@
 //!   header names' case and the whitespace around the values (which HTTP
 //!   strips), and whatever the body.
 
+use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -42,6 +49,7 @@ use http_body_util::BodyExt;
 use rmcp::ServerHandler;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ErrorCode, ServerJsonRpcMessage};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::http::{HttpApp, HttpOptions, MCP_PATH, app};
 use crate::id_scan::{IdScanner, MAX_ID_BYTES};
@@ -221,9 +229,72 @@ fn scanner_agrees(data: &[u8], parsed: Option<&Value>) {
     );
 }
 
+/// Whether some object of the JSON text `data` gives a key twice (false
+/// for what is not JSON).
+fn repeats_a_key(data: &[u8]) -> bool {
+    use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
+    struct Walk;
+    impl<'de> DeserializeSeed<'de> for Walk {
+        type Value = bool;
+        fn deserialize<D: serde::Deserializer<'de>>(
+            self,
+            deserializer: D,
+        ) -> Result<bool, D::Error> {
+            deserializer.deserialize_any(self)
+        }
+    }
+    impl<'de> Visitor<'de> for Walk {
+        type Value = bool;
+        fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            formatter.write_str("JSON")
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<bool, E> {
+            Ok(false)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<bool, E> {
+            Ok(false)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<bool, E> {
+            Ok(false)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<bool, E> {
+            Ok(false)
+        }
+        fn visit_str<E>(self, _: &str) -> Result<bool, E> {
+            Ok(false)
+        }
+        fn visit_unit<E>(self) -> Result<bool, E> {
+            Ok(false)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<bool, A::Error> {
+            let mut repeated = false;
+            while let Some(inner) = items.next_element_seed(Walk)? {
+                repeated |= inner;
+            }
+            Ok(repeated)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+            let mut keys = std::collections::HashSet::new();
+            let mut repeated = false;
+            while let Some(key) = map.next_key::<String>()? {
+                repeated |= !keys.insert(key);
+                repeated |= map.next_value_seed(Walk)?;
+            }
+            Ok(repeated)
+        }
+    }
+    Walk.deserialize(&mut serde_json::Deserializer::from_slice(data))
+        .unwrap_or(false)
+}
+
 /// A message rmcp reads is written back as JSON that reads as the same
 /// message.
 fn round_trips<M: serde::Serialize + serde::de::DeserializeOwned>(data: &[u8]) {
+    // A key given twice leaves a message without one meaning (RFC 8259,
+    // 4): rmcp may keep either, and reads back what it wrote differently.
+    if repeats_a_key(data) {
+        return;
+    }
     let Ok(message) = serde_json::from_slice::<M>(data) else {
         return;
     };
@@ -234,6 +305,33 @@ fn round_trips<M: serde::Serialize + serde::de::DeserializeOwned>(data: &[u8]) {
     let rewritten = serde_json::to_value(&again)
         .unwrap_or_else(|error| panic!("a message read cannot be written: {error}"));
     assert_eq!(written, rewritten);
+    // What is written is the message read: of the same kind (a request, a
+    // notification, a response or an error, when the input is plainly
+    // one), and with the id the input gives once, of its type and value.
+    let Ok(input) = serde_json::from_slice::<BTreeMap<String, Box<RawValue>>>(data) else {
+        return;
+    };
+    let kinds = ["method", "result", "error"];
+    if kinds.iter().filter(|key| input.contains_key(**key)).count() == 1 {
+        for key in kinds {
+            assert_eq!(
+                input.contains_key(key),
+                written.get(key).is_some(),
+                "`{key}` in {:?}, written {written}",
+                String::from_utf8_lossy(data)
+            );
+        }
+    }
+    let mentions = data.windows(4).filter(|window| window == b"\"id\"").count();
+    if let (Some(id), 1) = (input.get("id"), mentions) {
+        let kept = written.get("id").map(Value::to_string).unwrap_or_default();
+        assert!(
+            same_id(id.get(), &kept),
+            "the id {} is written {kept}: {:?}",
+            id.get(),
+            String::from_utf8_lossy(data)
+        );
+    }
 }
 
 /// The most lines one stdio input is cut to: the transport drops answers
@@ -276,17 +374,14 @@ pub fn stdio_framing(data: &[u8]) {
         lines.pop();
     }
     answers_match_lines(&lines, max_line, &answers);
-    let refused: Vec<Value> = answers
+    let refused: Vec<&Answer> = answers
         .iter()
         .filter(|answer| {
-            answer["error"]["message"]
+            answer.json["error"]["message"]
                 .as_str()
                 .is_some_and(|message| message.starts_with("message exceeds the limit"))
         })
-        .map(|answer| {
-            assert_eq!(answer["error"]["code"], INVALID_REQUEST, "{answer}");
-            answer["id"].clone()
-        })
+        .inspect(|answer| assert_eq!(answer.json["error"]["code"], INVALID_REQUEST, "{answer:?}"))
         .collect();
     let over: Vec<&[u8]> = lines
         .into_iter()
@@ -300,11 +395,11 @@ pub fn stdio_framing(data: &[u8]) {
         refused.len(),
         String::from_utf8_lossy(stream)
     );
-    for (line, id) in over.iter().zip(&refused) {
+    for (line, answer) in over.iter().zip(&refused) {
         if let Some(expected) = plain_id(line) {
             assert_eq!(
-                id,
-                &expected,
+                answer.id,
+                expected,
                 "the over-long line {:?} is refused with the wrong id",
                 String::from_utf8_lossy(line)
             );
@@ -312,80 +407,106 @@ pub fn stdio_framing(data: &[u8]) {
     }
 }
 
+/// One answer the server wrote: its members but the id, and the id as
+/// written.
+#[derive(Debug, PartialEq)]
+struct Answer {
+    json: Value,
+    id: String,
+}
+
+/// The answer written as `line`, which must be a JSON object with an id.
+/// The id is kept as written: it echoes the request's, which may be a
+/// number no `f64` holds (`1e2999999` is JSON; serde_json refuses to read
+/// it as a value).
+fn answer_of(line: &[u8]) -> Answer {
+    let members =
+        serde_json::from_slice::<BTreeMap<String, Box<RawValue>>>(line).unwrap_or_else(|error| {
+            panic!(
+                "the server wrote {:?}, which is not a JSON object: {error}",
+                String::from_utf8_lossy(line)
+            )
+        });
+    let id = members
+        .get("id")
+        .map(|id| id.get().to_owned())
+        .unwrap_or_else(|| panic!("an answer without an id: {}", String::from_utf8_lossy(line)));
+    let json = members
+        .iter()
+        .filter(|(name, _)| *name != "id")
+        .map(|(name, value)| {
+            let value: Value = serde_json::from_str(value.get()).unwrap_or_else(|error| {
+                panic!(
+                    "`{name}` of {:?} is not JSON: {error}",
+                    String::from_utf8_lossy(line)
+                )
+            });
+            (name.clone(), value)
+        })
+        .collect();
+    Answer { json, id }
+}
+
 /// What JSON-RPC asks of the answers to a stream's lines: none for a
 /// notification (a line rmcp reads as one), at most one for any other
-/// line, and each with the id of a line as written (`"1"` is not `1`) or
-/// `null`.
-fn answers_match_lines(lines: &[&[u8]], max_line: usize, answers: &[Value]) {
-    let mut ids = Vec::new();
-    // Whether every id the answers may carry is known.
-    let mut sure = true;
-    let mut written: Vec<&[u8]> = Vec::new();
-    let mut answerable = 0;
-    for line in lines {
-        let trimmed = line.trim_ascii();
-        if line.len() > max_line {
-            answerable += 1;
-            match plain_id(line) {
-                Some(id) => ids.push(id),
-                None => sure = false,
-            }
-            continue;
-        }
-        if trimmed.is_empty() {
-            continue;
-        }
-        if matches!(
-            serde_json::from_slice::<ClientJsonRpcMessage>(trimmed),
-            Ok(ClientJsonRpcMessage::Notification(_))
-        ) {
-            continue;
-        }
-        answerable += 1;
-        match serde_json::from_slice::<Value>(trimmed) {
-            // A key given twice: the server may answer with either id.
-            Ok(Value::Object(object)) => {
-                ids.extend(object.get("id").cloned());
-                written.push(*line);
-            }
-            Ok(_) => {}
-            // Malformed JSON is answered with the id read before the fault
-            // (issue 15): an id written in the line.
-            Err(_) => written.push(*line),
-        }
-    }
+/// line, and each with `null` or an id as a line writes it, byte for byte.
+/// The transport echoes the id it read (`1.0` stays `1.0`, `"\u0031"`
+/// keeps its escape, an integer past 2^64 keeps every digit), never a
+/// number read and written again: its first settled input had the
+/// reference compare ids as `serde_json` values, which turned
+/// 777777777777777777777 into a float, so the server's exact echo looked
+/// like an id no line had (fuzz/regressions/stdio/crash-da6a...).
+fn answers_match_lines(lines: &[&[u8]], max_line: usize, answers: &[Answer]) {
+    let answerable: Vec<&[u8]> = lines
+        .iter()
+        .copied()
+        .filter(|line| {
+            let trimmed = line.trim_ascii();
+            line.len() > max_line
+                || !(trimmed.is_empty()
+                    || matches!(
+                        serde_json::from_slice::<ClientJsonRpcMessage>(trimmed),
+                        Ok(ClientJsonRpcMessage::Notification(_))
+                    ))
+        })
+        .collect();
     assert!(
-        answers.len() <= answerable,
-        "{} answers to {answerable} lines that are not notifications: {answers:?}",
-        answers.len()
+        answers.len() <= answerable.len(),
+        "{} answers to {} lines that are not notifications: {answers:?}",
+        answers.len(),
+        answerable.len()
     );
-    for answer in answers.iter().filter(|_| sure) {
-        let id = &answer["id"];
-        let in_text = id.to_string().into_bytes();
+    for answer in answers {
+        let id = answer.id.as_bytes();
         assert!(
-            id.is_null()
-                || ids.contains(id)
-                || written
+            id == b"null"
+                || answerable
                     .iter()
-                    .any(|line| line.windows(in_text.len()).any(|window| window == in_text)),
-            "an answer with the id {id}, which no line has: {answer}"
+                    .any(|line| line.windows(id.len()).any(|window| window == id)),
+            "an answer with the id {}, which no line writes: {answer:?}",
+            answer.id
         );
     }
 }
 
-/// The top-level id of `line` when there is no doubt about it: the line is
-/// one JSON object naming `"id"` once, its id a string or number short
-/// enough to keep; `null` when it names no `"id"` at all.
-fn plain_id(line: &[u8]) -> Option<Value> {
+/// The top-level id of `line`, as written, when there is no doubt about
+/// it: the line is one JSON object naming `"id"` once, its id a string or
+/// number short enough to keep; `null` when it names no `"id"` at all.
+fn plain_id(line: &[u8]) -> Option<String> {
     let Ok(Value::Object(object)) = serde_json::from_slice::<Value>(line) else {
         return None;
     };
     match line.windows(4).filter(|window| window == b"\"id\"").count() {
-        0 => Some(Value::Null),
-        1 => object
-            .get("id")
-            .filter(|id| (id.is_string() || id.is_number()) && id.to_string().len() <= MAX_ID_BYTES)
-            .cloned(),
+        0 => Some("null".to_owned()),
+        1 => {
+            object
+                .get("id")
+                .filter(|id| id.is_string() || id.is_number())?;
+            let raw = serde_json::from_slice::<BTreeMap<String, Box<RawValue>>>(line).ok()?;
+            raw.get("id")
+                .map(|id| id.get().to_owned())
+                .filter(|id| id.len() <= MAX_ID_BYTES)
+        }
         _ => None,
     }
 }
@@ -394,7 +515,11 @@ fn plain_id(line: &[u8]) -> Option<Value> {
 /// and the answers it writes itself. With `sizes`, each read returns at
 /// most the next size's bytes, every other read is not ready yet, and
 /// `receive` is dropped each time it waits.
-fn read_stdio(stream: &[u8], max_line: usize, sizes: Option<&[usize]>) -> (Vec<Value>, Vec<Value>) {
+fn read_stdio(
+    stream: &[u8],
+    max_line: usize,
+    sizes: Option<&[usize]>,
+) -> (Vec<Value>, Vec<Answer>) {
     let Ok(runtime) = tokio::runtime::Builder::new_current_thread().build() else {
         return (Vec::new(), Vec::new());
     };
@@ -432,14 +557,7 @@ fn read_stdio(stream: &[u8], max_line: usize, sizes: Option<&[usize]>) -> (Vec<V
         let answers = bytes
             .split(|byte| *byte == b'\n')
             .filter(|line| !line.is_empty())
-            .map(|line| {
-                serde_json::from_slice(line).unwrap_or_else(|error| {
-                    panic!(
-                        "the transport wrote {:?}, which is not JSON: {error}",
-                        String::from_utf8_lossy(line)
-                    )
-                })
-            })
+            .map(answer_of)
             .collect();
         (messages, answers)
     })
@@ -475,6 +593,225 @@ impl tokio::io::AsyncRead for Trickle {
         this.data.drain(..size);
         Poll::Ready(Ok(()))
     }
+}
+
+/// The most lines one served input is cut to.
+const MAX_SERVED_LINES: usize = 64;
+
+/// The id of the ping that ends every served input: its answer says that
+/// the lines before it have been read.
+const LAST_ID: &str = "nexo-fuzz-last";
+
+/// What opens a session, by the input's first byte: an `initialize` of
+/// either 2025 revision, or nothing (a 2026-07-28 client sends stateless
+/// requests, each with its `_meta`).
+const OPENINGS: [&str; 3] = [
+    concat!(
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","#,
+        r#""capabilities":{},"clientInfo":{"name":"fuzz","version":"0"}}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        "\n"
+    ),
+    concat!(
+        r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","#,
+        r#""capabilities":{},"clientInfo":{"name":"fuzz","version":"0"}}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        "\n"
+    ),
+    "",
+];
+
+/// One fuzz input: the first byte picks how the session opens, the rest
+/// is what the client writes to the server's stdin, served by rmcp's
+/// serving loop over the stdio transport as `nexo serve` runs it. What
+/// JSON-RPC asks of the answers, read afresh from the lines: no answer to a
+/// notification or to a response the client sends, at most one to each
+/// request, and each answer's id the request's own: a string stays a
+/// string (`"1"` is not `1`), a number the same number (rmcp writes `1.0`
+/// as `1`, which is the same JSON number), and a line rmcp cannot read is
+/// answered with its id as written (an integer past 2^63, a fraction) or
+/// `null`.
+pub fn stdio_served(data: &[u8]) {
+    let [opening, stream @ ..] = data else {
+        return;
+    };
+    let opening = OPENINGS[usize::from(*opening) % OPENINGS.len()];
+    let stream = match stream
+        .iter()
+        .enumerate()
+        .filter(|(_, byte)| **byte == b'\n')
+        .nth(MAX_SERVED_LINES - 1)
+    {
+        Some((end, _)) => &stream[..=end],
+        None => stream,
+    };
+    let last = format!(r#"{{"jsonrpc":"2.0","id":"{LAST_ID}","method":"ping"}}"#);
+    let input = [opening.as_bytes(), stream, b"\n", last.as_bytes(), b"\n"].concat();
+    let answers = serve_lines(&input);
+    let lines: Vec<&[u8]> = input
+        .split(|byte| *byte == b'\n')
+        .map(<[u8]>::trim_ascii)
+        .filter(|line| !line.is_empty())
+        .collect();
+    let shown = || String::from_utf8_lossy(stream).into_owned();
+    let answered: Vec<Answer> = answers
+        .iter()
+        .map(|line| answer_of(line.as_bytes()))
+        .filter(|answer| answer.json.get("result").is_some() || answer.json.get("error").is_some())
+        .collect();
+    let requests = lines
+        .iter()
+        .filter(|line| served_reading(line) != Reading::Unanswered)
+        .count();
+    assert!(
+        answered.len() <= requests,
+        "{} answers to {requests} lines that may be answered: {answers:?} {:?}",
+        answered.len(),
+        shown()
+    );
+    let mut ids: Vec<&str> = answered
+        .iter()
+        .map(|answer| answer.id.as_str())
+        .filter(|id| *id != "null")
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    for id in ids {
+        let given = answered.iter().filter(|answer| answer.id == id).count();
+        let carried = lines.iter().filter(|line| carries(line, id)).count();
+        assert!(
+            given <= carried,
+            "{given} answers with the id {id}, which {carried} requests carry: {answers:?} {:?}",
+            shown()
+        );
+    }
+}
+
+/// How a line is answered, as JSON-RPC and rmcp's types read it.
+#[derive(Debug, PartialEq)]
+enum Reading {
+    /// A request rmcp reads, with its id as written.
+    Request(String),
+    /// A notification, or a response the client sends: never answered.
+    Unanswered,
+    /// A line rmcp cannot read: the transport answers it, with the id it
+    /// finds as written, or `null`.
+    Unreadable,
+}
+
+fn served_reading(line: &[u8]) -> Reading {
+    match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
+        Ok(ClientJsonRpcMessage::Request(_)) => {
+            match serde_json::from_slice::<BTreeMap<String, Box<RawValue>>>(line)
+                .ok()
+                .and_then(|line| line.get("id").map(|id| id.get().to_owned()))
+            {
+                Some(id) => Reading::Request(id),
+                None => Reading::Unreadable,
+            }
+        }
+        Ok(_) => Reading::Unanswered,
+        Err(_) => Reading::Unreadable,
+    }
+}
+
+/// Whether `line` is answered with the id written `id`: a request whose
+/// id is the same JSON value, or a line rmcp cannot read that holds it as
+/// written.
+fn carries(line: &[u8], id: &str) -> bool {
+    match served_reading(line) {
+        Reading::Request(own) => same_id(&own, id),
+        Reading::Unanswered => false,
+        Reading::Unreadable => line.windows(id.len()).any(|window| window == id.as_bytes()),
+    }
+}
+
+/// Whether two ids, as written, are the same JSON value: two strings
+/// (escapes read) or two numbers of the same exact decimal value.
+fn same_id(one: &str, other: &str) -> bool {
+    if one == other {
+        return true;
+    }
+    match (one.starts_with('"'), other.starts_with('"')) {
+        (true, true) => {
+            serde_json::from_str::<String>(one).ok() == serde_json::from_str::<String>(other).ok()
+        }
+        (false, false) => decimal(one).is_some() && decimal(one) == decimal(other),
+        _ => false,
+    }
+}
+
+/// A JSON number, exactly: its sign, its significant digits and the power
+/// of ten they are scaled by (`1.0`, `1e0` and `10e-1` alike).
+fn decimal(number: &str) -> Option<(bool, String, i64)> {
+    let (negative, unsigned) = match number.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, number),
+    };
+    let (mantissa, exponent) = match unsigned.split_once(['e', 'E']) {
+        Some((mantissa, exponent)) => (mantissa, exponent.parse::<i64>().ok()?),
+        None => (unsigned, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = format!("{whole}{fraction}");
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let scale = exponent.checked_sub(i64::try_from(fraction.len()).ok()?)?;
+    let significant = digits.trim_start_matches('0');
+    let trimmed = significant.trim_end_matches('0');
+    if trimmed.is_empty() {
+        return Some((false, String::new(), 0));
+    }
+    let zeros = i64::try_from(significant.len() - trimmed.len()).ok()?;
+    Some((negative, trimmed.to_owned(), scale.checked_add(zeros)?))
+}
+
+/// What the server writes to stdout, one line each, when `input` is
+/// written to its stdin: served until the answer to the last ping (or the
+/// session's end), then stdin is closed.
+fn serve_lines(input: &[u8]) -> Vec<String> {
+    use rmcp::ServiceExt;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return Vec::new();
+    };
+    runtime.block_on(async {
+        let (mut client, stdin) = tokio::io::duplex(1 << 20);
+        let (stdout, answers) = tokio::io::duplex(16 << 20);
+        let (transport, writer) =
+            LineTransport::new(stdin, stdout, crate::DEFAULT_MAX_BODY, None, None);
+        let serving = tokio::spawn(async move {
+            if let Ok(running) = Quiet.serve(transport).await {
+                let _ = running.waiting().await;
+            }
+        });
+        client
+            .write_all(input)
+            .await
+            .unwrap_or_else(|error| panic!("the input cannot be written: {error}"));
+        let mut lines = tokio::io::BufReader::new(answers).lines();
+        let mut written = Vec::new();
+        while let Ok(Some(line)) = lines.next_line().await {
+            let done = line.contains(LAST_ID);
+            written.push(line);
+            if done {
+                break;
+            }
+        }
+        drop(client);
+        let _ = serving.await;
+        let _ = writer.await;
+        while let Ok(Some(line)) = lines.next_line().await {
+            written.push(line);
+        }
+        written
+    })
 }
 
 /// A server of no tools: every request is answered by rmcp's defaults.
@@ -775,6 +1112,64 @@ mod tests {
     #[test]
     fn the_committed_stdio_streams_pass() {
         nexo_testkit::replay("stdio", super::stdio_framing);
+    }
+
+    #[test]
+    fn the_committed_served_streams_pass() {
+        nexo_testkit::replay("stdio_served", super::stdio_served);
+    }
+
+    /// The served harness is not vacuous: a session answers each request
+    /// once, with its id as the client wrote it.
+    #[test]
+    fn the_served_harness_sees_the_answers() {
+        let input = concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+            "
+",
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            "
+",
+            r#"{"jsonrpc":"2.0","id":"1","method":"ping"}"#,
+            "
+",
+            r#"{"jsonrpc":"2.0","id":-7,"method":"tools/list"}"#,
+            "
+",
+            r#"{"jsonrpc":"2.0","id":77777777777777777777777,"method":"ping"}"#,
+            "
+",
+            r#"{"jsonrpc":"2.0","id":"nexo-fuzz-last","method":"ping"}"#,
+            "
+",
+        );
+        let answers = super::serve_lines(input.as_bytes());
+        // The transport's own answer (to the id rmcp cannot read) may come
+        // before rmcp's.
+        let mut ids: Vec<String> = answers
+            .iter()
+            .filter_map(|line| {
+                serde_json::from_str::<super::BTreeMap<String, Box<super::RawValue>>>(line)
+                    .ok()?
+                    .get("id")
+                    .map(|id| id.get().to_owned())
+            })
+            .collect();
+        ids.sort();
+        assert_eq!(
+            ids,
+            [
+                r#""1""#,
+                r#""nexo-fuzz-last""#,
+                "-7",
+                "1",
+                "77777777777777777777777"
+            ],
+            "{answers:?}"
+        );
+        assert!(super::same_id("1.0", "1") && super::same_id("10e-1", "1"));
+        assert!(!super::same_id(r#""1""#, "1") && !super::same_id("-1", "1"));
+        super::stdio_served(&[0]);
     }
 
     #[test]

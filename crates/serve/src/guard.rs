@@ -17,7 +17,14 @@
 //! answer a call (its answer travels on the stream), so the refusal rides
 //! in the request's extensions ([`CallRefusal`]) and is sent on the stream
 //! as a tool error instead. Every request with a method is counted by
-//! method, tool and outcome, with its latency; every refusal by reason.
+//! method, tool and outcome, with its latency (to the end of its answer's
+//! stream when it is answered on one); every refusal by reason;
+//! and every refused tool call is written to the tool-call log
+//! ([`CallLogger`], `--log`) with its reason and the caller's subject.
+//!
+//! A POST's message is read by the same envelope reader the application
+//! uses ([`inbound::inspect`]), so the guard never counts or limits a
+//! method other than the one the application serves.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -29,12 +36,14 @@ use ::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::body::Body;
 use axum::extract::Request;
 use axum::response::Response;
+use futures::StreamExt as _;
 use futures::future::BoxFuture;
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::auth::{Auth, Rejection};
 use crate::body::read_body;
+use crate::calllog::{CallLogger, PendingCall};
+use crate::inbound::{self, ToolCall};
 use crate::legacy_sse::MESSAGES_PATH;
 use crate::limits::{Caller, Limited, Limits, SWEEP_EVERY};
 use crate::metrics::{Counted, METRICS_PATH, Metrics, Refused};
@@ -58,6 +67,8 @@ pub struct Guard {
     pub metrics: Metrics,
     /// The server's name, the `server` label of the metrics.
     pub server: String,
+    /// The tool-call log, where refused calls are written too.
+    pub log: Option<CallLogger>,
 }
 
 /// A tool call refused where no HTTP status can answer it (legacy SSE):
@@ -156,18 +167,54 @@ where
     fn call(&mut self, request: Request) -> Self::Future {
         let state = self.state.clone();
         let inner = self.inner.clone();
-        Box::pin(async move { Ok(state.handle(inner, request).await) })
+        Box::pin(async move {
+            // The guard's own answers (challenges, metadata, 429s) reach a
+            // browser's script as the application's do.
+            let origin = request.headers().get(header::ORIGIN).cloned();
+            let mut response = state.handle(inner, request).await;
+            if origin.is_some() {
+                crate::policy::add_cors_headers(
+                    response.headers_mut(),
+                    &state.origins,
+                    origin.as_ref(),
+                );
+            }
+            Ok(response)
+        })
     }
 }
 
 /// What a POST asks, read before the application sees it.
+#[derive(Debug, Default)]
 struct Asked {
-    /// The first message's method, for the metrics.
+    /// The message's method, for the metrics.
     method: Option<String>,
-    /// The tool called, for the metrics.
-    tool: Option<String>,
+    /// The tool called, for the metrics, the scopes and the log.
+    call: Option<ToolCall>,
     /// The request id, for a refusal's JSON-RPC error.
     id: Value,
+}
+
+impl Asked {
+    /// What the message `body` asks; nothing when the application will
+    /// refuse it as unreadable.
+    fn read(body: &[u8]) -> Self {
+        let Ok(envelope) = inbound::inspect(body) else {
+            return Self::default();
+        };
+        Self {
+            call: envelope.tool_call(),
+            method: envelope.method.as_deref().map(str::to_owned),
+            id: envelope
+                .id
+                .and_then(|raw| serde_json::from_str(raw.get()).ok())
+                .unwrap_or_default(),
+        }
+    }
+
+    fn tool(&self) -> Option<&str> {
+        self.call.as_ref().map(|call| call.tool.as_str())
+    }
 }
 
 impl State {
@@ -199,7 +246,11 @@ impl State {
                     }
                     Err(rejection) => {
                         guard.metrics.refused(rejection.refused());
-                        return guard.auth.challenge(&rejection);
+                        let challenge = guard.auth.challenge(&rejection);
+                        let challenge_bytes = body_length(&challenge);
+                        self.log_refused_at_the_door(request, rejection.refused(), challenge_bytes)
+                            .await;
+                        return challenge;
                     }
                 }
             }
@@ -226,9 +277,12 @@ impl State {
                 return refusal;
             }
         };
-        let message = serde_json::from_slice::<Value>(&body).unwrap_or_default();
+        let asked = Asked::read(&body);
+        let pending = asked
+            .call
+            .clone()
+            .map(|call| PendingCall::new(call, &parts.extensions));
         let mut request = Request::from_parts(parts, Body::from(body));
-        let asked = asked(&message);
         let caller = Caller {
             subject: authenticated
                 .as_ref()
@@ -239,18 +293,16 @@ impl State {
                 .map(|info| info.0.ip()),
         };
         let scopes = authenticated.map(|found| found.scopes).unwrap_or_default();
-        let calls = if guard.auth.has_tool_scopes() {
-            calls_in(request.headers(), message)
-        } else {
-            Vec::new()
-        };
-        let refused = self.refusal(&calls, &asked, &scopes, &caller).await;
+        let scoped_tool = asked
+            .tool()
+            .filter(|tool| guard.auth.has_tool_scopes() && names_agree(request.headers(), tool));
+        let refused = self.refusal(scoped_tool, &asked, &scopes, &caller).await;
         let count = |outcome: &'static str, decision: &'static str| {
             if let Some(method) = &asked.method {
                 guard.metrics.count(&Counted {
                     method,
                     server: &guard.server,
-                    tool: asked.tool.as_deref(),
+                    tool: asked.tool(),
                     decision,
                     outcome,
                     latency: started.elapsed(),
@@ -258,19 +310,48 @@ impl State {
             }
         };
         if let Some(refused) = refused {
-            let outcome = match refused {
-                Refusal::Scope { .. } => "denied",
-                Refusal::Limited { .. } => "limited",
+            let (outcome, reason) = match refused {
+                Refusal::Scope { .. } => ("denied", Refused::Scope),
+                Refusal::Limited { .. } => ("limited", Refused::Rate),
             };
             count(outcome, "deny");
+            let log = |refusal_bytes: usize| {
+                if let (Some(log), Some(pending)) = (&guard.log, &pending) {
+                    log.refused(pending, reason.name(), refusal_bytes);
+                }
+            };
             if !legacy {
-                return refused.response(&guard.auth, &asked.id);
+                let response = refused.response(&guard.auth, &asked.id);
+                log(body_length(&response));
+                return response;
             }
             // Answered on the stream, as a tool error.
-            request.extensions_mut().insert(refused.call_refusal());
+            let refusal = refused.call_refusal();
+            log(refusal.result().to_string().len());
+            request.extensions_mut().insert(refusal);
             return call(&mut inner, request).await;
         }
         let response = call(&mut inner, request).await;
+        if response.status().is_success() && is_event_stream(&response) {
+            // The answer travels on the stream: the request is counted
+            // when the stream ends (or its client leaves), not at its
+            // headers.
+            let Some(method) = asked.method.clone() else {
+                return response;
+            };
+            let ended = CountWhenDropped {
+                guard: guard.clone(),
+                method,
+                tool: asked.tool().map(str::to_owned),
+                started,
+            };
+            return response.map(|body| {
+                Body::from_stream(body.into_data_stream().map(move |chunk| {
+                    let _counted_at_the_end = &ended;
+                    chunk
+                }))
+            });
+        }
         let outcome = if response.status().is_success() {
             "ok"
         } else {
@@ -280,24 +361,49 @@ impl State {
         response
     }
 
-    /// Why the messages of a POST are refused, if they are: a tool's
-    /// scopes first, then the rate limits.
+    /// Writes a tool call refused by authentication to the tool-call log:
+    /// its body is read (within the limit) only for that.
+    async fn log_refused_at_the_door(
+        &self,
+        request: Request,
+        reason: Refused,
+        challenge_bytes: usize,
+    ) {
+        let Some(log) = &self.guard.log else {
+            return;
+        };
+        let path = request.uri().path();
+        if request.method() != Method::POST || !(path == MCP_PATH || path == MESSAGES_PATH) {
+            return;
+        }
+        let (parts, body) = request.into_parts();
+        let Ok(body) = read_body(&parts.headers, body, self.max_body).await else {
+            return;
+        };
+        if let Some(call) = Asked::read(&body).call {
+            let pending = PendingCall::new(call, &parts.extensions);
+            log.refused(&pending, reason.name(), challenge_bytes);
+        }
+    }
+
+    /// Why the message of a POST is refused, if it is: the scopes of the
+    /// tool it calls (`scoped_tool`) first, then the rate limits.
     async fn refusal(
         &self,
-        calls: &[(String, Value)],
+        scoped_tool: Option<&str>,
         asked: &Asked,
         scopes: &[String],
         caller: &Caller,
     ) -> Option<Refusal> {
         let guard = &self.guard;
-        for (tool, _) in calls {
-            if let Some(missing) = guard.auth.missing_tool_scopes(scopes, tool) {
-                guard.metrics.refused(Refused::Scope);
-                return Some(Refusal::Scope(Rejection::ToolScope {
-                    tool: tool.clone(),
-                    missing,
-                }));
-            }
+        if let Some(tool) = scoped_tool
+            && let Some(missing) = guard.auth.missing_tool_scopes(scopes, tool)
+        {
+            guard.metrics.refused(Refused::Scope);
+            return Some(Refusal::Scope(Rejection::ToolScope {
+                tool: tool.to_owned(),
+                missing,
+            }));
         }
         if guard.limits.is_empty() {
             return None;
@@ -309,7 +415,7 @@ impl State {
         if !limited {
             return None;
         }
-        let checked = guard.limits.check(caller, asked.tool.as_deref()).await;
+        let checked = guard.limits.check(caller, asked.tool()).await;
         let Err(limited) = checked else {
             return None;
         };
@@ -340,6 +446,36 @@ impl State {
             data,
         })
     }
+}
+
+/// An allowed request answered on an SSE stream, counted when the stream
+/// is dropped: at its end, or when its client leaves.
+struct CountWhenDropped {
+    guard: Arc<Guard>,
+    method: String,
+    tool: Option<String>,
+    started: Instant,
+}
+
+impl Drop for CountWhenDropped {
+    fn drop(&mut self) {
+        self.guard.metrics.count(&Counted {
+            method: &self.method,
+            server: &self.guard.server,
+            tool: self.tool.as_deref(),
+            decision: "allow",
+            outcome: "ok",
+            latency: self.started.elapsed(),
+        });
+    }
+}
+
+fn is_event_stream(response: &Response) -> bool {
+    response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("text/event-stream"))
 }
 
 /// Why the guard refused a POST's messages.
@@ -421,42 +557,25 @@ where
     }
 }
 
-/// The method, tool and id of a POST's (first) message.
-fn asked(message: &Value) -> Asked {
-    #[derive(serde::Deserialize)]
-    struct Message {
-        #[serde(default)]
-        id: Value,
-        method: Option<String>,
-        #[serde(default)]
-        params: Option<Params>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Params {
-        name: Option<Value>,
-    }
-    let first = match message {
-        Value::Array(messages) => messages.first().unwrap_or(&Value::Null),
-        message => message,
-    };
-    let Ok(message) = Message::deserialize(first) else {
-        return Asked {
-            method: None,
-            tool: None,
-            id: Value::Null,
-        };
-    };
-    let tool = match (message.method.as_deref(), message.params) {
-        (Some("tools/call"), Some(Params { name, .. })) => {
-            name.and_then(|name| name.as_str().map(str::to_owned))
-        }
-        _ => None,
-    };
-    Asked {
-        method: message.method,
-        tool,
-        id: message.id,
-    }
+/// The length of a response body built whole (a refusal, a challenge).
+fn body_length(response: &Response) -> usize {
+    use axum::body::HttpBody as _;
+    response
+        .body()
+        .size_hint()
+        .exact()
+        .and_then(|length| usize::try_from(length).ok())
+        .unwrap_or(0)
+}
+
+/// Whether a 2026-07-28 request's `Mcp-Name` header names `tool`, as its
+/// body does; a request that disagrees is the application's to refuse
+/// (400, -32020), as a header mismatch. Earlier versions have no header.
+fn names_agree(headers: &HeaderMap, tool: &str) -> bool {
+    let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
+    let standard_headers = header("mcp-protocol-version")
+        .is_some_and(|version| version >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str());
+    !standard_headers || header("mcp-name") == Some(tool)
 }
 
 /// The tools `body` calls, by name with their arguments: one message or a
@@ -464,30 +583,17 @@ fn asked(message: &Value) -> Asked {
 /// name is left to the application, which answers it as a header
 /// mismatch.
 pub fn tool_calls(headers: &HeaderMap, body: &[u8]) -> Vec<(String, Value)> {
-    match serde_json::from_slice::<Value>(body) {
-        Ok(message) => calls_in(headers, message),
-        Err(_) => Vec::new(),
-    }
-}
-
-/// The tools the message (or batch) `message` calls; see [`tool_calls`].
-fn calls_in(headers: &HeaderMap, message: Value) -> Vec<(String, Value)> {
-    let messages = match message {
-        Value::Array(messages) => messages,
-        message => vec![message],
+    let messages = match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Array(messages)) => messages,
+        Ok(message) => vec![message],
+        Err(_) => return Vec::new(),
     };
-    let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
-    let standard_headers = header("mcp-protocol-version")
-        .is_some_and(|version| version >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str());
     messages
         .into_iter()
         .filter(|message| message["method"] == "tools/call")
         .filter_map(|mut message| {
             let name = message["params"]["name"].as_str()?.to_owned();
-            if standard_headers && header("mcp-name") != Some(name.as_str()) {
-                return None;
-            }
-            Some((name, message["params"]["arguments"].take()))
+            names_agree(headers, &name).then(|| (name, message["params"]["arguments"].take()))
         })
         .collect()
 }
@@ -519,16 +625,34 @@ mod tests {
     }
 
     #[test]
-    fn what_a_post_asks_is_read_from_its_first_message() {
-        let asked = asked(&json!(
-            {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "encode"}}
-        ));
+    fn what_a_post_asks_is_read_as_the_application_reads_it() {
+        let asked = Asked::read(
+            br#"{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "encode", "arguments": {"text": "sos"}}}"#,
+        );
         assert_eq!(asked.method.as_deref(), Some("tools/call"));
-        assert_eq!(asked.tool.as_deref(), Some("encode"));
+        assert_eq!(asked.tool(), Some("encode"));
+        assert_eq!(
+            asked.call.unwrap().argument_bytes,
+            r#"{"text": "sos"}"#.len()
+        );
         assert_eq!(asked.id, json!(7));
-        for nothing in [json!([]), Value::Null, json!({"method": 7})] {
-            let none = super::asked(&nothing);
-            assert!(none.method.is_none() && none.tool.is_none(), "{nothing}");
+        // What the application refuses (a batch, not JSON, a method given
+        // twice, a method that is not a string) asks nothing: it is
+        // neither counted nor limited as a call.
+        let nothing: [&[u8]; 5] = [
+            b"[]",
+            br#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}]"#,
+            b"null",
+            br#"{"method": 7}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/call","params":{"name":"a"}}"#,
+        ];
+        for body in nothing {
+            let none = Asked::read(body);
+            assert!(
+                none.method.is_none() && none.call.is_none(),
+                "{}",
+                String::from_utf8_lossy(body)
+            );
         }
     }
 }

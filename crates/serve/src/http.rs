@@ -23,7 +23,6 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Instant;
 
 use axum::Router;
 use axum::body::Body;
@@ -224,7 +223,7 @@ where
                 Err(never) => match never {},
             }
         };
-        policy::decorate(response.headers_mut(), &self.origins, origin.as_ref());
+        policy::add_cors_headers(response.headers_mut(), &self.origins, origin.as_ref());
         response
     }
 
@@ -433,13 +432,7 @@ where
         request_id = envelope.id.map(|id| id.get().to_owned());
         pending = state.logger.as_ref().and_then(|logger| {
             let call = envelope.tool_call()?;
-            Some((
-                logger.clone(),
-                PendingCall {
-                    call,
-                    started: Instant::now(),
-                },
-            ))
+            Some((logger.clone(), PendingCall::new(call, &parts.extensions)))
         });
         if let Some(rewritten) = envelope.rewritten {
             forwarded = Bytes::from(rewritten);

@@ -133,10 +133,11 @@ pub fn inspect(bytes: &[u8]) -> Result<Inbound<'_>, Rejection> {
         let id = scanner.finish();
         // The envelope's reader stops at the first fault it meets: valid
         // JSON of the wrong shape may hide a syntax fault further on (bad
-        // UTF-8 in a string of a batch), which makes it a parse error.
-        let malformed = error.is_syntax()
-            || error.is_eof()
-            || serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_err();
+        // UTF-8 in a string of a batch), which makes it a parse error. Its
+        // own error does not decide: a number beyond an f64 where a string
+        // belongs (`"method": -0.5e2223`) is reported as out of range, a
+        // syntax error, though the text is JSON of the wrong shape.
+        let malformed = serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_err();
         if malformed {
             Rejection {
                 code: PARSE_ERROR,

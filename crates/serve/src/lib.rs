@@ -52,7 +52,7 @@ pub use crate::calllog::CallLogger;
 pub use crate::error::ServeError;
 pub use crate::http::{HttpApp, HttpOptions, MCP_PATH, SharedSessions, app};
 pub use crate::legacy_sse::{MESSAGES_PATH, SSE_PATH};
-pub use crate::policy::{HostPolicy, OriginPolicy, is_loopback_host};
+pub use crate::policy::{HostPolicy, OriginPolicy, add_cors_headers, is_loopback_host};
 pub use crate::stdio::LineTransport;
 pub use crate::tls::{HANDSHAKE_TIMEOUT, TlsFiles, TlsListener};
 pub use crate::trace::TraceTap;
@@ -215,6 +215,7 @@ where
         limits: limits::Limits::new(&options.limits, "the server", None),
         metrics: metrics::Metrics::new("nexo_serve"),
         server: options.server_name.clone(),
+        log: logger.clone(),
     });
     let sweep = (!guard.limits.is_empty()).then(|| guard.sweep());
     let result = serve_service(

@@ -141,8 +141,9 @@ pub fn is_loopback_host(host: &str) -> bool {
 /// The methods a browser may use, as a preflight answer lists them.
 const CORS_METHODS: &str = "GET, POST, DELETE, OPTIONS";
 /// The response headers a browser script may read: the session id it must
-/// send back, and the negotiated revision.
-const CORS_EXPOSED: &str = "mcp-session-id, mcp-protocol-version";
+/// send back, the negotiated revision, an authentication challenge (which
+/// points to the Protected Resource Metadata) and a rate limit's wait.
+const CORS_EXPOSED: &str = "mcp-session-id, mcp-protocol-version, www-authenticate, retry-after";
 /// Answers differ by these request headers, which caches must know.
 const CORS_VARY: &str = "origin, access-control-request-method, access-control-request-headers";
 
@@ -163,13 +164,16 @@ pub(crate) fn preflight(origins: &OriginPolicy, request: &HeaderMap) -> Response
     response
 }
 
-/// Adds the CORS headers of an ordinary answer. A request without `Origin`
-/// is not a browser's cross-origin call: it gets only `Vary`.
-pub(crate) fn decorate(
+/// Adds the CORS headers of an ordinary answer (the application's, and the
+/// guard's own: challenges, metadata, 429s). A request without `Origin` is
+/// not a browser's cross-origin call: it gets only `Vary`; an origin the
+/// policy does not allow is never named.
+pub fn add_cors_headers(
     headers: &mut HeaderMap,
     origins: &OriginPolicy,
     origin: Option<&HeaderValue>,
 ) {
+    let origin = origin.filter(|origin| origin.to_str().is_ok_and(|text| origins.allows(text)));
     if origin.is_some() {
         headers.insert(
             header::ACCESS_CONTROL_EXPOSE_HEADERS,

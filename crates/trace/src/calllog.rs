@@ -1,6 +1,6 @@
 //! The tool-call log that `nexo serve --log FILE` writes: one
-//! [`ToolCallRecord`] per finished tool call, one JSON object per line,
-//! appended by a [`ToolCallLog`]. Whoever observes a call fills in the
+//! [`ToolCallRecord`] per finished or refused tool call, one JSON object
+//! per line, appended by a [`ToolCallLog`]. Whoever observes a call fills in the
 //! record; this module knows nothing of transports.
 
 use std::fs::{File, OpenOptions};
@@ -26,6 +26,14 @@ pub struct ToolCallRecord {
     pub out_bytes: usize,
     /// True for a tool error (`isError`) and for a JSON-RPC error response.
     pub is_error: bool,
+    /// Who called, when the server authenticates its callers: the token's
+    /// `sub`, or the API key's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    /// Why the call was refused before it reached the tool (`auth`,
+    /// `scope`, `rate`), when it was; such a call is also an error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused: Option<&'static str>,
 }
 
 impl ToolCallRecord {
@@ -46,7 +54,16 @@ impl ToolCallRecord {
             dur_ms: (duration.as_secs_f64() * 1_000_000.0).round() / 1000.0,
             out_bytes,
             is_error,
+            subject: None,
+            refused: None,
         }
+    }
+
+    /// The record of a call made by `subject`.
+    #[must_use]
+    pub fn by(mut self, subject: Option<&str>) -> Self {
+        self.subject = subject.map(str::to_owned);
+        self
     }
 }
 
@@ -108,6 +125,8 @@ mod tests {
         assert_eq!(lines[0]["arg_bytes"], 17);
         assert_eq!(lines[0]["dur_ms"], 1.5);
         assert_eq!(lines[1]["is_error"], true);
+        // Only a server that authenticates names the caller.
+        assert!(lines[0].get("subject").is_none() && lines[0].get("refused").is_none());
         for key in [
             "time",
             "server",

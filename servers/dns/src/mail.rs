@@ -6,8 +6,6 @@
 //! lookups), DMARC (RFC 7489's tags), and MTA-STS (RFC 8461) and TLS-RPT
 //! (RFC 8460) records. Every question of one level is asked at once.
 
-use std::collections::BTreeSet;
-
 use futures::future::join_all;
 use hickory_proto::op::ResponseCode;
 use hickory_proto::rr::{Name, RData, RecordType};
@@ -397,7 +395,11 @@ fn parse_term(term: &str) -> Result<Termino, String> {
     let (mechanism, value) = match rest.find([':', '/']) {
         Some(at) => (
             rest.get(..at).unwrap_or(""),
-            rest.get(at..).unwrap_or("").trim_start_matches(':'),
+            // One `:` separates the value: `include::x` names `:x`, which
+            // is no domain, not `x`.
+            rest.get(at..)
+                .map(|value| value.strip_prefix(':').unwrap_or(value))
+                .unwrap_or(""),
         ),
         None => (rest, ""),
     };
@@ -466,17 +468,51 @@ fn target(term: &Termino, current: &Name) -> Option<Name> {
     Some(name.to_lowercase())
 }
 
+/// The one DNS question SPF evaluation asks: [`Net`] answers it (the
+/// resolver, then the domain's own servers); the fuzzing harness answers
+/// from a zone held in memory.
+pub(crate) trait SpfLookup: Sync {
+    fn lookup(
+        &self,
+        name: &Name,
+        rtype: RecordType,
+    ) -> impl Future<Output = Result<Answer, QueryError>> + Send;
+}
+
+impl SpfLookup for Net {
+    fn lookup(
+        &self,
+        name: &Name,
+        rtype: RecordType,
+    ) -> impl Future<Output = Result<Answer, QueryError>> + Send {
+        Net::lookup(self, name, rtype)
+    }
+}
+
 /// Counts of one SPF evaluation.
 #[derive(Default)]
 struct SpfWalk {
     lookups: usize,
     voids: usize,
     included: Vec<String>,
-    visited: BTreeSet<Name>,
     errors: Vec<(Tipo, String)>,
 }
 
-async fn check_spf(net: &Net, name: &Name, apex: &[String], hallazgos: &mut Vec<Hallazgo>) -> Spf {
+impl SpfWalk {
+    /// Records an error once, however often its domain is reached.
+    fn error(&mut self, tipo: Tipo, detail: String) {
+        if !self.errors.iter().any(|(_, known)| *known == detail) {
+            self.errors.push((tipo, detail));
+        }
+    }
+}
+
+pub(crate) async fn check_spf(
+    net: &impl SpfLookup,
+    name: &Name,
+    apex: &[String],
+    hallazgos: &mut Vec<Hallazgo>,
+) -> Spf {
     let records = tagged(apex, "v=spf1");
     let mut spf = Spf {
         registro: records.first().cloned(),
@@ -524,7 +560,6 @@ async fn check_spf(net: &Net, name: &Name, apex: &[String], hallazgos: &mut Vec<
         }
     }
     let mut walk = SpfWalk::default();
-    walk.visited.insert(name.clone());
     walk_terms(net, name, &terms, &mut walk).await;
     spf.terminos = terms;
     spf.consultas_dns = walk.lookups;
@@ -558,16 +593,26 @@ fn is_void(answer: &Answer, name: &Name, rtype: RecordType) -> bool {
 
 /// Counts the querying terms of one record and follows its includes and
 /// redirect, one level at a time, the lookups of a level asked at once.
-async fn walk_terms(net: &Net, current: &Name, terms: &[Termino], walk: &mut SpfWalk) {
+async fn walk_terms(net: &impl SpfLookup, current: &Name, terms: &[Termino], walk: &mut SpfWalk) {
     let mut level: Vec<(Name, Vec<Termino>)> = vec![(current.clone(), terms.to_vec())];
     while !level.is_empty() && walk.lookups < SPF_HARD_STOP {
         let mut questions: Vec<(String, Name, RecordType)> = Vec::new();
         for (domain, terms) in &level {
+            // RFC 7208 6.1: `redirect` is ignored when the record has an
+            // `all`; a modifier spelt like a mechanism (`a=...`) is an
+            // unknown modifier, which queries nothing.
+            let has_all = terms
+                .iter()
+                .any(|term| term.tipo == "all" && !term.calificador.is_empty());
             for term in terms {
-                let querying = matches!(
-                    term.tipo.as_str(),
-                    "include" | "a" | "mx" | "ptr" | "exists" | "redirect"
-                );
+                let querying = if term.calificador.is_empty() {
+                    term.tipo == "redirect" && !has_all
+                } else {
+                    matches!(
+                        term.tipo.as_str(),
+                        "include" | "a" | "mx" | "ptr" | "exists"
+                    )
+                };
                 if !querying {
                     continue;
                 }
@@ -587,7 +632,7 @@ async fn walk_terms(net: &Net, current: &Name, terms: &[Termino], walk: &mut Spf
         let answers = join_all(
             questions
                 .iter()
-                .map(|(_, target, rtype)| net.lookup(target, *rtype)),
+                .map(|(_, target, rtype)| SpfLookup::lookup(net, target, *rtype)),
         )
         .await;
         let mut next = Vec::new();
@@ -603,22 +648,23 @@ async fn walk_terms(net: &Net, current: &Name, terms: &[Termino], walk: &mut Spf
             }
             let records = tagged(&txts(&answer, &target), "v=spf1");
             let Some(record) = records.first() else {
-                walk.errors.push((
+                walk.error(
                     Tipo::SpfIncludeFallido,
                     format!("the SPF {kind} of {} has no SPF record", show(&target)),
-                ));
+                );
                 continue;
             };
-            if !walk.visited.insert(target.clone()) {
-                continue;
+            // A domain reached twice is evaluated twice, and its terms
+            // counted twice (RFC 7208 4.6.4): a loop runs into the limit.
+            if !walk.included.contains(&show(&target)) {
+                walk.included.push(show(&target));
             }
-            walk.included.push(show(&target));
             match parse_spf(record) {
                 Ok(terms) => next.push((target, terms)),
-                Err(error) => walk.errors.push((
+                Err(error) => walk.error(
                     Tipo::SpfSintaxis,
                     format!("{} (reached by {kind}): {error}", show(&target)),
-                )),
+                ),
             }
         }
         level = next;
@@ -685,8 +731,11 @@ pub(crate) fn check_dmarc(texts: &[String], hallazgos: &mut Vec<Hallazgo>) -> Dm
                 Some(p) => dmarc.sp = Some(p),
                 None => problems.push(format!("sp={value} is not none, quarantine or reject")),
             },
+            // RFC 7489 6.3: digits only (`u8` alone takes `+50`).
             "pct" => match value.parse::<u8>() {
-                Ok(pct) if pct <= 100 => dmarc.pct = Some(pct),
+                Ok(pct) if pct <= 100 && value.bytes().all(|b| b.is_ascii_digit()) => {
+                    dmarc.pct = Some(pct);
+                }
                 _ => problems.push(format!("pct={value} is not a whole number from 0 to 100")),
             },
             "adkim" => match alignment(value) {
@@ -769,6 +818,26 @@ mod tests {
         assert!(parse_spf("v=spf1 foo:bar").is_err());
         assert!(parse_spf("v=spf1 ip4:300.1.1.1").is_err());
         assert!(parse_spf("v=spf1 all:x").is_err());
+    }
+
+    #[test]
+    fn issue_22_only_one_colon_separates_a_mechanism_from_its_value() {
+        let terms = parse_spf("v=spf1 include::example.com mx:mail.example.com -all").unwrap();
+        assert_eq!(terms[0].valor, ":example.com");
+        assert_eq!(terms[1].valor, "mail.example.com");
+    }
+
+    #[test]
+    fn issue_22_a_signed_pct_is_malformed() {
+        let mut findings = Vec::new();
+        let dmarc = check_dmarc(&["v=DMARC1; p=none; pct=+50".to_owned()], &mut findings);
+        assert_eq!(dmarc.pct, None);
+        assert!(
+            findings
+                .iter()
+                .any(|finding| finding.detalle.contains("pct=+50 is not a whole number")),
+            "{findings:?}"
+        );
     }
 
     #[test]

@@ -4,13 +4,17 @@
 //! client names, what the server resolves it to is beneath a root, and
 //! what it then opens (a file, a directory, or its metadata) really is
 //! beneath the root once every symbolic link is followed. The tree has
-//! links that lead out of the root (to a file and to a directory) and one
-//! that stays inside.
+//! links that lead out of the root (to a file and to a directory) and ones
+//! that stay inside (to a file and to a directory). A walk (`list`, `tree`,
+//! `search`) enters each directory of the path from its parent's handle as
+//! [`crate::access::enter`] does: a name that is a symbolic link is never
+//! entered, wherever it leads (the file system says which names are
+//! links), and what is entered is beneath the root.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use crate::access::{ReadRules, metadata, open_dir, open_file};
+use crate::access::{ReadRules, enter, metadata, open_dir, open_file};
 use crate::extensions::AllowedExtensions;
 use crate::resolve::resolve;
 use crate::roots::Roots;
@@ -35,6 +39,7 @@ impl Tree {
             std::os::unix::fs::symlink("../outside/secret.txt", root.join("link-out.txt"))?;
             std::os::unix::fs::symlink("../outside", root.join("dir-out"))?;
             std::os::unix::fs::symlink("sub/b.md", root.join("link-in.md"))?;
+            std::os::unix::fs::symlink("sub", root.join("dir-in"))?;
             std::fs::canonicalize(&root)
         };
         let root = build().unwrap_or_else(|error| panic!("cannot build the tree: {error}"));
@@ -67,6 +72,35 @@ impl Tree {
                 "{requested:?} opened {}, outside the root",
                 real.display()
             );
+        }
+        self.walk_into(&target);
+    }
+
+    /// Enters the target's directories one name at a time, as a walk does.
+    fn walk_into(&self, target: &crate::resolve::Target) {
+        let Ok(mut dir) = target.root.dir.try_clone() else {
+            return;
+        };
+        let mut here = self.root.clone();
+        for name in target.relative.iter().filter(|name| *name != ".") {
+            here.push(name);
+            let link = std::fs::symlink_metadata(&here).is_ok_and(|meta| meta.is_symlink());
+            let entered = enter(&dir, Path::new(name));
+            let Ok(Some(child)) = entered else {
+                return;
+            };
+            assert!(!link, "a walk entered the symbolic link {}", here.display());
+            let fd = std::os::fd::AsRawFd::as_raw_fd(&child);
+            let real = std::fs::read_link(format!("/proc/self/fd/{fd}")).ok();
+            if let Some(real) = real {
+                assert!(
+                    real.starts_with(&self.root),
+                    "a walk entered {} through {}",
+                    real.display(),
+                    here.display()
+                );
+            }
+            dir = child;
         }
     }
 }

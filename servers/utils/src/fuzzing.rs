@@ -4,7 +4,9 @@
 //! always finite; an error always says something; and on the part of the
 //! language whose arithmetic is exact in an `f64` (integers with `+`, `-`,
 //! `*`, unary signs and parentheses, every value within 2^53) the result
-//! equals an exact evaluation in 128-bit integers.
+//! equals an exact evaluation in 128-bit integers. That part includes `^`
+//! (and `**`) with an exponent whose result is an integer: right-grouped,
+//! binding tighter than the signs before it.
 
 use crate::calc::{MAX_DEPTH, evaluate};
 
@@ -27,7 +29,8 @@ pub fn calc(data: &[u8]) {
     }
 }
 
-/// A reference evaluation of the exact part of the language, in `i128`:
+/// A reference evaluation of the exact part of the language, in `i128`
+/// (written from the grammar in the calculator's documentation):
 /// `None` for anything outside it (another character, a malformed
 /// expression, a value beyond 2^53, nesting past the calculator's limit).
 struct Exact<'a> {
@@ -83,17 +86,14 @@ impl Exact<'_> {
 
     fn product(&mut self) -> Option<i128> {
         let mut value = self.signed()?;
-        while self.peek() == Some(b'*') {
+        while self.peek() == Some(b'*') && !self.rest.starts_with(b"**") {
             self.rest = &self.rest[1..];
-            // `**` is the calculator's power: outside the exact part.
-            if self.peek() == Some(b'*') {
-                return None;
-            }
             value = Self::bounded(value.checked_mul(self.signed()?)?)?;
         }
         Some(value)
     }
 
+    /// Signs bind looser than a power: `-2^2` is `-(2^2)`.
     fn signed(&mut self) -> Option<i128> {
         match self.peek()? {
             b'-' => {
@@ -104,7 +104,53 @@ impl Exact<'_> {
                 self.rest = &self.rest[1..];
                 self.signed()
             }
-            _ => self.atom(),
+            _ => self.power(),
+        }
+    }
+
+    /// `atom (('^' | '**') signed-power)?`: a power groups to the right and
+    /// the signs after its operator belong to the whole exponent, so
+    /// `2^3^2` is `2^(3^2)` and `2^-1` (a fraction) is outside the exact
+    /// part, as is any negative exponent but of 1 and -1.
+    fn power(&mut self) -> Option<i128> {
+        let base = self.atom()?;
+        self.skip_spaces();
+        if let Some(rest) = self
+            .rest
+            .strip_prefix(b"^")
+            .or_else(|| self.rest.strip_prefix(b"**"))
+        {
+            self.rest = rest;
+            let exponent = self.signed_power()?;
+            return Self::bounded(Self::raise(base, exponent)?);
+        }
+        Some(base)
+    }
+
+    /// The exponent after `^`: signs, then a power.
+    fn signed_power(&mut self) -> Option<i128> {
+        match self.peek()? {
+            b'-' => {
+                self.rest = &self.rest[1..];
+                Some(-self.signed_power()?)
+            }
+            b'+' => {
+                self.rest = &self.rest[1..];
+                self.signed_power()
+            }
+            _ => self.power(),
+        }
+    }
+
+    /// `base` to the power `exponent`, when that is an integer.
+    fn raise(base: i128, exponent: i128) -> Option<i128> {
+        match (base, exponent) {
+            (1, _) => Some(1),
+            (-1, _) => Some(if exponent % 2 == 0 { 1 } else { -1 }),
+            (_, 0) => Some(1),
+            (0, 1..) => Some(0),
+            (_, ..0) => None,
+            _ => base.checked_pow(u32::try_from(exponent).ok()?),
         }
     }
 
@@ -150,7 +196,13 @@ mod tests {
     #[test]
     fn the_reference_agrees_on_simple_sums() {
         assert_eq!(super::Exact::evaluate("2 * (3 + 4) - -1"), Some(15));
-        assert_eq!(super::Exact::evaluate("2 ** 3"), None);
+        assert_eq!(super::Exact::evaluate("2 ** 3"), Some(8));
+        assert_eq!(super::Exact::evaluate("2 ^ 3 ^ 2"), Some(512));
+        assert_eq!(super::Exact::evaluate("-2 ^ 2"), Some(-4));
+        assert_eq!(super::Exact::evaluate("2 * 3 ^ 2"), Some(18));
+        assert_eq!(super::Exact::evaluate("(-2) ^ 3"), Some(-8));
+        assert_eq!(super::Exact::evaluate("2 ^ -1"), None);
+        assert_eq!(super::Exact::evaluate("(-1) ^ -3"), Some(-1));
         assert_eq!(super::Exact::evaluate("1.5 + 1"), None);
         super::calc(b"2 * (3 + 4) - -1");
     }

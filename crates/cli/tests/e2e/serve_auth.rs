@@ -9,12 +9,15 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
 use nexo_testkit::AuthServer;
 use serde_json::{Value, json};
 
-use crate::support::{Http, HttpServer, Proc, Reply, TempDir, free_port, nexo, run, run_command};
+use crate::support::{
+    Http, HttpServer, NodeTools, Proc, Reply, TempDir, free_port, nexo, run, run_command,
+};
 
 const TOKEN: &str = "s3cret-token-of-the-serve-tests";
 const OTHER_TOKEN: &str = "another-s3cret-token-for-bob";
@@ -270,6 +273,8 @@ fn oauth_server(dir: &TempDir, issuer: &str, audience: &str, addr: &str) -> Http
             audience,
             "--auth-scopes",
             scopes.to_str().unwrap(),
+            "--log",
+            dir.path().join("calls.jsonl").to_str().unwrap(),
         ],
         &[],
     )
@@ -294,6 +299,44 @@ async fn serve_oauth_refuses_bad_tokens_and_asks_for_the_scopes_a_tool_needs() {
         assert_eq!(document["authorization_servers"], json!([issuer.issuer()]));
         assert_eq!(document["scopes_supported"], json!(["mcp", "morse:write"]));
     }
+
+    // A browser page on an allowed origin (the web Inspector's) reads the
+    // metadata and the challenge; a foreign origin is named nowhere.
+    let inspector = [("Origin", "http://localhost:6274")];
+    let metadata = Http::at(base.clone())
+        .get("/.well-known/oauth-protected-resource/mcp", &inspector)
+        .await;
+    assert_eq!(
+        metadata.header("access-control-allow-origin"),
+        Some("http://localhost:6274"),
+        "{metadata:#?}"
+    );
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"page","version":"1"}}}"#;
+    let accept = ("Accept", "application/json, text/event-stream");
+    let challenged = Http::at(base.clone())
+        .post(initialize, &[inspector[0], accept])
+        .await;
+    assert_eq!(challenged.status, 401, "{challenged:#?}");
+    assert_eq!(
+        challenged.header("access-control-allow-origin"),
+        Some("http://localhost:6274"),
+        "{challenged:#?}"
+    );
+    assert!(
+        challenged
+            .header("access-control-expose-headers")
+            .is_some_and(|exposed| exposed.contains("www-authenticate")),
+        "{challenged:#?}"
+    );
+    let foreign = Http::at(base.clone())
+        .post(initialize, &[("Origin", "https://evil.example"), accept])
+        .await;
+    assert_eq!(foreign.status, 403, "{foreign:#?}");
+    assert_eq!(
+        foreign.header("access-control-allow-origin"),
+        None,
+        "{foreign:#?}"
+    );
 
     let missing = Session::new(base.clone(), None).open().await;
     assert_eq!(missing.status, 401);
@@ -397,6 +440,20 @@ async fn serve_oauth_refuses_bad_tokens_and_asks_for_the_scopes_a_tool_needs() {
         "{legacy:?}"
     );
 
+    // A call it lets in on the legacy transport is logged as alice's.
+    let legacy = run(&[
+        "call",
+        "--url",
+        &format!("{base}/sse"),
+        "--transport",
+        "sse",
+        "--header",
+        &format!("Authorization: Bearer {mcp}"),
+        "echo",
+        "texto=hola",
+    ]);
+    assert_eq!(legacy.code(), 0, "{legacy:?}");
+
     let writer = issuer
         .sign(&issuer.claims("alice", AUDIENCE, "mcp morse:write"))
         .unwrap();
@@ -408,7 +465,12 @@ async fn serve_oauth_refuses_bad_tokens_and_asks_for_the_scopes_a_tool_needs() {
     let text = metrics(&base, Some(&writer)).await;
     assert_eq!(
         metric(&text, "nexo_serve_refused_total{reason=\"auth\"}"),
-        5.0,
+        6.0,
+        "{text}"
+    );
+    assert_eq!(
+        metric(&text, "nexo_serve_refused_total{reason=\"origin\"}"),
+        1.0,
         "{text}"
     );
     assert_eq!(
@@ -416,6 +478,27 @@ async fn serve_oauth_refuses_bad_tokens_and_asks_for_the_scopes_a_tool_needs() {
         3.0,
         "{text}"
     );
+
+    // The tool-call log: the caller of each call, on both transports, and
+    // the step-up refusals with their reason.
+    let log = std::fs::read_to_string(dir.path().join("calls.jsonl")).unwrap();
+    let seen: Vec<(String, String, String)> = log
+        .lines()
+        .map(|line| {
+            let line: Value = serde_json::from_str(line).unwrap();
+            let text = |key: &str| line[key].as_str().unwrap_or("-").to_owned();
+            (text("tool"), text("subject"), text("refused"))
+        })
+        .collect();
+    let expected = [
+        ("echo", "alice", "-"),
+        ("morse", "alice", "scope"),
+        ("morse", "alice", "scope"),
+        ("echo", "alice", "-"),
+        ("morse", "alice", "-"),
+    ]
+    .map(|(tool, subject, refused)| (tool.to_owned(), subject.to_owned(), refused.to_owned()));
+    assert_eq!(seen, expected, "{log}");
 }
 
 fn now() -> u64 {
@@ -454,21 +537,52 @@ async fn serve_oauth_follows_the_issuers_key_rotation_without_hammering_it() {
     assert_eq!(issuer.jwks_fetches(), 2);
 }
 
-/// The authorization URLs `nexo call` shows on `stderr`, as they come.
+/// The authorization URLs a client shows on `stderr`, as they come; every
+/// line is also kept in `seen`, for a failure's message.
 fn authorization_urls(
     stderr: impl std::io::Read + Send + 'static,
+    seen: Arc<std::sync::Mutex<String>>,
 ) -> tokio::sync::mpsc::UnboundedReceiver<String> {
     let (found, urls) = tokio::sync::mpsc::unbounded_channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines() {
             let Ok(line) = line else { break };
-            let trimmed = line.trim();
-            if trimmed.starts_with("http://") && trimmed.contains("/authorize?") {
-                let _ = found.send(trimmed.to_owned());
+            seen.lock().unwrap().push_str(&format!("{line}\n"));
+            let url = line
+                .find("http://")
+                .map(|start| line[start..].split_whitespace().next().unwrap_or_default());
+            if let Some(url) = url.filter(|url| url.contains("/authorize?")) {
+                let _ = found.send(url.to_owned());
             }
         }
     });
     urls
+}
+
+/// Acts as the browser of the client `proc` for every authorization URL
+/// it shows, until it ends: its stdout and the URLs, in order. Its stderr
+/// lines go to `seen`.
+async fn authorize_until_done(
+    proc: &mut Proc,
+    seen: Arc<std::sync::Mutex<String>>,
+) -> (String, Vec<String>) {
+    let mut urls = authorization_urls(proc.child().stderr.take().unwrap(), seen);
+    let mut stdout = proc.child().stdout.take().unwrap();
+    let mut output = tokio::task::spawn_blocking(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut text).unwrap();
+        text
+    });
+    let mut asked = Vec::new();
+    loop {
+        tokio::select! {
+            Some(url) = urls.recv() => {
+                authorize_as_a_browser(&url).await;
+                asked.push(url);
+            }
+            output = &mut output => return (output.unwrap(), asked),
+        }
+    }
 }
 
 /// Acts as the person's browser: follows `url` to the authorization
@@ -501,25 +615,9 @@ async fn nexo_call_completes_the_authorization_code_flow_against_serve() {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut proc = Proc::spawn(&mut command, "nexo call with OAuth");
-    let mut urls = authorization_urls(proc.child().stderr.take().unwrap());
-    let mut stdout = proc.child().stdout.take().unwrap();
-    let mut output = tokio::task::spawn_blocking(move || {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut stdout, &mut text).unwrap();
-        text
-    });
     // The first authorization asks for `mcp` (the 401's scope); calling
     // `morse` then steps up to `mcp morse:write`.
-    let mut asked = Vec::new();
-    let output = loop {
-        tokio::select! {
-            Some(url) = urls.recv() => {
-                authorize_as_a_browser(&url).await;
-                asked.push(url);
-            }
-            output = &mut output => break output.unwrap(),
-        }
-    };
+    let (output, asked) = authorize_until_done(&mut proc, Default::default()).await;
     assert!(proc.exit_status().success(), "{output}");
     assert_eq!(asked.len(), 2, "{asked:?}");
     assert!(asked[0].contains("code_challenge_method=S256"), "{asked:?}");
@@ -539,10 +637,61 @@ async fn nexo_call_completes_the_authorization_code_flow_against_serve() {
 }
 
 #[tokio::test]
+async fn the_inspectors_oauth_client_completes_the_flow_against_serve() {
+    let Some(tools) = NodeTools::installed() else {
+        return;
+    };
+    let issuer = AuthServer::start().unwrap();
+    let dir = TempDir::new("serve-auth-inspector");
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let server = oauth_server(&dir, issuer.issuer(), &url, &format!("127.0.0.1:{port}"));
+    let callback = format!("http://127.0.0.1:{}/oauth/callback", free_port());
+    let mut command = std::process::Command::new(tools.bin("mcp-inspector"));
+    command
+        .args(["--cli", "--format", "json", "--method", "tools/call"])
+        .args(["--tool-name", "morse", "--tool-arg", "texto=sos"])
+        .args(["--callback-url", &callback, &url])
+        .env("PATH", tools.path())
+        .env("HOME", dir.path().join("home"))
+        // Interactive login without a terminal; the browser it opens is
+        // `true` (xdg-open's $BROWSER): the test is the browser.
+        .env("MCP_AUTO_OPEN_ENABLED", "true")
+        .env("BROWSER", "true")
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut proc = Proc::spawn(&mut command, "the Inspector's CLI with OAuth");
+    let seen = Arc::default();
+    let (output, asked) = authorize_until_done(&mut proc, Arc::clone(&seen)).await;
+    let stderr = seen.lock().unwrap().clone();
+    assert!(
+        proc.exit_status().success(),
+        "{output}\n{stderr}\nserver: {}",
+        server.stderr()
+    );
+    assert!(!asked.is_empty(), "{stderr}");
+    assert!(asked[0].contains("code_challenge_method=S256"), "{asked:?}");
+    assert!(asked[0].contains("resource="), "{asked:?}");
+    assert!(output.contains("... --- ..."), "{output}\n{stderr}");
+    assert_eq!(issuer.registrations(), 1);
+}
+
+#[tokio::test]
 async fn rate_limits_are_kept_per_subject_and_answered_with_429() {
     let dir = TempDir::new("serve-auth-limits");
     let tokens = token_file(&dir);
-    let server = HttpServer::start(&["--token-file", &tokens, "--rate-limit", "2/min"]);
+    let log = dir.path().join("calls.jsonl");
+    let server = HttpServer::start(&[
+        "--token-file",
+        &tokens,
+        "--rate-limit",
+        "2/min",
+        "--log",
+        log.to_str().unwrap(),
+    ]);
     let base = server.base_url();
     let mut first = Session::new(base.clone(), Some(TOKEN));
     assert_eq!(first.open().await.status, 200);
@@ -579,6 +728,76 @@ async fn rate_limits_are_kept_per_subject_and_answered_with_429() {
         metric(
             &text,
             "nexo_serve_rate_limited_total{limit=\"rateLimits.perIdentity\"}"
+        ),
+        1.0,
+        "{text}"
+    );
+    // A call without a token is refused at the door.
+    let stranger = Session::new(base.clone(), None);
+    assert_eq!(
+        stranger.call("echo", json!({"texto": "hola"})).await.status,
+        401
+    );
+
+    // The tool-call log holds every call, who made it, and every refusal.
+    let lines: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let seen: Vec<(Value, Value, Value)> = lines
+        .iter()
+        .map(|line| {
+            (
+                line["subject"].clone(),
+                line["refused"].clone(),
+                line["is_error"].clone(),
+            )
+        })
+        .collect();
+    let first_subject = lines[0]["subject"].clone();
+    assert!(first_subject.is_string(), "{lines:#?}");
+    assert_eq!(
+        seen,
+        [
+            (first_subject.clone(), Value::Null, json!(false)),
+            (first_subject.clone(), Value::Null, json!(false)),
+            (first_subject, json!("rate"), json!(true)),
+            (json!("bob"), Value::Null, json!(false)),
+            (Value::Null, json!("auth"), json!(true)),
+        ],
+        "{lines:#?}"
+    );
+    assert!(
+        lines.iter().all(|line| line["tool"] == "echo"),
+        "{lines:#?}"
+    );
+}
+
+#[tokio::test]
+async fn a_call_answered_on_a_stream_is_timed_to_the_streams_end() {
+    let server = HttpServer::serve("everything", &[]);
+    let base = server.base_url();
+    let mut session = Session::new(base.clone(), None);
+    assert_eq!(session.open().await.status, 200);
+    // Two 50 ms pauses between its log messages, all on the call's stream.
+    let answer = session.call("test_tool_with_logging", json!({})).await;
+    assert_eq!(answer.status, 200, "{answer:#?}");
+    assert_eq!(
+        answer.header("content-type"),
+        Some("text/event-stream"),
+        "{answer:#?}"
+    );
+    let text = metrics(&base, None).await;
+    let seconds = metric(
+        &text,
+        "nexo_serve_request_latency_seconds_sum{method=\"tools/call\"}",
+    );
+    assert!(seconds >= 0.1, "{seconds} s: {text}");
+    assert_eq!(
+        metric(
+            &text,
+            "nexo_serve_requests_total{method=\"tools/call\",server=\"everything\",tool=\"test_tool_with_logging\",decision=\"allow\",outcome=\"ok\"}"
         ),
         1.0,
         "{text}"

