@@ -2,7 +2,8 @@
 //! that give JSON-RPC errors (-32700, -32600) instead of dropped lines or
 //! plain-text HTTP errors, and the leniency DESIGN.md asks for (an
 //! `initialize` without `clientInfo` or `capabilities`, as seed 000's client
-//! sent, is completed rather than refused).
+//! sent, is completed rather than refused). A request whose numeric id has
+//! a fractional part is refused here: rmcp would answer it with another id.
 //!
 //! The common case costs one borrowing parse: [`inspect`] reads only the
 //! envelope (`method`, `id`, raw `params`) and rewrites the message only when
@@ -152,6 +153,22 @@ pub fn inspect(bytes: &[u8]) -> Result<Inbound<'_>, Rejection> {
             }
         }
     })?;
+    // rmcp reads a numeric id through an `f64` when it is written with a
+    // point or an exponent, and answers with the integer it rounds to:
+    // `9999.999999999999999` would be answered as `10000`, an id the
+    // client never sent (found by the `stdio_served` fuzz target).
+    if envelope.method.is_some()
+        && let Some(id) = envelope.id
+        && has_fraction(id.get())
+    {
+        return Err(Rejection {
+            code: INVALID_REQUEST,
+            message: "invalid request: the id has a fractional part; \
+                      an id is a string or an integer"
+                .into(),
+            id: Some(id.to_owned()),
+        });
+    }
     let rewritten = match envelope.method.as_deref() {
         Some("initialize") => complete_initialize(bytes),
         _ => None,
@@ -162,6 +179,50 @@ pub fn inspect(bytes: &[u8]) -> Result<Inbound<'_>, Rejection> {
         params: envelope.params,
         rewritten,
     })
+}
+
+/// Whether `message` may hold a numeric id written with a point or an
+/// exponent, which [`inspect`] must see before rmcp reads the message (a
+/// cheap scan; the usual ids, integers and strings, need no parse).
+pub fn may_hold_a_rounded_id(message: &[u8]) -> bool {
+    // A digit followed by a point or an exponent, but for the `"2.0"` every
+    // message carries.
+    message.windows(2).enumerate().any(|(at, pair)| {
+        pair[0].is_ascii_digit()
+            && matches!(pair[1], b'.' | b'e' | b'E')
+            && message.get(at.wrapping_sub(1)..at + 4) != Some(b"\"2.0\"")
+    })
+}
+
+/// Whether `id`, a JSON value as written, is a number whose exact value
+/// is not an integer (`1.5`, `1e-400`; not `1.0` or `25e-1`'s ten times).
+fn has_fraction(id: &str) -> bool {
+    let unsigned = id.strip_prefix('-').unwrap_or(id);
+    if !unsigned.starts_with(|c: char| c.is_ascii_digit()) {
+        return false;
+    }
+    let (mantissa, exponent) = match unsigned.split_once(['e', 'E']) {
+        // Only digits after an optional sign: a failure is an overflow.
+        Some((mantissa, exponent)) => (
+            mantissa,
+            exponent
+                .parse::<i64>()
+                .unwrap_or(if exponent.starts_with('-') {
+                    i64::MIN
+                } else {
+                    i64::MAX
+                }),
+        ),
+        None => (unsigned, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = [whole.as_bytes(), fraction.as_bytes()].concat();
+    // Where the decimal point falls once the exponent has moved it.
+    let point = i128::try_from(whole.len()).unwrap_or(i128::MAX) + i128::from(exponent);
+    let first_fraction_digit = usize::try_from(point.max(0)).unwrap_or(usize::MAX);
+    digits
+        .get(first_fraction_digit..)
+        .is_some_and(|after| after.iter().any(|digit| *digit != b'0'))
 }
 
 /// Adds the `clientInfo` and `capabilities` an `initialize` left out, so that
@@ -246,6 +307,36 @@ mod tests {
 
     /// Issue 15, point 2: an invalid request answers with its id when the id
     /// can be read, `null` otherwise.
+    #[test]
+    fn issue_22_an_id_with_a_fraction_is_refused_not_rounded() {
+        for id in [
+            "9999.999999999999999",
+            "1.5",
+            "-0.1",
+            "1e-400",
+            "25e-1",
+            "1.00000000000000000001",
+            "5e-99999999999999999999",
+        ] {
+            let message = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+            assert!(may_hold_a_rounded_id(message.as_bytes()), "{id}");
+            let refused = rejection(&message);
+            assert_eq!(refused.code, INVALID_REQUEST, "{id}");
+            assert_eq!(refused.id.as_deref().map(RawValue::get), Some(id));
+        }
+        for id in [
+            "1", "-0", "1.0", "1e2", "2.5e1", "10e-1", "0e-400", "0.000", r#""1.5""#,
+        ] {
+            let message = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+            assert!(inspect(message.as_bytes()).is_ok(), "{id}");
+        }
+        assert!(!may_hold_a_rounded_id(
+            br#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"e"}}"#
+        ));
+        // A response's id is not answered, so not refused here.
+        assert!(inspect(br#"{"jsonrpc":"2.0","id":1.5,"result":{}}"#).is_ok());
+    }
+
     #[test]
     fn issue_15_an_invalid_request_is_answered_with_its_id() {
         let id = |message: &str| rejection(message).id.map(|raw| raw.get().to_owned());

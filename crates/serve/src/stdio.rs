@@ -121,8 +121,10 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
     /// The trace records the line either way, before any answer.
     fn decode(&self, line: &[u8]) -> Option<ClientJsonRpcMessage> {
         // rmcp would read an `initialize` without `clientInfo` as some other
-        // request, so leniency must come before the typed parse.
-        let completed = if mentions_initialize(line) {
+        // request, so leniency must come before the typed parse, and it
+        // would answer an id such as `9999.999999999999999` with the
+        // integer an `f64` rounds it to, so such an id is refused before.
+        let completed = if mentions_initialize(line) || inbound::may_hold_a_rounded_id(line) {
             match inbound::inspect(line) {
                 Ok(envelope) => envelope.rewritten,
                 Err(rejection) => {

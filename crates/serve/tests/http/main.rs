@@ -7,7 +7,8 @@
 //! handler, since serve knows no particular server. [`trace`] checks the
 //! `--trace` records of whole exchanges on both HTTP transports;
 //! [`sessions`], a 2025-era session served by another application sharing
-//! its session store; [`tls`], HTTPS on 127.0.0.1 with a test CA.
+//! its session store; [`tls`], HTTPS on 127.0.0.1 with a test CA; [`ids`],
+//! request ids rmcp would round.
 
 #![expect(
     clippy::unwrap_used,
@@ -17,6 +18,7 @@
 
 mod calllog;
 mod health;
+mod ids;
 mod limits;
 mod policy;
 mod sessions;
