@@ -632,6 +632,20 @@ const WRITE_FUNCTIONS: &[&str] = &[
     "DBLINK_EXEC",
 ];
 
+/// Words after which a statement reading takes an operand or a name, so
+/// that a write word there is a column, a table or an alias (`SELECT
+/// insert`, `ORDER BY drop`, `AS delete`): PostgreSQL's keywords `INSERT`,
+/// `DROP`, `ALTER` and more are unreserved, and the dialects that reserve
+/// them refuse the text.
+const OPERAND_BEFORE: &[&str] = &[
+    "SELECT", "DISTINCT", "ALL", "WHERE", "AND", "OR", "NOT", "ON", "BY", "CASE", "WHEN", "THEN",
+    "ELSE", "HAVING", "AS", "FROM", "JOIN", "IN", "IS", "LIKE", "BETWEEN",
+];
+
+/// What the SQL reference reads an operator as (`+`, `@@`, `<=`, ...): a
+/// word after it is an operand.
+const OPERATOR: &str = "operator";
+
 fn push_word(statements: &mut [Vec<String>], word: String) {
     if let Some(words) = statements.last_mut() {
         words.push(word);
@@ -643,7 +657,7 @@ fn push_word(statements: &mut [Vec<String>], word: String) {
 /// string literals (`'...'` with `''`, `$tag$...$tag$`, backslash escapes
 /// in MySQL) and quoted names (`"..."`, `` `...` ``, `[...]`), statement
 /// by statement (`;`): each starts as a read does, and no word in it
-/// writes.
+/// writes (a word after `.`, `:` or an operator is a name).
 fn reference_read_only(text: &str, mysql: bool) -> bool {
     let mut statements: Vec<Vec<String>> = vec![Vec::new()];
     let chars: Vec<char> = text.chars().collect();
@@ -719,18 +733,32 @@ fn reference_read_only(text: &str, mysql: bool) -> bool {
             // Any other character than ASCII's is part of a name, as the
             // dialects read it: `nextval\u{fffd}` is another function.
             let start = at;
+            // `$` ends a word, as the parser reads it (`SELECT$1`); the
+            // databases take it into the name and refuse the text.
             while at < chars.len()
-                && (chars[at].is_alphanumeric()
-                    || chars[at] == '_'
-                    || chars[at] == '$'
-                    || !chars[at].is_ascii())
+                && (chars[at].is_alphanumeric() || chars[at] == '_' || !chars[at].is_ascii())
             {
                 at += 1;
             }
             let word: String = chars[start..at].iter().collect::<String>().to_uppercase();
             push_word(&mut statements, word);
-        } else if c == '(' || c == ')' || c == '.' {
+        } else if matches!(c, '(' | ')' | '.' | ':' | ',') {
             push_word(&mut statements, c.to_string());
+            at += 1;
+        } else if c == '*' {
+            // `SELECT *` and `t.*` name every column; anywhere else `*`
+            // multiplies.
+            let wildcard = statements
+                .last()
+                .and_then(|words| words.last())
+                .is_some_and(|last| {
+                    matches!(last.as_str(), "SELECT" | "DISTINCT" | "ALL" | "," | ".")
+                });
+            let word = if wildcard { "*" } else { OPERATOR };
+            push_word(&mut statements, word.to_owned());
+            at += 1;
+        } else if "@+-=<>|&~!%^/?".contains(c) {
+            push_word(&mut statements, OPERATOR.to_owned());
             at += 1;
         } else {
             at += 1;
@@ -743,16 +771,32 @@ fn reference_read_only(text: &str, mysql: bool) -> bool {
             READ_STARTS.contains(&words[0].as_str())
                 && words.iter().enumerate().all(|(i, word)| {
                     let called = words.get(i + 1).is_some_and(|next| next == "(");
-                    let qualified = i > 0 && words[i - 1] == ".";
                     let before = i.checked_sub(1).map(|before| words[before].as_str());
+                    // A name, not a keyword: `t.drop`; `v:drop`, a key of
+                    // a semi-structured value (`SELECT v: -- x` + newline
+                    // + `DROP t` is one query in the generic dialect, `t`
+                    // an alias), a parameter (`:drop`) or, after `::`, a
+                    // type; an operand (`a @@ detach`, PostgreSQL's text
+                    // match of two columns, `SELECT alter FROM t`). Not
+                    // after `*`: `SELECT * INTO t2` writes; nor after a
+                    // finished expression: `SELECT 1 DROP TABLE t` is two
+                    // statements in T-SQL.
                     let after = words.get(i + 1).map(String::as_str);
+                    // The statement's last word is a name too: no write
+                    // keyword writes alone (`FROM t INTO`, `t` then an
+                    // alias; MySQL refuses it).
+                    let named = after.is_none()
+                        || before.is_some_and(|before| {
+                            matches!(before, "." | ":" | "," | OPERATOR)
+                                || OPERAND_BEFORE.contains(&before)
+                        });
                     // Locking reads (`FOR UPDATE`, `FOR NO KEY UPDATE`,
                     // MySQL's `LOCK IN SHARE MODE`) and `SHOW CREATE`.
                     let reading = (word == "UPDATE" && matches!(before, Some("FOR" | "KEY")))
                         || (word == "LOCK" && after == Some("IN"))
                         || (word == "CREATE" && before == Some("SHOW"));
                     let writes =
-                        WRITE_WORDS.contains(&word.as_str()) && !(called || qualified || reading);
+                        WRITE_WORDS.contains(&word.as_str()) && !(called || named || reading);
                     let calls_a_writer = called && WRITE_FUNCTIONS.contains(&word.as_str());
                     !(writes || calls_a_writer)
                 })
@@ -811,6 +855,15 @@ mod tests {
             ("SELECT nextval('s')", false),
             ("SELECT * FROM t FOR UPDATE", true),
             ("SELECT \"delete\" FROM t", true),
+            ("SELECT v: -- x\n DROP t", true),
+            ("SELECT v:drop FROM t; DROP TABLE t", false),
+            ("SELECT lect @@detach", true),
+            ("SELECT * INTO t2 FROM t", false),
+            ("SELECT alter[a] FROM [t] ORDER BY drop", true),
+            ("SELECT 1 DROP TABLE t", false),
+            ("SELECT * FROM t INTO", true),
+            ("SELECT * FROM t INTO OUTFILE '/tmp/x'", false),
+            ("WITH d AS (DELETE FROM t) SELECT 1", false),
         ] {
             assert_eq!(super::reference_read_only(text, false), read_only, "{text}");
         }

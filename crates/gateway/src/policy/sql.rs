@@ -289,6 +289,20 @@ mod tests {
     }
 
     #[test]
+    fn an_into_after_the_from_is_not_read() {
+        for (dialect_name, text) in [
+            ("mysql", "SELECT * FROM t INTO OUTFILE '/tmp/x'"),
+            ("mysql", "SELECT * FROM t INTO DUMPFILE '/tmp/x'"),
+            ("mssql", "SELECT * INTO #copy FROM t"),
+            ("postgresql", "SELECT * INTO copy FROM t"),
+        ] {
+            let dialect = dialect(dialect_name).unwrap();
+            let classified = classify(dialect.as_ref(), text, SqlClass::Admin);
+            assert_ne!(classified.class, SqlClass::Read, "{dialect_name}: {text}");
+        }
+    }
+
+    #[test]
     fn issue_22_a_mysql_executable_comment_is_not_read() {
         let mysql = dialect("mysql").unwrap();
         let classified = classify(
