@@ -417,8 +417,9 @@ where
     // The envelope is read before rmcp only when something here needs it:
     // the call log, a client that takes no SSE (its answer is collapsed by
     // id), an `initialize` to complete, which never comes within a
-    // session, or an id rmcp would round (`inbound::inspect`). A message in a session is otherwise read once, by rmcp, and a
-    // malformed one is explained after rmcp has refused it.
+    // session, or an id rmcp would round (`inbound::inspect`). A message in
+    // a session is otherwise read once, by rmcp, and a malformed one is
+    // explained after rmcp has refused it.
     let needs_envelope = state.logger.is_some()
         || !accepts.sse
         || !parts.headers.contains_key(HEADER_SESSION_ID)

@@ -195,7 +195,7 @@ pub fn may_hold_a_rounded_id(message: &[u8]) -> bool {
 }
 
 /// Whether `id`, a JSON value as written, is a number whose exact value
-/// is not an integer (`1.5`, `1e-400`; not `1.0` or `25e-1`'s ten times).
+/// is not an integer (`1.5`, `25e-1`, `1e-400`; not `1.0` or `2.5e1`).
 fn has_fraction(id: &str) -> bool {
     let unsigned = id.strip_prefix('-').unwrap_or(id);
     if !unsigned.starts_with(|c: char| c.is_ascii_digit()) {
@@ -305,8 +305,6 @@ mod tests {
         assert_eq!(rejection(r#"{"method":7}"#).code, INVALID_REQUEST);
     }
 
-    /// Issue 15, point 2: an invalid request answers with its id when the id
-    /// can be read, `null` otherwise.
     #[test]
     fn issue_22_an_id_with_a_fraction_is_refused_not_rounded() {
         for id in [
@@ -337,6 +335,8 @@ mod tests {
         assert!(inspect(br#"{"jsonrpc":"2.0","id":1.5,"result":{}}"#).is_ok());
     }
 
+    /// Issue 15, point 2: an invalid request answers with its id when the id
+    /// can be read, `null` otherwise.
     #[test]
     fn issue_15_an_invalid_request_is_answered_with_its_id() {
         let id = |message: &str| rejection(message).id.map(|raw| raw.get().to_owned());
