@@ -572,7 +572,7 @@ pub fn sql_matcher(data: &[u8]) {
     let classified = crate::policy::sql::classify(dialect.as_ref(), &text, SqlClass::Admin);
     if classified.class == SqlClass::Read {
         assert!(
-            reference_read_only(&text, name == "mysql"),
+            reference_read_only(&text, name),
             "{name}: {text:?} is called read-only ({})",
             classified.detail
         );
@@ -655,10 +655,14 @@ fn push_word(statements: &mut [Vec<String>], word: String) {
 /// Whether `text` only reads, read as words outside comments (`--` to the
 /// end of the line, `/* */` nested, `#` in MySQL, whose `/*! */` is code),
 /// string literals (`'...'` with `''`, `$tag$...$tag$`, backslash escapes
-/// in MySQL) and quoted names (`"..."`, `` `...` ``, `[...]`), statement
+/// in MySQL) and quoted names (`"..."`, `` `...` ``, `[...]` with `]]`
+/// but in PostgreSQL and MySQL), statement
 /// by statement (`;`): each starts as a read does, and no word in it
 /// writes (a word after `.`, `:` or an operator is a name).
-fn reference_read_only(text: &str, mysql: bool) -> bool {
+fn reference_read_only(text: &str, dialect: &str) -> bool {
+    let mysql = dialect == "mysql";
+    // `[` quotes a name but in PostgreSQL (an array's subscript) and MySQL.
+    let brackets_quote = !matches!(dialect, "postgresql" | "mysql");
     let mut statements: Vec<Vec<String>> = vec![Vec::new()];
     let chars: Vec<char> = text.chars().collect();
     let mut at = 0;
@@ -695,13 +699,15 @@ fn reference_read_only(text: &str, mysql: bool) -> bool {
                 }
             }
             at = i;
-        } else if c == '\'' || c == '"' || c == '`' {
+        } else if matches!(c, '\'' | '"' | '`') || (c == '[' && brackets_quote) {
+            // `[name]` closes at `]`; every quote is written twice inside.
+            let close = if c == '[' { ']' } else { c };
             let mut i = at + 1;
             while i < chars.len() {
                 if mysql && chars[i] == '\\' {
                     i += 2;
-                } else if chars[i] == c {
-                    if chars.get(i + 1) == Some(&c) {
+                } else if chars[i] == close {
+                    if chars.get(i + 1) == Some(&close) {
                         i += 2;
                     } else {
                         break;
@@ -711,9 +717,6 @@ fn reference_read_only(text: &str, mysql: bool) -> bool {
                 }
             }
             at = i + 1;
-            push_word(&mut statements, "'".to_owned());
-        } else if c == '[' {
-            at = until(at, &[']']);
             push_word(&mut statements, "'".to_owned());
         } else if c == '$' && !mysql {
             let tag_end =
@@ -860,16 +863,25 @@ mod tests {
             ("SELECT lect @@detach", true),
             ("SELECT * INTO t2 FROM t", false),
             ("SELECT alter[a] FROM [t] ORDER BY drop", true),
+            ("SELECT [a]]; DROP TABLE t] FROM t", true),
             ("SELECT 1 DROP TABLE t", false),
             ("SELECT * FROM t INTO", true),
             ("SELECT * FROM t INTO OUTFILE '/tmp/x'", false),
             ("WITH d AS (DELETE FROM t) SELECT 1", false),
         ] {
-            assert_eq!(super::reference_read_only(text, false), read_only, "{text}");
+            assert_eq!(
+                super::reference_read_only(text, "generic"),
+                read_only,
+                "{text}"
+            );
         }
         assert!(!super::reference_read_only(
             "SELECT 1 /*! ; DROP TABLE t */",
-            true
+            "mysql"
+        ));
+        assert!(!super::reference_read_only(
+            "SELECT a[b[1]]; DROP TABLE t",
+            "postgresql"
         ));
     }
 

@@ -273,8 +273,12 @@ impl Counts {
         let Ok(terms) = parse_spf(record.trim()) else {
             return;
         };
-        // RFC 7208 6.1: `redirect` is ignored when the record has `all`.
-        let has_all = terms.iter().any(|term| term.tipo == "all");
+        // RFC 7208 6.1: `redirect` is ignored when the record has the
+        // `all` mechanism; a modifier named `all=` is not it (found by a
+        // 240 s run: the reference stopped at `all=x redirect=...`).
+        let has_all = terms
+            .iter()
+            .any(|term| term.tipo == "all" && !term.calificador.is_empty());
         for term in &terms {
             if self.lookups > LOOKUP_LIMIT {
                 return;

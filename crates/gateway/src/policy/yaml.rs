@@ -54,21 +54,25 @@ pub struct YamlError {
     pub message: String,
 }
 
-/// Rewrites `text` as TOML.
+/// Rewrites `text` as TOML; an error is placed inside `text`.
 pub fn transcode(text: &str) -> Result<Transcoded, YamlError> {
+    rewrite(text).map_err(|problem| YamlError {
+        place: within(text, problem.place),
+        ..problem
+    })
+}
+
+fn rewrite(text: &str) -> Result<Transcoded, YamlError> {
     let mut builder = Builder::default();
     let mut parser = Parser::new_from_str(text);
     if let Err(problem) = parser.load(&mut builder, true) {
         return Err(YamlError {
-            place: within(text, place(*problem.marker())),
+            place: place(*problem.marker()),
             message: problem.info().to_owned(),
         });
     }
     if let Some(problem) = builder.problem {
-        return Err(YamlError {
-            place: within(text, problem.place),
-            ..problem
-        });
+        return Err(problem);
     }
     let mut documents = builder.documents.into_iter();
     let root = documents.next();
@@ -110,7 +114,8 @@ pub fn transcode(text: &str) -> Result<Transcoded, YamlError> {
 /// `place`, or the end of the text when it lies past it: the parser
 /// places what it reads at the end of the input on a line after the last
 /// (found by the `policy_twins` fuzz target: one-line files refused at
-/// line 2, `{"rule": [` and ` !`).
+/// line 2, `{"rule": [` and ` !`, and an empty list item on the last line
+/// refused on the line after it).
 fn within(text: &str, place: Place) -> Place {
     let lines: Vec<&str> = text.split('\n').collect();
     match lines.get(place.line.saturating_sub(1)) {
@@ -467,7 +472,8 @@ mod tests {
     }
 
     /// Issue 22 (the `policy_twins` fuzz target): an error at the end of
-    /// a one-line file was placed at line 2.
+    /// a one-line file was placed at line 2, and an empty list item on
+    /// the last line on the line after it.
     #[test]
     fn issue_22_an_error_at_the_end_is_placed_inside_the_file() {
         let text = r#"{"rule": [{"name": "a", "#;
@@ -476,6 +482,10 @@ mod tests {
         };
         assert_eq!(problem.place.line, 1, "{problem:?}");
         assert!(problem.place.column <= text.len() + 1, "{problem:?}");
+        let Err(problem) = transcode("n:\n\n-") else {
+            panic!("an empty list item is taken");
+        };
+        assert_eq!(problem.place.line, 3, "{problem:?}");
         let Err(problem) = transcode(" !") else {
             panic!("an unknown tag is taken");
         };
