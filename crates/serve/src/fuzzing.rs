@@ -750,21 +750,21 @@ fn decimal(number: &str) -> Option<(bool, String, i64)> {
         Some(rest) => (true, rest),
         None => (false, number),
     };
-    let (mantissa, exponent) = match unsigned.split_once(['e', 'E']) {
-        Some((mantissa, exponent)) => (mantissa, exponent.parse::<i64>().ok()?),
-        None => (unsigned, 0),
-    };
+    let (mantissa, exponent) = unsigned.split_once(['e', 'E']).unwrap_or((unsigned, "0"));
     let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
     let digits = format!("{whole}{fraction}");
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    let scale = exponent.checked_sub(i64::try_from(fraction.len()).ok()?)?;
     let significant = digits.trim_start_matches('0');
     let trimmed = significant.trim_end_matches('0');
+    // Zero whatever its exponent, even one past an i64 (found by a 240 s
+    // run: `0e9999999999999992990` is answered as 0, which it is).
     if trimmed.is_empty() {
         return Some((false, String::new(), 0));
     }
+    let exponent = exponent.parse::<i64>().ok()?;
+    let scale = exponent.checked_sub(i64::try_from(fraction.len()).ok()?)?;
     let zeros = i64::try_from(significant.len() - trimmed.len()).ok()?;
     Some((negative, trimmed.to_owned(), scale.checked_add(zeros)?))
 }
