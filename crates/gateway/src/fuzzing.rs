@@ -785,10 +785,11 @@ fn reference_read_only(text: &str, dialect: &str) -> bool {
                     // finished expression: `SELECT 1 DROP TABLE t` is two
                     // statements in T-SQL.
                     let after = words.get(i + 1).map(String::as_str);
-                    // The statement's last word is a name too: no write
-                    // keyword writes alone (`FROM t INTO`, `t` then an
-                    // alias; MySQL refuses it).
-                    let named = after.is_none()
+                    // So is a word that ends the statement, a list or a
+                    // group: no write keyword writes alone (`FROM t INTO`,
+                    // `t` then an alias, which MySQL refuses; `SELECT 0
+                    // lock, 1`, an alias in SQLite).
+                    let named = matches!(after, None | Some("," | ")"))
                         || before.is_some_and(|before| {
                             matches!(before, "." | ":" | "," | OPERATOR)
                                 || OPERAND_BEFORE.contains(&before)
@@ -866,6 +867,7 @@ mod tests {
             ("SELECT [a]]; DROP TABLE t] FROM t", true),
             ("SELECT 1 DROP TABLE t", false),
             ("SELECT * FROM t INTO", true),
+            ("SELECT 0 lock, 1", true),
             ("SELECT * FROM t INTO OUTFILE '/tmp/x'", false),
             ("WITH d AS (DELETE FROM t) SELECT 1", false),
         ] {
