@@ -736,10 +736,14 @@ fn reference_read_only(text: &str, dialect: &str) -> bool {
             // Any other character than ASCII's is part of a name, as the
             // dialects read it: `nextval\u{fffd}` is another function.
             let start = at;
-            // `$` ends a word, as the parser reads it (`SELECT$1`); the
-            // databases take it into the name and refuse the text.
+            // `$` ends a word, as the parser reads it (`SELECT$1`), but in
+            // MySQL, whose names hold it (`a$merge`); the others take it
+            // into the name too and refuse the text.
             while at < chars.len()
-                && (chars[at].is_alphanumeric() || chars[at] == '_' || !chars[at].is_ascii())
+                && (chars[at].is_alphanumeric()
+                    || chars[at] == '_'
+                    || (mysql && chars[at] == '$')
+                    || !chars[at].is_ascii())
             {
                 at += 1;
             }
@@ -885,6 +889,7 @@ mod tests {
             "SELECT a[b[1]]; DROP TABLE t",
             "postgresql"
         ));
+        assert!(super::reference_read_only("SELECT a$merge$b", "mysql"));
     }
 
     #[test]
