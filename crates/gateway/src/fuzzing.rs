@@ -658,7 +658,7 @@ fn push_word(statements: &mut [Vec<String>], word: String) {
 /// in MySQL) and quoted names (`"..."`, `` `...` ``, `[...]` with `]]`
 /// but in PostgreSQL and MySQL), statement
 /// by statement (`;`): each starts as a read does, and no word in it
-/// writes (a word after `.`, `:` or an operator is a name).
+/// writes as a keyword (where a name or an operand stands, it is a name).
 fn reference_read_only(text: &str, dialect: &str) -> bool {
     let mysql = dialect == "mysql";
     // `[` quotes a name but in PostgreSQL (an array's subscript) and MySQL.
@@ -779,6 +779,7 @@ fn reference_read_only(text: &str, dialect: &str) -> bool {
                 && words.iter().enumerate().all(|(i, word)| {
                     let called = words.get(i + 1).is_some_and(|next| next == "(");
                     let before = i.checked_sub(1).map(|before| words[before].as_str());
+                    let after = words.get(i + 1).map(String::as_str);
                     // A name, not a keyword: `t.drop`; `v:drop`, a key of
                     // a semi-structured value (`SELECT v: -- x` + newline
                     // + `DROP t` is one query in the generic dialect, `t`
@@ -787,12 +788,11 @@ fn reference_read_only(text: &str, dialect: &str) -> bool {
                     // match of two columns, `SELECT alter FROM t`). Not
                     // after `*`: `SELECT * INTO t2` writes; nor after a
                     // finished expression: `SELECT 1 DROP TABLE t` is two
-                    // statements in T-SQL.
-                    let after = words.get(i + 1).map(String::as_str);
-                    // So is a word that ends the statement, a list or a
-                    // group: no write keyword writes alone (`FROM t INTO`,
-                    // `t` then an alias, which MySQL refuses; `SELECT 0
-                    // lock, 1`, an alias in SQLite).
+                    // statements in T-SQL. So is a word that ends the
+                    // statement, a list or a group: no write keyword
+                    // writes alone (`FROM t INTO`, `t` then an alias,
+                    // which MySQL refuses; `SELECT 0 lock, 1`, an alias
+                    // in SQLite).
                     let named = matches!(after, None | Some("," | ")"))
                         || before.is_some_and(|before| {
                             matches!(before, "." | ":" | "," | OPERATOR)
