@@ -421,17 +421,20 @@ async fn serve_oauth_refuses_bad_tokens_and_asks_for_the_scopes_a_tool_needs() {
 
     // On the legacy SSE transport the answer is a tool error naming the
     // scope, on the stream.
-    let legacy = run(&[
-        "call",
-        "--url",
-        &format!("{base}/sse"),
-        "--transport",
-        "sse",
-        "--header",
-        &format!("Authorization: Bearer {mcp}"),
-        "morse",
-        "texto=sos",
-    ]);
+    let legacy_call = |tool: &str, argument: &str| {
+        run(&[
+            "call",
+            "--url",
+            &format!("{base}/sse"),
+            "--transport",
+            "sse",
+            "--header",
+            &format!("Authorization: Bearer {mcp}"),
+            tool,
+            argument,
+        ])
+    };
+    let legacy = legacy_call("morse", "texto=sos");
     assert_ne!(legacy.code(), 0, "{legacy:?}");
     assert!(
         legacy
@@ -441,17 +444,7 @@ async fn serve_oauth_refuses_bad_tokens_and_asks_for_the_scopes_a_tool_needs() {
     );
 
     // A call it lets in on the legacy transport is logged as alice's.
-    let legacy = run(&[
-        "call",
-        "--url",
-        &format!("{base}/sse"),
-        "--transport",
-        "sse",
-        "--header",
-        &format!("Authorization: Bearer {mcp}"),
-        "echo",
-        "texto=hola",
-    ]);
+    let legacy = legacy_call("echo", "texto=hola");
     assert_eq!(legacy.code(), 0, "{legacy:?}");
 
     let writer = issuer
