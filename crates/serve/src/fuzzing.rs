@@ -347,15 +347,7 @@ pub fn stdio_framing(data: &[u8]) {
         return;
     };
     let max_line = 8 + usize::from(*limit % 64);
-    let stream = match stream
-        .iter()
-        .enumerate()
-        .filter(|(_, byte)| **byte == b'\n')
-        .nth(MAX_LINES - 1)
-    {
-        Some((end, _)) => &stream[..=end],
-        None => stream,
-    };
+    let stream = first_lines(stream, MAX_LINES);
     let whole = read_stdio(stream, max_line, None);
     let sizes: Vec<usize> = std::iter::once(*cut)
         .chain(stream.iter().copied())
@@ -404,6 +396,20 @@ pub fn stdio_framing(data: &[u8]) {
                 String::from_utf8_lossy(line)
             );
         }
+    }
+}
+
+/// The first `count` lines of `stream`, each with its line feed (all of
+/// it when it has fewer).
+fn first_lines(stream: &[u8], count: usize) -> &[u8] {
+    match stream
+        .iter()
+        .enumerate()
+        .filter(|(_, byte)| **byte == b'\n')
+        .nth(count.saturating_sub(1))
+    {
+        Some((end, _)) => &stream[..=end],
+        None => stream,
     }
 }
 
@@ -638,15 +644,7 @@ pub fn stdio_served(data: &[u8]) {
         return;
     };
     let opening = OPENINGS[usize::from(*opening) % OPENINGS.len()];
-    let stream = match stream
-        .iter()
-        .enumerate()
-        .filter(|(_, byte)| **byte == b'\n')
-        .nth(MAX_SERVED_LINES - 1)
-    {
-        Some((end, _)) => &stream[..=end],
-        None => stream,
-    };
+    let stream = first_lines(stream, MAX_SERVED_LINES);
     let last = format!(r#"{{"jsonrpc":"2.0","id":"{LAST_ID}","method":"ping"}}"#);
     let input = [opening.as_bytes(), stream, b"\n", last.as_bytes(), b"\n"].concat();
     let answers = serve_lines(&input);
