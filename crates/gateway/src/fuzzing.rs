@@ -604,14 +604,20 @@ const READ_STARTS: &[&str] = &[
     "(",
 ];
 
-/// Words that make a statement write or run something wherever they stand
-/// (but as the name of a function called, `insert(...)`, in a locking
-/// read, `FOR UPDATE`, and in `SHOW CREATE`).
+/// Words that make a statement write or run something where a statement
+/// starts (or, in T-SQL, [`TSQL_VERBS`] wherever a keyword may stand).
 const WRITE_WORDS: &[&str] = &[
     "INSERT", "UPDATE", "DELETE", "MERGE", "INTO", "CREATE", "DROP", "ALTER", "TRUNCATE", "GRANT",
     "REVOKE", "COPY", "ATTACH", "DETACH", "PRAGMA", "CALL", "EXEC", "EXECUTE", "LOAD", "UPSERT",
     "VACUUM", "REINDEX", "CLUSTER", "LOCK", "REFRESH", "IMPORT", "EXPORT", "OUTFILE", "DUMPFILE",
     "REPLACE",
+];
+
+/// T-SQL's reserved verbs: a batch needs no `;`, so after a finished
+/// expression one of them starts the next statement (`SELECT 1 DROP
+/// TABLE t` is two statements there, an alias and an error elsewhere).
+const TSQL_VERBS: &[&str] = &[
+    "INSERT", "UPDATE", "DELETE", "MERGE", "CREATE", "DROP", "ALTER", "TRUNCATE", "EXEC", "EXECUTE",
 ];
 
 /// Functions that change the database or reach past it, whatever calls
@@ -633,13 +639,73 @@ const WRITE_FUNCTIONS: &[&str] = &[
 ];
 
 /// Words after which a statement reading takes an operand or a name, so
-/// that a write word there is a column, a table or an alias (`SELECT
-/// insert`, `ORDER BY drop`, `AS delete`): PostgreSQL's keywords `INSERT`,
-/// `DROP`, `ALTER` and more are unreserved, and the dialects that reserve
-/// them refuse the text.
+/// that a word there is a column, a table or an alias (`SELECT insert`,
+/// `ORDER BY drop`, `AS delete`): PostgreSQL's keywords `INSERT`, `DROP`,
+/// `ALTER` and more are unreserved, and the dialects that reserve them
+/// refuse the text.
 const OPERAND_BEFORE: &[&str] = &[
-    "SELECT", "DISTINCT", "ALL", "WHERE", "AND", "OR", "NOT", "ON", "BY", "CASE", "WHEN", "THEN",
-    "ELSE", "HAVING", "AS", "FROM", "JOIN", "IN", "IS", "LIKE", "BETWEEN",
+    "SELECT",
+    "DISTINCT",
+    "ALL",
+    "WHERE",
+    "AND",
+    "OR",
+    "NOT",
+    "ON",
+    "BY",
+    "CASE",
+    "WHEN",
+    "THEN",
+    "ELSE",
+    "HAVING",
+    "AS",
+    "FROM",
+    "JOIN",
+    "IN",
+    "IS",
+    "LIKE",
+    "BETWEEN",
+    "TOP",
+    "LIMIT",
+    "OFFSET",
+    "FETCH",
+    "WITH",
+    "RECURSIVE",
+    "TABLE",
+    "USE",
+];
+
+/// Words before a `(` that opens a subquery rather than a call's
+/// arguments (`FROM (DELETE ...)`, but `trim(delete FROM x)`).
+const SUBQUERY_BEFORE: &[&str] = &[
+    "AS",
+    "MATERIALIZED",
+    "FROM",
+    "JOIN",
+    "LATERAL",
+    "IN",
+    "EXISTS",
+    "ANY",
+    "SOME",
+    "ALL",
+    "SELECT",
+    "WHERE",
+    "AND",
+    "OR",
+    "NOT",
+    "ON",
+    "HAVING",
+    "WHEN",
+    "THEN",
+    "ELSE",
+    "UNION",
+    "EXCEPT",
+    "INTERSECT",
+];
+
+/// Words that an `EXPLAIN` may take before the statement it explains.
+const EXPLAIN_OPTIONS: &[&str] = &[
+    "ANALYZE", "ANALYSE", "VERBOSE", "QUERY", "PLAN", "EXTENDED", "ESTIMATE",
 ];
 
 /// What the SQL reference reads an operator as (`+`, `@@`, `<=`, ...): a
@@ -653,16 +719,43 @@ fn push_word(statements: &mut [Vec<String>], word: String) {
 }
 
 /// Whether `text` only reads, read as words outside comments (`--` to the
-/// end of the line, `/* */` nested, `#` in MySQL, whose `/*! */` is code),
-/// string literals (`'...'` with `''`, `$tag$...$tag$`, backslash escapes
-/// in MySQL) and quoted names (`"..."`, `` `...` ``, `[...]` with `]]`
-/// but in PostgreSQL and MySQL), statement
-/// by statement (`;`): each starts as a read does, and no word in it
-/// writes as a keyword (where a name or an operand stands, it is a name).
+/// end of the line, in MySQL only before white space or a control
+/// character; `/* */`, nested but in MySQL and SQLite; `#` in MySQL, whose
+/// `/*! */` is code), string literals (`'...'` with `''`, `$tag$...$tag$`,
+/// backslash escapes in MySQL and in PostgreSQL's `E'...'`) and quoted
+/// names (`"..."`, `` `...` ``, `[...]` with `]]` but in PostgreSQL and
+/// MySQL), statement by statement (`;`): no statement writes
+/// ([`statement_writes`]). MySQL's text must only read both with and
+/// without backslash escapes, as its `NO_BACKSLASH_ESCAPES` and
+/// `ANSI_QUOTES` modes read it.
 fn reference_read_only(text: &str, dialect: &str) -> bool {
+    let statements = reference_statements(text, dialect, true);
+    let reads = |statements: Vec<Vec<String>>| {
+        statements
+            .iter()
+            .filter(|words| !words.is_empty())
+            .all(|words| !statement_writes(words, dialect))
+    };
+    reads(statements) && (dialect != "mysql" || reads(reference_statements(text, dialect, false)))
+}
+
+/// The words of each statement of `text` as [`reference_read_only`] reads
+/// them (in MySQL with or without backslash escapes): a string or quoted
+/// name is `'`, an operator [`OPERATOR`].
+fn reference_statements(text: &str, dialect: &str, mysql_escapes: bool) -> Vec<Vec<String>> {
     let mysql = dialect == "mysql";
     // `[` quotes a name but in PostgreSQL (an array's subscript) and MySQL.
     let brackets_quote = !matches!(dialect, "postgresql" | "mysql");
+    // Any other character than ASCII's is part of a name, as PostgreSQL,
+    // MySQL and SQLite read it (`nextval\u{fffd}` is another function),
+    // but Unicode's white space, which separates words in the generic
+    // dialect and T-SQL, whose names hold letters (`SELECT\u{85}1`).
+    let letters_only = matches!(dialect, "generic" | "mssql");
+    let in_name = |c: char| {
+        c.is_alphanumeric() || c == '_' || !(c.is_ascii() || letters_only && c.is_whitespace())
+    };
+    let nested_comments = matches!(dialect, "generic" | "postgresql" | "mssql");
+    let escape_strings = matches!(dialect, "generic" | "postgresql");
     let mut statements: Vec<Vec<String>> = vec![Vec::new()];
     let chars: Vec<char> = text.chars().collect();
     let mut at = 0;
@@ -674,12 +767,21 @@ fn reference_read_only(text: &str, dialect: &str) -> bool {
     while at < chars.len() {
         let c = chars[at];
         let next = chars.get(at + 1).copied();
-        if (c == '-' && next == Some('-')) || (c == '#' && mysql) {
+        let mysql_comment = |after: Option<&char>| {
+            after.is_none_or(|after| *after == ' ' || after.is_ascii_control())
+        };
+        if (c == '-' && next == Some('-') && (!mysql || mysql_comment(chars.get(at + 2))))
+            || (c == '#' && mysql)
+        {
             at = until(at, &['\n']);
         } else if c == '/' && next == Some('*') {
             if mysql && chars.get(at + 2) == Some(&'!') {
                 // MySQL runs what such a comment holds.
                 at += 3;
+                continue;
+            }
+            if !nested_comments {
+                at = until(at + 2, &['*', '/']);
                 continue;
             }
             let mut depth = 0;
@@ -702,9 +804,18 @@ fn reference_read_only(text: &str, dialect: &str) -> bool {
         } else if matches!(c, '\'' | '"' | '`') || (c == '[' && brackets_quote) {
             // `[name]` closes at `]`; every quote is written twice inside.
             let close = if c == '[' { ']' } else { c };
+            let escapes = (mysql && mysql_escapes && c != '`')
+                || (escape_strings
+                    && c == '\''
+                    && at
+                        .checked_sub(1)
+                        .is_some_and(|e| matches!(chars[e], 'e' | 'E'))
+                    && at
+                        .checked_sub(2)
+                        .is_none_or(|before| !in_name(chars[before])));
             let mut i = at + 1;
             while i < chars.len() {
-                if mysql && chars[i] == '\\' {
+                if escapes && chars[i] == '\\' {
                     i += 2;
                 } else if chars[i] == close {
                     if chars.get(i + 1) == Some(&close) {
@@ -732,19 +843,12 @@ fn reference_read_only(text: &str, dialect: &str) -> bool {
         } else if c == ';' {
             statements.push(Vec::new());
             at += 1;
-        } else if c.is_alphanumeric() || c == '_' || !c.is_ascii() {
-            // Any other character than ASCII's is part of a name, as the
-            // dialects read it: `nextval\u{fffd}` is another function.
+        } else if in_name(c) {
             let start = at;
             // `$` ends a word, as the parser reads it (`SELECT$1`), but in
             // MySQL, whose names hold it (`a$merge`); the others take it
             // into the name too and refuse the text.
-            while at < chars.len()
-                && (chars[at].is_alphanumeric()
-                    || chars[at] == '_'
-                    || (mysql && chars[at] == '$')
-                    || !chars[at].is_ascii())
-            {
+            while at < chars.len() && (in_name(chars[at]) || (mysql && chars[at] == '$')) {
                 at += 1;
             }
             let word: String = chars[start..at].iter().collect::<String>().to_uppercase();
@@ -772,43 +876,136 @@ fn reference_read_only(text: &str, dialect: &str) -> bool {
         }
     }
     statements
+}
+
+/// Whether one statement's words (as [`reference_read_only`] reads them)
+/// write. A word writes only where a statement's verb stands: first; after
+/// a `WITH`'s list (`WITH a AS (...) DELETE ...`); as the statement an
+/// `EXPLAIN` names; as a data-modifying subquery (`(DELETE FROM`, `(INSERT
+/// INTO`, `(MERGE INTO`, `(UPDATE t SET a =`) after a `(` that opens a
+/// subquery; `INTO` where a keyword stands (`SELECT * INTO t2`, MySQL's
+/// `INTO OUTFILE`); in T-SQL, a reserved verb where a keyword stands. So do
+/// calls of [`WRITE_FUNCTIONS`]. Anywhere else a write word is a name, as
+/// the dialects that do not reserve it read it: a column, a table or an
+/// alias (`SELECT 1 drop`, `SELECT count(*) delete FROM t`, `SELECT!!!!I
+/// VACUUM`, `trim(delete FROM x)`).
+fn statement_writes(words: &[String], dialect: &str) -> bool {
+    let word = |i: usize| words.get(i).map(String::as_str);
+    let is_write_word = |i: usize| word(i).is_some_and(|w| WRITE_WORDS.contains(&w));
+    let called = |i: usize| word(i + 1) == Some("(");
+    // A name, not a keyword: `t.drop`; `v:drop` (a key of a
+    // semi-structured value, a `:param`, a `::type`); an operand; or a word
+    // ending the statement, a list or a group (`FROM t INTO`, `SELECT 0
+    // lock, 1`).
+    let named = |i: usize| {
+        let before = i.checked_sub(1).and_then(word);
+        matches!(word(i + 1), None | Some("," | ")"))
+            || before.is_some_and(|b| {
+                matches!(b, "." | ":" | "," | OPERATOR) || OPERAND_BEFORE.contains(&b)
+            })
+    };
+    // A verb followed by its statement, not by an operator or a `.`.
+    let verb_at = |i: usize| {
+        is_write_word(i)
+            && !called(i)
+            && !matches!(word(i + 1), None | Some("," | ")" | "." | ":" | OPERATOR))
+    };
+    if !READ_STARTS.contains(&words[0].as_str()) {
+        return true;
+    }
+    if words
         .iter()
-        .filter(|words| !words.is_empty())
-        .all(|words| {
-            READ_STARTS.contains(&words[0].as_str())
-                && words.iter().enumerate().all(|(i, word)| {
-                    let called = words.get(i + 1).is_some_and(|next| next == "(");
-                    let before = i.checked_sub(1).map(|before| words[before].as_str());
-                    let after = words.get(i + 1).map(String::as_str);
-                    // A name, not a keyword: `t.drop`; `v:drop`, a key of
-                    // a semi-structured value (`SELECT v: -- x` + newline
-                    // + `DROP t` is one query in the generic dialect, `t`
-                    // an alias), a parameter (`:drop`) or, after `::`, a
-                    // type; an operand (`a @@ detach`, PostgreSQL's text
-                    // match of two columns, `SELECT alter FROM t`). Not
-                    // after `*`: `SELECT * INTO t2` writes; nor after a
-                    // finished expression: `SELECT 1 DROP TABLE t` is two
-                    // statements in T-SQL. So is a word that ends the
-                    // statement, a list or a group: no write keyword
-                    // writes alone (`FROM t INTO`, `t` then an alias,
-                    // which MySQL refuses; `SELECT 0 lock, 1`, an alias
-                    // in SQLite).
-                    let named = matches!(after, None | Some("," | ")"))
-                        || before.is_some_and(|before| {
-                            matches!(before, "." | ":" | "," | OPERATOR)
-                                || OPERAND_BEFORE.contains(&before)
-                        });
-                    // Locking reads (`FOR UPDATE`, `FOR NO KEY UPDATE`,
-                    // MySQL's `LOCK IN SHARE MODE`) and `SHOW CREATE`.
-                    let reading = (word == "UPDATE" && matches!(before, Some("FOR" | "KEY")))
-                        || (word == "LOCK" && after == Some("IN"))
-                        || (word == "CREATE" && before == Some("SHOW"));
-                    let writes =
-                        WRITE_WORDS.contains(&word.as_str()) && !(called || named || reading);
-                    let calls_a_writer = called && WRITE_FUNCTIONS.contains(&word.as_str());
-                    !(writes || calls_a_writer)
-                })
+        .enumerate()
+        .any(|(i, w)| called(i) && WRITE_FUNCTIONS.contains(&w.as_str()))
+    {
+        return true;
+    }
+    if words
+        .iter()
+        .enumerate()
+        .any(|(i, w)| w == "INTO" && !called(i) && !named(i))
+    {
+        return true;
+    }
+    if words[0] == "WITH" && main_verb(words).is_some_and(verb_at) {
+        return true;
+    }
+    if matches!(words[0].as_str(), "EXPLAIN" | "DESCRIBE" | "DESC")
+        && explained_verb(words).is_some_and(verb_at)
+    {
+        return true;
+    }
+    if (0..words.len()).any(|i| data_modifying_subquery(words, i)) {
+        return true;
+    }
+    dialect == "mssql"
+        && words.iter().enumerate().any(|(i, w)| {
+            let before = i.checked_sub(1).and_then(word);
+            // Locking reads: `FOR UPDATE`, `FOR NO KEY UPDATE`.
+            let reading = w == "UPDATE" && matches!(before, Some("FOR" | "KEY"));
+            TSQL_VERBS.contains(&w.as_str())
+                && before != Some("(")
+                && !(called(i) || named(i) || reading)
+                && !matches!(word(i + 1), Some("." | OPERATOR))
         })
+}
+
+/// The index of the verb of a `WITH` statement's main statement: the first
+/// word after the list of named queries, at the outermost level.
+fn main_verb(words: &[String]) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, word) in words.iter().enumerate().skip(1) {
+        match word.as_str() {
+            "(" => depth += 1,
+            ")" => depth = depth.checked_sub(1)?,
+            "," | "AS" | "MATERIALIZED" | "NOT" => {}
+            _ if depth == 0 && words[i - 1] == ")" => return Some(i),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The index of the first word of the statement an `EXPLAIN` names, past
+/// its options (`ANALYZE`, `FORMAT JSON`, `(ANALYZE, VERBOSE)`).
+fn explained_verb(words: &[String]) -> Option<usize> {
+    let mut i = 1;
+    loop {
+        match words.get(i)?.as_str() {
+            "(" => i = i + words[i..].iter().position(|w| w == ")")? + 1,
+            "FORMAT" => i += 2,
+            option if EXPLAIN_OPTIONS.contains(&option) => i += 1,
+            _ => return Some(i),
+        }
+    }
+}
+
+/// Whether the word at `i` starts a data-modifying statement inside a
+/// subquery's `(`: `DELETE FROM`, `INSERT INTO`, `MERGE INTO`, `UPDATE t
+/// SET a =` (a name in at most four words, then `SET`, a name and an
+/// operator).
+fn data_modifying_subquery(words: &[String], i: usize) -> bool {
+    let word = |at: usize| words.get(at).map(String::as_str);
+    let opens_a_subquery = i.checked_sub(2).is_none_or(|b| {
+        SUBQUERY_BEFORE.contains(&words[b].as_str())
+            || matches!(words[b].as_str(), "(" | "," | OPERATOR)
+    }) && i.checked_sub(1).and_then(word) == Some("(");
+    if !opens_a_subquery {
+        return false;
+    }
+    match (word(i), word(i + 1)) {
+        (Some("DELETE"), Some("FROM")) | (Some("INSERT" | "MERGE"), Some("INTO")) => true,
+        (Some("UPDATE"), _) => (i + 2..=i + 5).any(|set| {
+            word(set) == Some("SET")
+                && words[i + 1..set].iter().all(|w| {
+                    w == "." || w == "'" || w.chars().all(|c| c.is_alphanumeric() || c == '_')
+                })
+                && word(set + 1)
+                    .is_some_and(|w| w == "'" || w.chars().all(|c| c.is_alphanumeric() || c == '_'))
+                && word(set + 2) == Some(OPERATOR)
+        }),
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -869,11 +1066,22 @@ mod tests {
             ("SELECT * INTO t2 FROM t", false),
             ("SELECT alter[a] FROM [t] ORDER BY drop", true),
             ("SELECT [a]]; DROP TABLE t] FROM t", true),
-            ("SELECT 1 DROP TABLE t", false),
             ("SELECT * FROM t INTO", true),
             ("SELECT 0 lock, 1", true),
             ("SELECT * FROM t INTO OUTFILE '/tmp/x'", false),
             ("WITH d AS (DELETE FROM t) SELECT 1", false),
+            ("SELECT 1 drop", true),
+            ("SELECT count(*) delete FROM t", true),
+            ("SELECT trim(delete FROM x), CAST(drop AS int)", true),
+            ("SELECT (update or set) FROM t", true),
+            ("WITH delete AS (SELECT 1) SELECT * FROM delete", true),
+            ("SELECT * FROM (DELETE FROM t RETURNING *) x", false),
+            ("WITH a(x) AS (SELECT 1) DELETE FROM t", false),
+            ("WITH d AS (UPDATE t SET a = 1 RETURNING *) SELECT 1", false),
+            ("EXPLAIN ANALYZE DELETE FROM t", false),
+            ("EXPLAIN (ANALYZE) INSERT INTO t VALUES (1)", false),
+            ("DESC delete", true),
+            ("SELECT 1 END DROP TABLE t", true),
         ] {
             assert_eq!(
                 super::reference_read_only(text, "generic"),
@@ -890,6 +1098,56 @@ mod tests {
             "postgresql"
         ));
         assert!(super::reference_read_only("SELECT a$merge$b", "mysql"));
+        assert!(super::reference_read_only(
+            "\u{85}\n\u{85}\nSELECT\u{85}1",
+            "generic"
+        ));
+        assert!(!super::reference_read_only("SELECT\u{85}1", "postgresql"));
+        // Comments nest in PostgreSQL, not in MySQL; MySQL's `--` needs a
+        // space after it.
+        let nested = "SELECT 1 /* /* */ AS \"x */; DROP TABLE t; -- \"";
+        assert!(!super::reference_read_only(nested, "postgresql"));
+        assert!(super::reference_read_only(nested, "mysql"));
+        let dashes = "SELECT 1 --1 /*\n; DROP TABLE t */";
+        assert!(super::reference_read_only(dashes, "mysql"));
+        assert!(!super::reference_read_only(dashes, "postgresql"));
+        // Backslash escapes: in PostgreSQL's `E'...'`; in MySQL's strings
+        // but for the modes that turn them off (so neither reading may
+        // write), not in its quoted names.
+        assert!(super::reference_read_only(
+            "SELECT E'\\'; DROP TABLE t; --'",
+            "postgresql"
+        ));
+        assert!(!super::reference_read_only(
+            "SELECT '\\'; DROP TABLE t; --'",
+            "postgresql"
+        ));
+        assert!(!super::reference_read_only(
+            "SELECT '\\'; DROP TABLE t; --'",
+            "mysql"
+        ));
+        assert!(!super::reference_read_only(
+            "SELECT `\\`; DROP TABLE t; -- `",
+            "mysql"
+        ));
+        assert!(super::reference_read_only("SELECT 'a\\'' FROM t", "mysql"));
+        // PostgreSQL's `VACUUM` is an alias here; T-SQL's reserved verbs
+        // start a statement without a `;`.
+        assert!(super::reference_read_only(
+            "SELECT!!!!I\nVACUUM WHERE CK",
+            "postgresql"
+        ));
+        for text in [
+            "SELECT 1 DROP TABLE t",
+            "BEGIN DROP TABLE t",
+            "SELECT a FROM t DELETE FROM t",
+        ] {
+            assert!(!super::reference_read_only(text, "mssql"), "{text}");
+        }
+        assert!(super::reference_read_only(
+            "SELECT CAST(drop AS int) FROM t FOR UPDATE",
+            "mssql"
+        ));
     }
 
     #[test]

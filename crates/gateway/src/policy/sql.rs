@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use sqlparser::ast::{Expr, Select, SetExpr, Statement, Visit, Visitor};
 use sqlparser::dialect::Dialect;
 use sqlparser::parser::Parser;
+use sqlparser::tokenizer::Token;
 
 /// What a SQL text does, ordered from least to most dangerous.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -98,19 +99,77 @@ const SETTING_FUNCTIONS: &[&str] = &["set_config"];
 
 /// Classifies `text` as parsed in `dialect`.
 pub fn classify(dialect: &dyn Dialect, text: &str, unparseable: SqlClass) -> Classified {
-    // MySQL runs what a `/*! */` comment holds, which the parser skips as
-    // a comment (found by the `sql` fuzz target: `SELECT 1 /*! ; DROP
-    // TABLE t */` was `read`): such a text is not read as what it says.
-    if dialect.is::<sqlparser::dialect::MySqlDialect>() && text.contains("/*!") {
+    if let Some(hazard) = misread(dialect, text) {
         return Classified {
             class: unparseable,
             detail: format!(
-                "the SQL holds a MySQL executable comment (`/*! */`), so it counts as `{}`",
+                "the SQL holds {hazard}, so it counts as `{}`",
                 unparseable.name()
             ),
         };
     }
-    let statements = match Parser::parse_sql(dialect, text) {
+    if !dialect.is::<sqlparser::dialect::MySqlDialect>() {
+        return classify_parsed(dialect, text, unparseable);
+    }
+    let escaped = classify_parsed(dialect, text, unparseable);
+    if !text.contains('\\') {
+        return escaped;
+    }
+    // MySQL reads a backslash in a string as an escape but in its
+    // `NO_BACKSLASH_ESCAPES` mode (and a `"..."` as a name, without
+    // escapes, in `ANSI_QUOTES`): `SELECT 'a\'; DROP TABLE t; -- '` is one
+    // query or two. Each backslash doubled gives the parser the other
+    // reading, and the worse class counts.
+    let plain = classify_parsed(dialect, &text.replace('\\', "\\\\"), unparseable);
+    if plain.class > escaped.class {
+        Classified {
+            class: plain.class,
+            detail: format!(
+                "read without backslash escapes (MySQL's NO_BACKSLASH_ESCAPES mode), {}",
+                plain.detail
+            ),
+        }
+    } else {
+        escaped
+    }
+}
+
+/// What in `text` the parser would not read as the server does: in
+/// MySQL, a `/*! */` comment, whose text MySQL runs and the parser skips
+/// (found by the `sql` fuzz target: `SELECT 1 /*! ; DROP TABLE t */` was
+/// `read`), and a `--` before white space other than ASCII's, which the
+/// parser takes for a comment and MySQL for two minus signs (`SELECT 1
+/// --\u{a0}; DROP TABLE t`); where `@` starts a name (MySQL, T-SQL, the
+/// generic dialect), a `@@` before a character no name holds, which the
+/// parser takes into the name whatever it is (found by the `sql` fuzz
+/// target: `SELECT @@;DROP` was one `SELECT` of a variable `@@;DROP`).
+fn misread(dialect: &dyn Dialect, text: &str) -> Option<&'static str> {
+    let after = |at: usize, length: usize| text[at + length..].chars().next();
+    if dialect.is::<sqlparser::dialect::MySqlDialect>() {
+        if text.contains("/*!") {
+            return Some("a MySQL executable comment (`/*! */`)");
+        }
+        if text
+            .match_indices("--")
+            .any(|(at, _)| after(at, 2).is_some_and(|c| c.is_whitespace() && !c.is_ascii()))
+        {
+            return Some("a `--` before non-ASCII white space, not a comment in MySQL");
+        }
+    }
+    let at_starts_a_name = dialect.is_identifier_start('@') && !dialect.supports_geometric_types();
+    if at_starts_a_name
+        && text
+            .match_indices("@@")
+            .any(|(at, _)| after(at, 2).is_some_and(|c| c != ' ' && !dialect.is_identifier_part(c)))
+    {
+        return Some("a `@@` before a character that no name holds");
+    }
+    None
+}
+
+/// Classifies `text` by its statements as parsed in `dialect`.
+fn classify_parsed(dialect: &dyn Dialect, text: &str, unparseable: SqlClass) -> Classified {
+    let statements = match parse_all(dialect, text) {
         Ok(statements) => statements,
         Err(error) => {
             return Classified {
@@ -139,6 +198,28 @@ pub fn classify(dialect: &dyn Dialect, text: &str, unparseable: SqlClass) -> Cla
     Classified {
         class: worst.class,
         detail: format!("the SQL ({statements}) is `{}`: {what}", worst.class.name()),
+    }
+}
+
+/// Every statement of `text`, or an error if any of it is left unread:
+/// sqlparser stops at an `END` where a statement could end and returns
+/// what came before, so `SELECT 1 END; DROP TABLE t` would read as one
+/// `SELECT` (found while settling the `sql` fuzz target's reference).
+fn parse_all(dialect: &dyn Dialect, text: &str) -> Result<Vec<Statement>, String> {
+    let mut parser = Parser::new(dialect)
+        .try_with_sql(text)
+        .map_err(|error| error.to_string())?;
+    let statements = parser
+        .parse_statements()
+        .map_err(|error| error.to_string())?;
+    let rest = parser.peek_token();
+    if rest.token == Token::EOF {
+        Ok(statements)
+    } else {
+        Err(format!(
+            "nothing may follow the statements, found: {} at {}",
+            rest.token, rest.span.start
+        ))
     }
 }
 
@@ -322,6 +403,38 @@ mod tests {
         );
     }
 
+    /// MySQL's modes without backslash escapes read `'a\'` as a whole
+    /// string; MySQL reads `--` as a comment only before ASCII's white space.
+    #[test]
+    fn issue_22_a_mysql_text_read_another_way_is_not_read() {
+        let mysql = dialect("mysql").unwrap();
+        let class = |text: &str| classify(mysql.as_ref(), text, SqlClass::Admin);
+        for text in [
+            "SELECT 'a\\'; DROP TABLE t; -- '",
+            "SELECT \"a\\\"; DROP TABLE t; -- \"",
+            "SELECT 1 --\u{a0}; DROP TABLE t",
+            "SELECT @@;DROP/**/TABLE/**/t",
+        ] {
+            assert_ne!(class(text).class, SqlClass::Read, "{text}");
+        }
+        let escaped = class("SELECT 'a\\'; DROP TABLE t; -- '");
+        assert!(
+            escaped.detail.contains("NO_BACKSLASH_ESCAPES"),
+            "{}",
+            escaped.detail
+        );
+        assert_eq!(class("SELECT 'a\\\\b' FROM t -- x").class, SqlClass::Read);
+        // `'it\'s'` does not parse without escapes, and a MySQL server
+        // running statements one by one may have run some before the
+        // error: `''` is the quote both readings share.
+        assert_eq!(class("SELECT 'it\\'s' FROM t").class, SqlClass::Admin);
+        assert_eq!(class("SELECT 'it''s' FROM t").class, SqlClass::Read);
+        assert_eq!(
+            class("SELECT @@version, @@session.sql_mode, @@@x").class,
+            SqlClass::Read
+        );
+    }
+
     #[test]
     fn issue_22_a_query_calling_a_function_that_writes_is_not_read() {
         assert_eq!(class("SELECT nextval('orders_id_seq')"), SqlClass::Write);
@@ -362,6 +475,8 @@ mod tests {
             ("COPY t FROM '/etc/passwd'", SqlClass::Admin),
             ("SET search_path = evil", SqlClass::Admin),
             ("DROP TABLE users; SELEC oops", SqlClass::Admin),
+            ("SELECT 1 END; DROP TABLE t", SqlClass::Admin),
+            ("SELECT 1 END DROP TABLE t", SqlClass::Admin),
         ];
         for (text, expected) in table {
             assert_eq!(class(text), expected, "{text}");
