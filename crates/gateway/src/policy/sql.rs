@@ -140,9 +140,10 @@ pub fn classify(dialect: &dyn Dialect, text: &str, unparseable: SqlClass) -> Cla
 /// `read`), and a `--` before white space other than ASCII's, which the
 /// parser takes for a comment and MySQL for two minus signs (`SELECT 1
 /// --\u{a0}; DROP TABLE t`); where `@` starts a name (MySQL, T-SQL, the
-/// generic dialect), a `@@` before a character no name holds, which the
-/// parser takes into the name whatever it is (found by the `sql` fuzz
-/// target: `SELECT @@;DROP` was one `SELECT` of a variable `@@;DROP`).
+/// generic dialect), a `@` or `@@` before a character no name holds,
+/// which the parser takes into the name whatever it is (found by the `sql`
+/// fuzz target: `SELECT @@;DROP` was one `SELECT` of a variable `@@;DROP`,
+/// and `SELECT @;TFIL` of `@;TFIL`).
 fn misread(dialect: &dyn Dialect, text: &str) -> Option<&'static str> {
     let after = |at: usize, length: usize| text[at + length..].chars().next();
     if dialect.is::<sqlparser::dialect::MySqlDialect>() {
@@ -156,13 +157,19 @@ fn misread(dialect: &dyn Dialect, text: &str) -> Option<&'static str> {
             return Some("a `--` before non-ASCII white space, not a comment in MySQL");
         }
     }
+    // The parser reads `@` then a quote, `>` or `?` as an operator, and
+    // `@@` then anything as a name.
+    let swallowed = |(at, _): (usize, &str)| {
+        let double = text[at + 1..].starts_with('@');
+        after(at, if double { 2 } else { 1 }).is_some_and(|c| {
+            c != ' '
+                && !dialect.is_identifier_part(c)
+                && (double || !matches!(c, '\'' | '"' | '`' | '>' | '?'))
+        })
+    };
     let at_starts_a_name = dialect.is_identifier_start('@') && !dialect.supports_geometric_types();
-    if at_starts_a_name
-        && text
-            .match_indices("@@")
-            .any(|(at, _)| after(at, 2).is_some_and(|c| c != ' ' && !dialect.is_identifier_part(c)))
-    {
-        return Some("a `@@` before a character that no name holds");
+    if at_starts_a_name && text.match_indices('@').any(swallowed) {
+        return Some("a `@` or `@@` before a character that no name holds");
     }
     None
 }
@@ -414,6 +421,8 @@ mod tests {
             "SELECT \"a\\\"; DROP TABLE t; -- \"",
             "SELECT 1 --\u{a0}; DROP TABLE t",
             "SELECT @@;DROP/**/TABLE/**/t",
+            "SELECT @;DROP/**/TABLE/**/t",
+            "SELECT @@'; DROP TABLE t; -- '",
         ] {
             assert_ne!(class(text).class, SqlClass::Read, "{text}");
         }
@@ -430,7 +439,7 @@ mod tests {
         assert_eq!(class("SELECT 'it\\'s' FROM t").class, SqlClass::Admin);
         assert_eq!(class("SELECT 'it''s' FROM t").class, SqlClass::Read);
         assert_eq!(
-            class("SELECT @@version, @@session.sql_mode, @@@x").class,
+            class("SELECT @@version, @@session.sql_mode, @@@x, @a").class,
             SqlClass::Read
         );
     }
