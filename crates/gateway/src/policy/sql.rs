@@ -21,8 +21,8 @@
 use std::ops::ControlFlow;
 
 use serde::{Deserialize, Serialize};
-use sqlparser::ast::{Expr, Select, SetExpr, Statement, Visit, Visitor};
-use sqlparser::dialect::Dialect;
+use sqlparser::ast::{Expr, Select, SetExpr, Statement, Visit, Visitor, visit_relations};
+use sqlparser::dialect::{Dialect, SnowflakeDialect};
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Token;
 
@@ -211,7 +211,10 @@ fn classify_parsed(dialect: &dyn Dialect, text: &str, unparseable: SqlClass) -> 
 /// Every statement of `text`, or an error if any of it is left unread:
 /// sqlparser stops at an `END` where a statement could end and returns
 /// what came before, so `SELECT 1 END; DROP TABLE t` would read as one
-/// `SELECT` (found while settling the `sql` fuzz target's reference).
+/// `SELECT` (found while settling the `sql` fuzz target's reference); and
+/// it reads a table named `@...` as a Snowflake stage, up to a space or a
+/// `;` it takes with it, so in PostgreSQL `SELECT * FROM @s;VACUUM` was
+/// one `SELECT` (found by the `sql` fuzz target).
 fn parse_all(dialect: &dyn Dialect, text: &str) -> Result<Vec<Statement>, String> {
     let mut parser = Parser::new(dialect)
         .try_with_sql(text)
@@ -220,6 +223,21 @@ fn parse_all(dialect: &dyn Dialect, text: &str) -> Result<Vec<Statement>, String
         .parse_statements()
         .map_err(|error| error.to_string())?;
     let rest = parser.peek_token();
+    if !dialect.is_identifier_start('@') && !dialect.is::<SnowflakeDialect>() {
+        let stage = visit_relations(&statements, |name| {
+            let name = name.to_string();
+            if name.starts_with('@') {
+                ControlFlow::Break(name)
+            } else {
+                ControlFlow::Continue(())
+            }
+        });
+        if let ControlFlow::Break(name) = stage {
+            return Err(format!(
+                "`{name}` is read as a Snowflake stage, which this dialect has not"
+            ));
+        }
+    }
     if rest.token == Token::EOF {
         Ok(statements)
     } else {
@@ -442,6 +460,24 @@ mod tests {
             class("SELECT @@version, @@session.sql_mode, @@@x, @a").class,
             SqlClass::Read
         );
+    }
+
+    #[test]
+    fn issue_22_a_snowflake_stage_elsewhere_is_not_read() {
+        for name in ["postgresql", "sqlite"] {
+            let dialect = dialect(name).unwrap();
+            let classified = classify(dialect.as_ref(), "SELECT * FROM @s;VACUUM", SqlClass::Admin);
+            assert_eq!(
+                classified.class,
+                SqlClass::Admin,
+                "{name}: {}",
+                classified.detail
+            );
+            assert!(classified.detail.contains("stage"), "{}", classified.detail);
+        }
+        let snowflake = dialect("snowflake").unwrap();
+        let staged = classify(snowflake.as_ref(), "SELECT * FROM @s", SqlClass::Admin);
+        assert_eq!(staged.class, SqlClass::Read, "{}", staged.detail);
     }
 
     #[test]
