@@ -721,8 +721,10 @@ fn push_word(statements: &mut [Vec<String>], word: String) {
 /// Whether `text` only reads, read as words outside comments (`--` to the
 /// end of the line, in MySQL only before white space or a control
 /// character; `/* */`, nested but in MySQL and SQLite; `#` in MySQL, whose
-/// `/*! */` is code), string literals (`'...'` with `''`, `$tag$...$tag$`,
-/// backslash escapes in MySQL and in PostgreSQL's `E'...'`) and quoted
+/// `/*! */` is code), string literals (`'...'` with `''`; `$tag$...$tag$`
+/// but in MySQL, whose names hold `$`, and SQLite, where `$name(...)` is a
+/// parameter; backslash escapes in MySQL and in PostgreSQL's `E'...'`) and
+/// quoted
 /// names (`"..."`, `` `...` ``, `[...]` with `]]` but in PostgreSQL and
 /// MySQL), statement by statement (`;`): no statement writes
 /// ([`statement_writes`]). MySQL's text must only read both with and
@@ -744,6 +746,7 @@ fn reference_read_only(text: &str, dialect: &str) -> bool {
 /// name is `'`, an operator [`OPERATOR`].
 fn reference_statements(text: &str, dialect: &str, mysql_escapes: bool) -> Vec<Vec<String>> {
     let mysql = dialect == "mysql";
+    let sqlite = dialect == "sqlite";
     // `[` quotes a name but in PostgreSQL (an array's subscript) and MySQL.
     let brackets_quote = !matches!(dialect, "postgresql" | "mysql");
     // Any other character than ASCII's is part of a name, as PostgreSQL,
@@ -829,6 +832,21 @@ fn reference_statements(text: &str, dialect: &str, mysql_escapes: bool) -> Vec<V
             }
             at = i + 1;
             push_word(&mut statements, "'".to_owned());
+        } else if c == '$' && sqlite {
+            // SQLite's `$name` parameter, with `::` and a `(...)` suffix
+            // that ends at white space or `)`.
+            let mut i = at + 1;
+            while i < chars.len() && (in_name(chars[i]) || chars[i] == '$' || chars[i] == ':') {
+                i += 1;
+            }
+            if i > at + 1 && chars.get(i) == Some(&'(') {
+                while i < chars.len() && !(chars[i].is_ascii_whitespace() || chars[i] == ')') {
+                    i += 1;
+                }
+                i += 1;
+            }
+            at = i;
+            push_word(&mut statements, "'".to_owned());
         } else if c == '$' && !mysql {
             let tag_end =
                 (at + 1..chars.len()).find(|&i| !(chars[i].is_alphanumeric() || chars[i] == '_'));
@@ -845,10 +863,10 @@ fn reference_statements(text: &str, dialect: &str, mysql_escapes: bool) -> Vec<V
             at += 1;
         } else if in_name(c) {
             let start = at;
-            // `$` ends a word, as the parser reads it (`SELECT$1`), but in
-            // MySQL, whose names hold it (`a$merge`); the others take it
-            // into the name too and refuse the text.
-            while at < chars.len() && (in_name(chars[at]) || (mysql && chars[at] == '$')) {
+            // A name holds `$` after its first character (`a$merge`,
+            // `E$$a` in T-SQL), but in SQLite, where it starts a parameter
+            // (`SELECT$1`).
+            while at < chars.len() && (in_name(chars[at]) || (!sqlite && chars[at] == '$')) {
                 at += 1;
             }
             let word: String = chars[start..at].iter().collect::<String>().to_uppercase();
@@ -883,8 +901,9 @@ fn reference_statements(text: &str, dialect: &str, mysql_escapes: bool) -> Vec<V
 /// a `WITH`'s list (`WITH a AS (...) DELETE ...`); as the statement an
 /// `EXPLAIN` names; as a data-modifying subquery (`(DELETE FROM`, `(INSERT
 /// INTO`, `(MERGE INTO`, `(UPDATE t SET a =`) after a `(` that opens a
-/// subquery; `INTO` where a keyword stands (`SELECT * INTO t2`, MySQL's
-/// `INTO OUTFILE`); in T-SQL, a reserved verb where a keyword stands. So do
+/// subquery; `INTO` after a select list (`SELECT * INTO t2`) or, in
+/// MySQL, before `OUTFILE`, `DUMPFILE` or `@var`; in T-SQL, a reserved verb
+/// where a keyword stands. So do
 /// calls of [`WRITE_FUNCTIONS`]. Anywhere else a write word is a name, as
 /// the dialects that do not reserve it read it: a column, a table or an
 /// alias (`SELECT 1 drop`, `SELECT count(*) delete FROM t`, `SELECT!!!!I
@@ -920,11 +939,13 @@ fn statement_writes(words: &[String], dialect: &str) -> bool {
     {
         return true;
     }
-    if words
-        .iter()
-        .enumerate()
-        .any(|(i, w)| w == "INTO" && !called(i) && !named(i))
-    {
+    if words.iter().enumerate().any(|(i, w)| {
+        // MySQL's `INTO OUTFILE`, `INTO DUMPFILE` and `INTO @var` may
+        // also end the statement.
+        let mysql_target =
+            dialect == "mysql" && matches!(word(i + 1), Some("OUTFILE" | "DUMPFILE" | OPERATOR));
+        w == "INTO" && !called(i) && !named(i) && (after_the_select_list(words, i) || mysql_target)
+    }) {
         return true;
     }
     if words[0] == "WITH" && main_verb(words).is_some_and(verb_at) {
@@ -948,6 +969,24 @@ fn statement_writes(words: &[String], dialect: &str) -> bool {
                 && !(called(i) || named(i) || reading)
                 && !matches!(word(i + 1), Some("." | OPERATOR))
         })
+}
+
+/// Whether the word at `i` stands after a select list, before its `FROM`
+/// (`SELECT a INTO t2 FROM t`); elsewhere `INTO` is a name (`FROM t INTO
+/// WHERE ...`, an alias).
+fn after_the_select_list(words: &[String], i: usize) -> bool {
+    let mut depth = 0usize;
+    for word in words[..i].iter().rev() {
+        match word.as_str() {
+            ")" => depth += 1,
+            "(" if depth == 0 => return false,
+            "(" => depth -= 1,
+            "FROM" if depth == 0 => return false,
+            "SELECT" if depth == 0 => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// The index of the verb of a `WITH` statement's main statement: the first
@@ -1068,7 +1107,9 @@ mod tests {
             ("SELECT [a]]; DROP TABLE t] FROM t", true),
             ("SELECT * FROM t INTO", true),
             ("SELECT 0 lock, 1", true),
-            ("SELECT * FROM t INTO OUTFILE '/tmp/x'", false),
+            ("SELECT * FROM t INTO OUTFILE '/tmp/x'", true),
+            ("SELECT * FROM t INTO WHERE 1 = 1", true),
+            ("SELECT (SELECT 1 FROM u) INTO t2 FROM t", false),
             ("WITH d AS (DELETE FROM t) SELECT 1", false),
             ("SELECT 1 drop", true),
             ("SELECT count(*) delete FROM t", true),
@@ -1098,6 +1139,18 @@ mod tests {
             "postgresql"
         ));
         assert!(super::reference_read_only("SELECT a$merge$b", "mysql"));
+        let dollars = "SELECT $$x; DROP TABLE t; --$$";
+        assert!(super::reference_read_only(dollars, "postgresql"));
+        assert!(!super::reference_read_only(dollars, "sqlite"));
+        assert!(super::reference_read_only("SELECT $a(;DROP)", "sqlite"));
+        assert!(super::reference_read_only(
+            "SELECT a$$b, $$; DROP TABLE t; $$",
+            "mssql"
+        ));
+        assert!(!super::reference_read_only(
+            "SELECT * FROM t INTO OUTFILE '/tmp/x'",
+            "mysql"
+        ));
         assert!(super::reference_read_only(
             "\u{85}\n\u{85}\nSELECT\u{85}1",
             "generic"
