@@ -754,8 +754,19 @@ fn reference_statements(text: &str, dialect: &str, mysql_escapes: bool) -> Vec<V
     // but Unicode's white space, which separates words in the generic
     // dialect and T-SQL, whose names hold letters (`SELECT\u{85}1`).
     let letters_only = matches!(dialect, "generic" | "mssql");
+    // `@` and `#` begin and continue names in T-SQL (`@var`, `#temp`,
+    // `D#nextval`) and the generic dialect, `@` in MySQL as the parser
+    // reads it; elsewhere they are operators.
+    let name_symbols: &[char] = match dialect {
+        "generic" | "mssql" => &['@', '#'],
+        "mysql" => &['@'],
+        _ => &[],
+    };
     let in_name = |c: char| {
-        c.is_alphanumeric() || c == '_' || !(c.is_ascii() || letters_only && c.is_whitespace())
+        c.is_alphanumeric()
+            || c == '_'
+            || name_symbols.contains(&c)
+            || !(c.is_ascii() || letters_only && c.is_whitespace())
     };
     let nested_comments = matches!(dialect, "generic" | "postgresql" | "mssql");
     let escape_strings = matches!(dialect, "generic" | "postgresql");
@@ -815,7 +826,7 @@ fn reference_statements(text: &str, dialect: &str, mysql_escapes: bool) -> Vec<V
                         .is_some_and(|e| matches!(chars[e], 'e' | 'E'))
                     && at
                         .checked_sub(2)
-                        .is_none_or(|before| !in_name(chars[before])));
+                        .is_none_or(|before| !(in_name(chars[before]) || chars[before] == '$')));
             let mut i = at + 1;
             while i < chars.len() {
                 if escapes && chars[i] == '\\' {
@@ -886,7 +897,7 @@ fn reference_statements(text: &str, dialect: &str, mysql_escapes: bool) -> Vec<V
             let word = if wildcard { "*" } else { OPERATOR };
             push_word(&mut statements, word.to_owned());
             at += 1;
-        } else if "@+-=<>|&~!%^/?".contains(c) {
+        } else if "@#+-=<>|&~!%^/?".contains(c) {
             push_word(&mut statements, OPERATOR.to_owned());
             at += 1;
         } else {
@@ -1146,6 +1157,14 @@ mod tests {
         assert!(super::reference_read_only(
             "SELECT a$$b, $$; DROP TABLE t; $$",
             "mssql"
+        ));
+        assert!(super::reference_read_only(
+            "SELECT D#nextval('s'), @x",
+            "mssql"
+        ));
+        assert!(!super::reference_read_only(
+            "SELECT D#nextval('s')",
+            "postgresql"
         ));
         assert!(!super::reference_read_only(
             "SELECT * FROM t INTO OUTFILE '/tmp/x'",
