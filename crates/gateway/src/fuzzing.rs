@@ -755,11 +755,12 @@ fn reference_statements(text: &str, dialect: &str, mysql_escapes: bool) -> Vec<V
     // dialect and T-SQL, whose names hold letters (`SELECT\u{85}1`).
     let letters_only = matches!(dialect, "generic" | "mssql");
     // `@` and `#` begin and continue names in T-SQL (`@var`, `#temp`,
-    // `D#nextval`) and the generic dialect, `@` in MySQL as the parser
-    // reads it; elsewhere they are operators.
+    // `D#nextval`) and the generic dialect, `@` and `$` in MySQL as the
+    // parser reads it (`a.$ * into`, a product); elsewhere they are
+    // operators.
     let name_symbols: &[char] = match dialect {
         "generic" | "mssql" => &['@', '#'],
-        "mysql" => &['@'],
+        "mysql" => &['@', '$'],
         _ => &[],
     };
     let in_name = |c: char| {
@@ -1154,6 +1155,7 @@ mod tests {
         assert!(super::reference_read_only(dollars, "postgresql"));
         assert!(!super::reference_read_only(dollars, "sqlite"));
         assert!(super::reference_read_only("SELECT $a(;DROP)", "sqlite"));
+        assert!(super::reference_read_only("SELECT a.$* INTO x", "mysql"));
         assert!(super::reference_read_only(
             "SELECT a$$b, $$; DROP TABLE t; $$",
             "mssql"

@@ -140,10 +140,11 @@ pub fn classify(dialect: &dyn Dialect, text: &str, unparseable: SqlClass) -> Cla
 /// `read`), and a `--` before white space other than ASCII's, which the
 /// parser takes for a comment and MySQL for two minus signs (`SELECT 1
 /// --\u{a0}; DROP TABLE t`); where `@` starts a name (MySQL, T-SQL, the
-/// generic dialect), a `@` or `@@` before a character no name holds,
-/// which the parser takes into the name whatever it is (found by the `sql`
-/// fuzz target: `SELECT @@;DROP` was one `SELECT` of a variable `@@;DROP`,
-/// and `SELECT @;TFIL` of `@;TFIL`).
+/// generic dialect; `#` in the last two), a `@`, `@@` or `#` before a
+/// character no name holds, which the parser takes into the name whatever
+/// it is (found by the `sql` fuzz target: `SELECT @@;DROP` was one
+/// `SELECT` of a variable `@@;DROP`, and `SELECT @;TFIL` and `SELECT
+/// #;$$UTFI#` alike).
 fn misread(dialect: &dyn Dialect, text: &str) -> Option<&'static str> {
     let after = |at: usize, length: usize| text[at + length..].chars().next();
     if dialect.is::<sqlparser::dialect::MySqlDialect>() {
@@ -157,19 +158,25 @@ fn misread(dialect: &dyn Dialect, text: &str) -> Option<&'static str> {
             return Some("a `--` before non-ASCII white space, not a comment in MySQL");
         }
     }
-    // The parser reads `@` then a quote, `>` or `?` as an operator, and
-    // `@@` then anything as a name.
-    let swallowed = |(at, _): (usize, &str)| {
-        let double = text[at + 1..].starts_with('@');
-        after(at, if double { 2 } else { 1 }).is_some_and(|c| {
-            c != ' '
-                && !dialect.is_identifier_part(c)
-                && (double || !matches!(c, '\'' | '"' | '`' | '>' | '?'))
-        })
+    // Where `@` or `#` starts a name, the parser takes the character after
+    // it (after `@@`) into the name whatever it is, but for those it reads
+    // as an operator with it: `@'`, `@>`, `@?`, `#-`, `#>`.
+    let swallowed = |(at, symbol): (usize, &str)| {
+        let double = symbol == "@" && text[at + 1..].starts_with('@');
+        let operators: &[char] = match symbol {
+            _ if double => &[],
+            "@" => &['\'', '"', '`', '>', '?'],
+            _ => &['-', '>'],
+        };
+        after(at, if double { 2 } else { 1 })
+            .is_some_and(|c| c != ' ' && !dialect.is_identifier_part(c) && !operators.contains(&c))
     };
-    let at_starts_a_name = dialect.is_identifier_start('@') && !dialect.supports_geometric_types();
-    if at_starts_a_name && text.match_indices('@').any(swallowed) {
-        return Some("a `@` or `@@` before a character that no name holds");
+    for symbol in ['@', '#'] {
+        let starts_a_name =
+            dialect.is_identifier_start(symbol) && !dialect.supports_geometric_types();
+        if starts_a_name && text.match_indices(symbol).any(swallowed) {
+            return Some("a `@`, `@@` or `#` before a character that no name holds");
+        }
     }
     None
 }
@@ -522,6 +529,8 @@ mod tests {
             ("DROP TABLE users; SELEC oops", SqlClass::Admin),
             ("SELECT 1 END; DROP TABLE t", SqlClass::Admin),
             ("SELECT 1 END DROP TABLE t", SqlClass::Admin),
+            ("SELECT 1 #;DROP", SqlClass::Admin),
+            ("SELECT #x, @y FROM #t", SqlClass::Read),
         ];
         for (text, expected) in table {
             assert_eq!(class(text), expected, "{text}");
