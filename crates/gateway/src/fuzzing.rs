@@ -723,8 +723,8 @@ fn push_word(statements: &mut [Vec<String>], word: String) {
 /// character; `/* */`, nested but in MySQL and SQLite; `#` in MySQL, whose
 /// `/*! */` is code), string literals (`'...'` with `''`; `$tag$...$tag$`
 /// but in MySQL, whose names hold `$`, and SQLite, where `$name(...)` is a
-/// parameter; backslash escapes in MySQL and in PostgreSQL's `E'...'`) and
-/// quoted
+/// parameter; backslash escapes in MySQL and in PostgreSQL's `E'...'`; the
+/// generic dialect's triple-quoted `R"""..."""`) and quoted
 /// names (`"..."`, `` `...` ``, `[...]` with `]]` but in PostgreSQL and
 /// MySQL), statement by statement (`;`): no statement writes
 /// ([`statement_writes`]). MySQL's text must only read both with and
@@ -771,6 +771,7 @@ fn reference_statements(text: &str, dialect: &str, mysql_escapes: bool) -> Vec<V
     };
     let nested_comments = matches!(dialect, "generic" | "postgresql" | "mssql");
     let escape_strings = matches!(dialect, "generic" | "postgresql");
+    let continues_name = |c: char| in_name(c) || (!sqlite && c == '$');
     let mut statements: Vec<Vec<String>> = vec![Vec::new()];
     let chars: Vec<char> = text.chars().collect();
     let mut at = 0;
@@ -817,17 +818,22 @@ fn reference_statements(text: &str, dialect: &str, mysql_escapes: bool) -> Vec<V
             }
             at = i;
         } else if matches!(c, '\'' | '"' | '`') || (c == '[' && brackets_quote) {
+            // A one-letter prefix: `E'...'`, the generic dialect's raw
+            // `R'...'` and `R"""..."""`.
+            let prefixed = |letters: [char; 2]| {
+                at.checked_sub(1)
+                    .is_some_and(|p| letters.contains(&chars[p]))
+                    && at.checked_sub(2).is_none_or(|b| !continues_name(chars[b]))
+            };
+            if dialect == "generic" && prefixed(['r', 'R']) && chars[at..].starts_with(&[c, c, c]) {
+                at = until(at + 3, &[c, c, c]);
+                push_word(&mut statements, "'".to_owned());
+                continue;
+            }
             // `[name]` closes at `]`; every quote is written twice inside.
             let close = if c == '[' { ']' } else { c };
             let escapes = (mysql && mysql_escapes && c != '`')
-                || (escape_strings
-                    && c == '\''
-                    && at
-                        .checked_sub(1)
-                        .is_some_and(|e| matches!(chars[e], 'e' | 'E'))
-                    && at
-                        .checked_sub(2)
-                        .is_none_or(|before| !(in_name(chars[before]) || chars[before] == '$')));
+                || (escape_strings && c == '\'' && prefixed(['e', 'E']));
             let mut i = at + 1;
             while i < chars.len() {
                 if escapes && chars[i] == '\\' {
@@ -878,7 +884,7 @@ fn reference_statements(text: &str, dialect: &str, mysql_escapes: bool) -> Vec<V
             // A name holds `$` after its first character (`a$merge`,
             // `E$$a` in T-SQL), but in SQLite, where it starts a parameter
             // (`SELECT$1`).
-            while at < chars.len() && (in_name(chars[at]) || (!sqlite && chars[at] == '$')) {
+            while at < chars.len() && continues_name(chars[at]) {
                 at += 1;
             }
             let word: String = chars[start..at].iter().collect::<String>().to_uppercase();
@@ -1155,6 +1161,9 @@ mod tests {
         assert!(super::reference_read_only(dollars, "postgresql"));
         assert!(!super::reference_read_only(dollars, "sqlite"));
         assert!(super::reference_read_only("SELECT $a(;DROP)", "sqlite"));
+        let raw = "SELECT R\"\"\"a\"; DROP TABLE t; --\"\"\"";
+        assert!(super::reference_read_only(raw, "generic"));
+        assert!(!super::reference_read_only(raw, "postgresql"));
         assert!(super::reference_read_only("SELECT a.$* INTO x", "mysql"));
         assert!(super::reference_read_only(
             "SELECT a$$b, $$; DROP TABLE t; $$",
