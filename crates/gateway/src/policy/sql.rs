@@ -144,7 +144,8 @@ pub fn classify(dialect: &dyn Dialect, text: &str, unparseable: SqlClass) -> Cla
 /// character no name holds, which the parser takes into the name whatever
 /// it is (found by the `sql` fuzz target: `SELECT @@;DROP` was one
 /// `SELECT` of a variable `@@;DROP`, and `SELECT @;TFIL` and `SELECT
-/// #;$$UTFI#` alike).
+/// #;$$UTFI#` alike); in PostgreSQL, a `&>` the parser reads a character
+/// too far.
 fn misread(dialect: &dyn Dialect, text: &str) -> Option<&'static str> {
     let after = |at: usize, length: usize| text[at + length..].chars().next();
     if dialect.is::<sqlparser::dialect::MySqlDialect>() {
@@ -171,6 +172,15 @@ fn misread(dialect: &dyn Dialect, text: &str) -> Option<&'static str> {
         after(at, if double { 2 } else { 1 })
             .is_some_and(|c| c != ' ' && !dialect.is_identifier_part(c) && !operators.contains(&c))
     };
+    // sqlparser 0.63 drops the character after PostgreSQL's `&>` (found by
+    // the `sql` fuzz target: `SELECT ne&>;DROP` was `ne &> DROP`).
+    if dialect.supports_geometric_types()
+        && text
+            .match_indices("&>")
+            .any(|(at, _)| after(at, 2).is_some_and(|c| !c.is_whitespace()))
+    {
+        return Some("a `&>` before a character the parser drops");
+    }
     for symbol in ['@', '#'] {
         let starts_a_name =
             dialect.is_identifier_start(symbol) && !dialect.supports_geometric_types();
@@ -467,6 +477,14 @@ mod tests {
             class("SELECT @@version, @@session.sql_mode, @@@x, @a").class,
             SqlClass::Read
         );
+    }
+
+    #[test]
+    fn issue_22_a_character_the_parser_drops_is_not_read() {
+        let postgresql = dialect("postgresql").unwrap();
+        let class = |text: &str| classify(postgresql.as_ref(), text, SqlClass::Admin).class;
+        assert_eq!(class("SELECT ne&>;DROP"), SqlClass::Admin);
+        assert_eq!(class("SELECT a &> b FROM t"), SqlClass::Read);
     }
 
     #[test]
