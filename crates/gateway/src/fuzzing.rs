@@ -724,9 +724,9 @@ fn push_word(statements: &mut [Vec<String>], word: String) {
 /// `/*! */` is code), string literals (`'...'` with `''`; `$tag$...$tag$`
 /// but in MySQL, whose names hold `$`, and SQLite, where `$name(...)` is a
 /// parameter; backslash escapes in MySQL and in PostgreSQL's `E'...'`; the
-/// generic dialect's triple-quoted `R"""..."""`) and quoted
-/// names (`"..."`, `` `...` ``, `[...]` with `]]` but in PostgreSQL and
-/// MySQL), statement by statement (`;`): no statement writes
+/// generic dialect's triple-quoted `R"""..."""`) and quoted names
+/// (`"..."`; `` `...` `` in MySQL, SQLite and the generic dialect; `[...]`
+/// with `]]` but in PostgreSQL and MySQL), statement by statement (`;`): no statement writes
 /// ([`statement_writes`]). MySQL's text must only read both with and
 /// without backslash escapes, as its `NO_BACKSLASH_ESCAPES` and
 /// `ANSI_QUOTES` modes read it.
@@ -749,6 +749,9 @@ fn reference_statements(text: &str, dialect: &str, mysql_escapes: bool) -> Vec<V
     let sqlite = dialect == "sqlite";
     // `[` quotes a name but in PostgreSQL (an array's subscript) and MySQL.
     let brackets_quote = !matches!(dialect, "postgresql" | "mysql");
+    // `` ` `` quotes a name in MySQL, SQLite and the generic dialect; it
+    // may be part of an operator in PostgreSQL (`&\``).
+    let backticks_quote = matches!(dialect, "generic" | "mysql" | "sqlite");
     // Any other character than ASCII's is part of a name, as PostgreSQL,
     // MySQL and SQLite read it (`nextval\u{fffd}` is another function),
     // but Unicode's white space, which separates words in the generic
@@ -817,7 +820,10 @@ fn reference_statements(text: &str, dialect: &str, mysql_escapes: bool) -> Vec<V
                 }
             }
             at = i;
-        } else if matches!(c, '\'' | '"' | '`') || (c == '[' && brackets_quote) {
+        } else if matches!(c, '\'' | '"')
+            || (c == '`' && backticks_quote)
+            || (c == '[' && brackets_quote)
+        {
             // A one-letter prefix: `E'...'`, the generic dialect's raw
             // `R'...'` and `R"""..."""`.
             let prefixed = |letters: [char; 2]| {
@@ -904,7 +910,7 @@ fn reference_statements(text: &str, dialect: &str, mysql_escapes: bool) -> Vec<V
             let word = if wildcard { "*" } else { OPERATOR };
             push_word(&mut statements, word.to_owned());
             at += 1;
-        } else if "@#+-=<>|&~!%^/?".contains(c) {
+        } else if "@#+-=<>|&~!%^/?`".contains(c) {
             push_word(&mut statements, OPERATOR.to_owned());
             at += 1;
         } else {
@@ -1161,6 +1167,9 @@ mod tests {
         assert!(super::reference_read_only(dollars, "postgresql"));
         assert!(!super::reference_read_only(dollars, "sqlite"));
         assert!(super::reference_read_only("SELECT $a(;DROP)", "sqlite"));
+        let backticks = "SELECT a &` b; DROP TABLE t; --`";
+        assert!(super::reference_read_only(backticks, "mysql"));
+        assert!(!super::reference_read_only(backticks, "postgresql"));
         let raw = "SELECT R\"\"\"a\"; DROP TABLE t; --\"\"\"";
         assert!(super::reference_read_only(raw, "generic"));
         assert!(!super::reference_read_only(raw, "postgresql"));

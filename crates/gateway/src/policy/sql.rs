@@ -21,7 +21,9 @@
 use std::ops::ControlFlow;
 
 use serde::{Deserialize, Serialize};
-use sqlparser::ast::{Expr, Select, SetExpr, Statement, Visit, Visitor, visit_relations};
+use sqlparser::ast::{
+    Expr, ObjectName, Select, SetExpr, Statement, TableFactor, Visit, Visitor, visit_relations,
+};
 use sqlparser::dialect::{Dialect, SnowflakeDialect};
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Token;
@@ -309,21 +311,40 @@ impl Visitor for Worst {
 
     fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<()> {
         if let Expr::Function(function) = expr {
-            let name = function
-                .name
-                .0
-                .last()
-                .map(|part| part.to_string().trim_matches('"').to_ascii_lowercase())
-                .unwrap_or_default();
-            if ADMIN_FUNCTIONS.contains(&name.as_str())
-                || SETTING_FUNCTIONS.contains(&name.as_str())
-            {
-                self.saw(SqlClass::Admin, || format!("a call of `{name}`"));
-            } else if WRITE_FUNCTIONS.contains(&name.as_str()) {
-                self.saw(SqlClass::Write, || format!("a call of `{name}`"));
-            }
+            self.saw_a_call(&function.name);
         }
         ControlFlow::Continue(())
+    }
+
+    /// A function called where a table stands, `FROM pg_read_file('...')`
+    /// (found by the `sql` fuzz target: `FROM nextval('s')` was `read`).
+    fn pre_visit_table_factor(&mut self, table: &TableFactor) -> ControlFlow<()> {
+        match table {
+            TableFactor::Table {
+                name,
+                args: Some(_),
+                ..
+            }
+            | TableFactor::Function { name, .. } => self.saw_a_call(name),
+            _ => {}
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+impl Worst {
+    /// The class a call of the function `name` gives.
+    fn saw_a_call(&mut self, name: &ObjectName) {
+        let name = name
+            .0
+            .last()
+            .map(|part| part.to_string().trim_matches('"').to_ascii_lowercase())
+            .unwrap_or_default();
+        if ADMIN_FUNCTIONS.contains(&name.as_str()) || SETTING_FUNCTIONS.contains(&name.as_str()) {
+            self.saw(SqlClass::Admin, || format!("a call of `{name}`"));
+        } else if WRITE_FUNCTIONS.contains(&name.as_str()) {
+            self.saw(SqlClass::Write, || format!("a call of `{name}`"));
+        }
     }
 }
 
@@ -518,6 +539,12 @@ mod tests {
             SqlClass::Admin
         );
         assert_eq!(class("SELECT currval('s'), lastval()"), SqlClass::Read);
+        assert_eq!(class("SELECT * FROM t, nextval('s')"), SqlClass::Write);
+        assert_eq!(
+            class("SELECT * FROM pg_read_file('/etc/passwd')"),
+            SqlClass::Admin
+        );
+        assert_eq!(class("SELECT * FROM generate_series(1, 3)"), SqlClass::Read);
     }
 
     #[test]
