@@ -726,10 +726,10 @@ fn push_word(statements: &mut [Vec<String>], word: String) {
 /// parameter; backslash escapes in MySQL and in PostgreSQL's `E'...'`; the
 /// generic dialect's triple-quoted `R"""..."""`) and quoted names
 /// (`"..."`; `` `...` `` in MySQL, SQLite and the generic dialect; `[...]`
-/// with `]]` but in PostgreSQL and MySQL), statement by statement (`;`): no statement writes
-/// ([`statement_writes`]). MySQL's text must only read both with and
-/// without backslash escapes, as its `NO_BACKSLASH_ESCAPES` and
-/// `ANSI_QUOTES` modes read it.
+/// with `]]` but in PostgreSQL and MySQL), statement by statement (`;`):
+/// no statement writes ([`statement_writes`]). MySQL's text must only read
+/// both with and without backslash escapes, as its `NO_BACKSLASH_ESCAPES`
+/// and `ANSI_QUOTES` modes read it.
 fn reference_read_only(text: &str, dialect: &str) -> bool {
     let statements = reference_statements(text, dialect, true);
     let reads = |statements: Vec<Vec<String>>| {
@@ -927,11 +927,10 @@ fn reference_statements(text: &str, dialect: &str, mysql_escapes: bool) -> Vec<V
 /// INTO`, `(MERGE INTO`, `(UPDATE t SET a =`) after a `(` that opens a
 /// subquery; `INTO` after a select list (`SELECT * INTO t2`) or, in
 /// MySQL, before `OUTFILE`, `DUMPFILE` or `@var`; in T-SQL, a reserved verb
-/// where a keyword stands. So do
-/// calls of [`WRITE_FUNCTIONS`]. Anywhere else a write word is a name, as
-/// the dialects that do not reserve it read it: a column, a table or an
-/// alias (`SELECT 1 drop`, `SELECT count(*) delete FROM t`, `SELECT!!!!I
-/// VACUUM`, `trim(delete FROM x)`).
+/// where a keyword stands. So do calls of [`WRITE_FUNCTIONS`]. Anywhere
+/// else a write word is a name, as the dialects that do not reserve it
+/// read it: a column, a table or an alias (`SELECT 1 drop`, `SELECT
+/// count(*) delete FROM t`, `SELECT!!!!I VACUUM`, `trim(delete FROM x)`).
 fn statement_writes(words: &[String], dialect: &str) -> bool {
     let word = |i: usize| words.get(i).map(String::as_str);
     let is_write_word = |i: usize| word(i).is_some_and(|w| WRITE_WORDS.contains(&w));

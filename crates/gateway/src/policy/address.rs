@@ -127,6 +127,11 @@ fn loose_number(part: &str) -> Option<u64> {
     if digits.is_empty() {
         return (radix == 16).then_some(0);
     }
+    // `from_str_radix` takes a sign too, which `inet_aton` does not: the
+    // host `18.+8` is a name, not 18.0.0.8 (found by the `url` fuzz target).
+    if !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
     u64::from_str_radix(digits, radix)
         .ok()
         .filter(|n| *n <= u64::from(u32::MAX))
@@ -183,7 +188,16 @@ mod tests {
         ] {
             assert_eq!(loose_ipv4(text), Some(Ipv4Addr::LOCALHOST), "{text}");
         }
-        for text in ["example.com", "1.2.3.4.5", "256.1.1.1", "08.1.1.1", ""] {
+        for text in [
+            "example.com",
+            "1.2.3.4.5",
+            "256.1.1.1",
+            "08.1.1.1",
+            "",
+            "18.+8",
+            "0x+7f.1",
+            "+127.1",
+        ] {
             assert_eq!(loose_ipv4(text), None, "{text}");
         }
     }

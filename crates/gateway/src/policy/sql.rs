@@ -12,11 +12,14 @@
 //! functions, triggers, extensions, roles), and calls of functions that
 //! read files or run commands (`pg_read_file`, `lo_import`, `load_extension`,
 //! `xp_cmdshell`...), and `write` for calls of functions that change the
-//! database (`nextval`, `setval`, `lo_unlink`...). A text's class is that
-//! of its most dangerous statement, nested ones included (a `DELETE`
-//! inside a `WITH`, the statement an `EXPLAIN` names). A text that does not
-//! parse, or (in MySQL) holds an executable `/*! */` comment, gets the
-//! class the policy says, `admin` by default.
+//! database (`nextval`, `setval`, `lo_unlink`...), in an expression or as
+//! a table (`FROM pg_read_file(...)`). A text's class is that of its most
+//! dangerous statement, nested ones included (a `DELETE` inside a `WITH`,
+//! the statement an `EXPLAIN` names). A text that does not parse, that the
+//! parser does not read to its end, or that it would read otherwise than
+//! the server (`misread`: MySQL's `/*! */`...) gets the class the policy
+//! says, `admin` by default; MySQL's text is read with and without
+//! backslash escapes, the worse reading counting.
 
 use std::ops::ControlFlow;
 
@@ -241,7 +244,6 @@ fn parse_all(dialect: &dyn Dialect, text: &str) -> Result<Vec<Statement>, String
     let statements = parser
         .parse_statements()
         .map_err(|error| error.to_string())?;
-    let rest = parser.peek_token();
     if !dialect.is_identifier_start('@') && !dialect.is::<SnowflakeDialect>() {
         let stage = visit_relations(&statements, |name| {
             let name = name.to_string();
@@ -257,6 +259,7 @@ fn parse_all(dialect: &dyn Dialect, text: &str) -> Result<Vec<Statement>, String
             ));
         }
     }
+    let rest = parser.peek_token();
     if rest.token == Token::EOF {
         Ok(statements)
     } else {
