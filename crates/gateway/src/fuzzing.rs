@@ -1058,12 +1058,10 @@ fn data_modifying_subquery(words: &[String], i: usize) -> bool {
     match (word(i), word(i + 1)) {
         (Some("DELETE"), Some("FROM")) | (Some("INSERT" | "MERGE"), Some("INTO")) => true,
         (Some("UPDATE"), _) => (i + 2..=i + 5).any(|set| {
+            let name = |w: &str| w == "'" || w.chars().all(|c| c.is_alphanumeric() || c == '_');
             word(set) == Some("SET")
-                && words[i + 1..set].iter().all(|w| {
-                    w == "." || w == "'" || w.chars().all(|c| c.is_alphanumeric() || c == '_')
-                })
-                && word(set + 1)
-                    .is_some_and(|w| w == "'" || w.chars().all(|c| c.is_alphanumeric() || c == '_'))
+                && words[i + 1..set].iter().all(|w| w == "." || name(w))
+                && word(set + 1).is_some_and(name)
                 && word(set + 2) == Some(OPERATOR)
         }),
         _ => false,
@@ -1153,92 +1151,62 @@ mod tests {
                 "{text}"
             );
         }
-        assert!(!super::reference_read_only(
-            "SELECT 1 /*! ; DROP TABLE t */",
-            "mysql"
-        ));
-        assert!(!super::reference_read_only(
-            "SELECT a[b[1]]; DROP TABLE t",
-            "postgresql"
-        ));
-        assert!(super::reference_read_only("SELECT a$merge$b", "mysql"));
-        let dollars = "SELECT $$x; DROP TABLE t; --$$";
-        assert!(super::reference_read_only(dollars, "postgresql"));
-        assert!(!super::reference_read_only(dollars, "sqlite"));
-        assert!(super::reference_read_only("SELECT $a(;DROP)", "sqlite"));
-        let backticks = "SELECT a &` b; DROP TABLE t; --`";
-        assert!(super::reference_read_only(backticks, "mysql"));
-        assert!(!super::reference_read_only(backticks, "postgresql"));
-        let raw = "SELECT R\"\"\"a\"; DROP TABLE t; --\"\"\"";
-        assert!(super::reference_read_only(raw, "generic"));
-        assert!(!super::reference_read_only(raw, "postgresql"));
-        assert!(super::reference_read_only("SELECT a.$* INTO x", "mysql"));
-        assert!(super::reference_read_only(
-            "SELECT a$$b, $$; DROP TABLE t; $$",
-            "mssql"
-        ));
-        assert!(super::reference_read_only(
-            "SELECT D#nextval('s'), @x",
-            "mssql"
-        ));
-        assert!(!super::reference_read_only(
-            "SELECT D#nextval('s')",
-            "postgresql"
-        ));
-        assert!(!super::reference_read_only(
-            "SELECT * FROM t INTO OUTFILE '/tmp/x'",
-            "mysql"
-        ));
-        assert!(super::reference_read_only(
-            "\u{85}\n\u{85}\nSELECT\u{85}1",
-            "generic"
-        ));
-        assert!(!super::reference_read_only("SELECT\u{85}1", "postgresql"));
-        // Comments nest in PostgreSQL, not in MySQL; MySQL's `--` needs a
-        // space after it.
         let nested = "SELECT 1 /* /* */ AS \"x */; DROP TABLE t; -- \"";
-        assert!(!super::reference_read_only(nested, "postgresql"));
-        assert!(super::reference_read_only(nested, "mysql"));
         let dashes = "SELECT 1 --1 /*\n; DROP TABLE t */";
-        assert!(super::reference_read_only(dashes, "mysql"));
-        assert!(!super::reference_read_only(dashes, "postgresql"));
-        // Backslash escapes: in PostgreSQL's `E'...'`; in MySQL's strings
-        // but for the modes that turn them off (so neither reading may
-        // write), not in its quoted names.
-        assert!(super::reference_read_only(
-            "SELECT E'\\'; DROP TABLE t; --'",
-            "postgresql"
-        ));
-        assert!(!super::reference_read_only(
-            "SELECT '\\'; DROP TABLE t; --'",
-            "postgresql"
-        ));
-        assert!(!super::reference_read_only(
-            "SELECT '\\'; DROP TABLE t; --'",
-            "mysql"
-        ));
-        assert!(!super::reference_read_only(
-            "SELECT `\\`; DROP TABLE t; -- `",
-            "mysql"
-        ));
-        assert!(super::reference_read_only("SELECT 'a\\'' FROM t", "mysql"));
-        // PostgreSQL's `VACUUM` is an alias here; T-SQL's reserved verbs
-        // start a statement without a `;`.
-        assert!(super::reference_read_only(
-            "SELECT!!!!I\nVACUUM WHERE CK",
-            "postgresql"
-        ));
-        for text in [
-            "SELECT 1 DROP TABLE t",
-            "BEGIN DROP TABLE t",
-            "SELECT a FROM t DELETE FROM t",
+        let dollars = "SELECT $$x; DROP TABLE t; --$$";
+        let backticks = "SELECT a &` b; DROP TABLE t; --`";
+        let raw = "SELECT R\"\"\"a\"; DROP TABLE t; --\"\"\"";
+        for (dialect, text, read_only) in [
+            ("mysql", "SELECT 1 /*! ; DROP TABLE t */", false),
+            ("postgresql", "SELECT a[b[1]]; DROP TABLE t", false),
+            ("mysql", "SELECT a$merge$b", true),
+            // `$`: a dollar quote in PostgreSQL, a parameter in SQLite, a
+            // name's character after its first in T-SQL and MySQL.
+            ("postgresql", dollars, true),
+            ("sqlite", dollars, false),
+            ("sqlite", "SELECT $a(;DROP)", true),
+            ("mssql", "SELECT a$$b, $$; DROP TABLE t; $$", true),
+            ("mysql", "SELECT a.$* INTO x", true),
+            // A backtick quotes in MySQL and is an operator's in PostgreSQL.
+            ("mysql", backticks, true),
+            ("postgresql", backticks, false),
+            ("generic", raw, true),
+            ("postgresql", raw, false),
+            // `#` and `@` are a name's in T-SQL, an operator in PostgreSQL.
+            ("mssql", "SELECT D#nextval('s'), @x", true),
+            ("postgresql", "SELECT D#nextval('s')", false),
+            ("mysql", "SELECT * FROM t INTO OUTFILE '/tmp/x'", false),
+            // Unicode's white space separates words in generic only.
+            ("generic", "\u{85}\n\u{85}\nSELECT\u{85}1", true),
+            ("postgresql", "SELECT\u{85}1", false),
+            // Comments nest in PostgreSQL, not in MySQL; MySQL's `--` needs
+            // a space after it.
+            ("postgresql", nested, false),
+            ("mysql", nested, true),
+            ("mysql", dashes, true),
+            ("postgresql", dashes, false),
+            // Backslash escapes: in PostgreSQL's `E'...'`; in MySQL's
+            // strings but for the modes that turn them off (so neither
+            // reading may write), not in its quoted names.
+            ("postgresql", "SELECT E'\\'; DROP TABLE t; --'", true),
+            ("postgresql", "SELECT '\\'; DROP TABLE t; --'", false),
+            ("mysql", "SELECT '\\'; DROP TABLE t; --'", false),
+            ("mysql", "SELECT `\\`; DROP TABLE t; -- `", false),
+            ("mysql", "SELECT 'a\\'' FROM t", true),
+            // PostgreSQL's `VACUUM` is an alias here; T-SQL's reserved
+            // verbs start a statement without a `;`.
+            ("postgresql", "SELECT!!!!I\nVACUUM WHERE CK", true),
+            ("mssql", "SELECT 1 DROP TABLE t", false),
+            ("mssql", "BEGIN DROP TABLE t", false),
+            ("mssql", "SELECT a FROM t DELETE FROM t", false),
+            ("mssql", "SELECT CAST(drop AS int) FROM t FOR UPDATE", true),
         ] {
-            assert!(!super::reference_read_only(text, "mssql"), "{text}");
+            assert_eq!(
+                super::reference_read_only(text, dialect),
+                read_only,
+                "{dialect}: {text}"
+            );
         }
-        assert!(super::reference_read_only(
-            "SELECT CAST(drop AS int) FROM t FOR UPDATE",
-            "mssql"
-        ));
     }
 
     #[test]

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use sqlparser::ast::{
     Expr, ObjectName, Select, SetExpr, Statement, TableFactor, Visit, Visitor, visit_relations,
 };
-use sqlparser::dialect::{Dialect, SnowflakeDialect};
+use sqlparser::dialect::{Dialect, MySqlDialect, SnowflakeDialect};
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Token;
 
@@ -113,7 +113,7 @@ pub fn classify(dialect: &dyn Dialect, text: &str, unparseable: SqlClass) -> Cla
             ),
         };
     }
-    if !dialect.is::<sqlparser::dialect::MySqlDialect>() {
+    if !dialect.is::<MySqlDialect>() {
         return classify_parsed(dialect, text, unparseable);
     }
     let escaped = classify_parsed(dialect, text, unparseable);
@@ -153,7 +153,7 @@ pub fn classify(dialect: &dyn Dialect, text: &str, unparseable: SqlClass) -> Cla
 /// too far.
 fn misread(dialect: &dyn Dialect, text: &str) -> Option<&'static str> {
     let after = |at: usize, length: usize| text[at + length..].chars().next();
-    if dialect.is::<sqlparser::dialect::MySqlDialect>() {
+    if dialect.is::<MySqlDialect>() {
         if text.contains("/*!") {
             return Some("a MySQL executable comment (`/*! */`)");
         }
@@ -161,7 +161,10 @@ fn misread(dialect: &dyn Dialect, text: &str) -> Option<&'static str> {
             .match_indices("--")
             .any(|(at, _)| after(at, 2).is_some_and(|c| c.is_whitespace() && !c.is_ascii()))
         {
-            return Some("a `--` before non-ASCII white space, not a comment in MySQL");
+            return Some(
+                "a `--` before non-ASCII white space, not a comment in MySQL \
+                 (write an ASCII space after `--`)",
+            );
         }
     }
     // Where `@` or `#` starts a name, the parser takes the character after
@@ -184,13 +187,16 @@ fn misread(dialect: &dyn Dialect, text: &str) -> Option<&'static str> {
             .match_indices("&>")
             .any(|(at, _)| after(at, 2).is_some_and(|c| !c.is_whitespace()))
     {
-        return Some("a `&>` before a character the parser drops");
+        return Some("a `&>` before a character the parser drops (write a space after `&>`)");
     }
     for symbol in ['@', '#'] {
         let starts_a_name =
             dialect.is_identifier_start(symbol) && !dialect.supports_geometric_types();
         if starts_a_name && text.match_indices(symbol).any(swallowed) {
-            return Some("a `@`, `@@` or `#` before a character that no name holds");
+            return Some(
+                "a `@`, `@@` or `#` before a character that no name holds \
+                 (quote such a name)",
+            );
         }
     }
     None
