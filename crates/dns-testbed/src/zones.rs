@@ -159,6 +159,27 @@ pub fn standard() -> Vec<Zone> {
             "dangling",
             "@ 3600 IN A 192.0.2.1\nwww 3600 IN CNAME gone.dangling.test.\n",
         ),
+        // Aliases that lead nowhere: two steps to a missing name, a loop,
+        // and one into a zone whose servers never answer.
+        content(
+            "chain",
+            "@ 3600 IN A 192.0.2.1\nwww 3600 IN CNAME step.chain.test.\n\
+             step 3600 IN CNAME gone.chain.test.\n",
+        ),
+        content(
+            "loop",
+            "@ 3600 IN A 192.0.2.1\nwww 3600 IN CNAME l1.loop.test.\n\
+             l1 3600 IN CNAME l2.loop.test.\nl2 3600 IN CNAME l1.loop.test.\n",
+        ),
+        // A wildcard alias of nothing: every name under it dangles.
+        content(
+            "wildalias",
+            "@ 3600 IN A 192.0.2.1\n* 3600 IN CNAME gone.dangling.test.\n",
+        ),
+        content(
+            "intodead",
+            "@ 3600 IN A 192.0.2.1\nwww 3600 IN CNAME host.dead.test.\n",
+        ),
         content("ttl", "@ 60 IN A 192.0.2.1\n"),
         // The resolver still caches an old address.
         content("stale", APEX).resolver_sees("@ 3600 IN A 192.0.2.9\n"),
@@ -315,6 +336,53 @@ fn mail_zones() -> Vec<Zone> {
             None,
             None,
             "_smtp._tls 3600 IN TXT \"v=TLSRPTv1; rua=mailto:tls@example.net\"\n",
+        ),
+        // RFC 7208 6: each modifier at most once.
+        mail(
+            "tworedirect",
+            None,
+            Some("@ 3600 IN TXT \"v=spf1 redirect=ok.test redirect=signed.test\"\n"),
+            None,
+            "",
+        ),
+        mail(
+            "twoexp",
+            None,
+            Some("@ 3600 IN TXT \"v=spf1 mx -all exp=e1.twoexp.test exp=e2.twoexp.test\"\n"),
+            None,
+            "",
+        ),
+        // Aliases the policies are read through: a DMARC record kept by
+        // another domain, an SPF include that is an alias of the record.
+        mail(
+            "dmarccname",
+            None,
+            None,
+            Some("_dmarc 3600 IN CNAME _dmarc.ok.test.\n"),
+            "",
+        ),
+        mail(
+            "spfcname",
+            None,
+            Some("@ 3600 IN TXT \"v=spf1 include:spf.spfcname.test -all\"\n"),
+            None,
+            "spf 3600 IN CNAME real.spfcname.test.\n\
+             real 3600 IN TXT \"v=spf1 ip4:192.0.2.0/24 -all\"\n",
+        ),
+        // Aliases of nothing where mail looks: an include, an MX host.
+        mail(
+            "spfdangling",
+            None,
+            Some("@ 3600 IN TXT \"v=spf1 include:spf.spfdangling.test -all\"\n"),
+            None,
+            "spf 3600 IN CNAME gone.spfdangling.test.\n",
+        ),
+        mail(
+            "mxdangling",
+            Some("@ 3600 IN MX 10 mx\nmx 3600 IN CNAME gone.mxdangling.test.\n"),
+            None,
+            None,
+            "",
         ),
     ]
 }

@@ -73,7 +73,7 @@ macro_rules! tipos {
 }
 
 tipos! {
-    DominioInexistente => "dominio_inexistente", "salud_dns, correo_politicas, estado_dnssec", Critica, "The domain does not exist: the resolver answers NXDOMAIN for it (or, when the resolver gives no answer, the zone's own servers do). Nothing else is concluded.";
+    DominioInexistente => "dominio_inexistente", "salud_dns, correo_politicas, estado_dnssec", Critica, "The domain does not exist: the resolver answers NXDOMAIN for it with no CNAME of it in the answer (or, when the resolver gives no answer, the zone's own servers do). Nothing else is concluded. An NXDOMAIN after a CNAME is about the alias's target: `cname_colgante`.";
     DnssecBogus => "dnssec_bogus", "salud_dns, correo_politicas, estado_dnssec, propagacion", Critica, "A validating resolver answers SERVFAIL, and answers the same question with checking disabled (CD): it judges the domain's DNSSEC data bogus, so the domain is unreachable through every validating resolver. `estado_dnssec` names the cause; the other tools read the data from the authoritative servers.";
     ResolutorServfail => "resolutor_servfail", "salud_dns, correo_politicas, estado_dnssec", Alta, "The resolver answers SERVFAIL with checking disabled as well: not a DNSSEC failure; it gets no usable answer from the zone's servers (the servers' own findings say why). The data is read from the authoritative servers.";
     ResolutorRechaza => "resolutor_rechaza", "salud_dns, correo_politicas, estado_dnssec", Alta, "The resolver answers REFUSED (or another error code, such as NOTIMP): it does not resolve for this client. The data is read from the authoritative servers.";
@@ -87,7 +87,9 @@ tipos! {
     NsUnico => "ns_unico", "salud_dns", Alta, "Only one name server: no redundancy (RFC 1034 asks for at least two).";
     NsMismaRed => "ns_misma_red", "salud_dns", Media, "Every name server address is in one IPv4 /24 (or IPv6 /48): one network failure takes the zone down.";
     Wildcard => "wildcard", "salud_dns", Media, "A random label under the domain resolves: the zone has a wildcard, which hides typos and dangling names.";
-    CnameColgante => "cname_colgante", "salud_dns", Alta, "A CNAME (checked: the apex and www) points to a name that does not exist or has no address: the name is broken and may be taken over.";
+    CnameColgante => "cname_colgante", "salud_dns, correo_politicas", Alta, "A CNAME (checked: the domain itself and its www) leads, directly or through more CNAMEs, to a name that does not exist or has no address: the name is broken, and whoever can register or claim the missing name can take it over. The resolver's NXDOMAIN after a CNAME is about the chain's last name (RFC 6604), so the domain is not reported as nonexistent.";
+    CnameBucle => "cname_bucle", "salud_dns, correo_politicas", Alta, "A CNAME chain (from the domain itself or its www) comes back to a name it has passed, or runs past 16 links: the name never resolves.";
+    CnameDestinoSinRespuesta => "cname_destino_sin_respuesta", "salud_dns, correo_politicas", Alta, "A CNAME (from the domain itself or its www) leads to a name that neither the resolver nor the servers of that name's zone answer for (the resolver's SERVFAIL is about the chain's last name): the name does not resolve while they fail. The domain's own zone is diagnosed from its servers as usual.";
     TtlDesbalanceado => "ttl_desbalanceado", "salud_dns", Baja, "The TTLs of the zone's A/AAAA/NS/SOA records differ by more than a factor of 10.";
     TtlInconsistente => "ttl_inconsistente", "salud_dns", Baja, "The same RRset has different TTLs on different authoritative servers.";
     RecursivoDifiere => "recursivo_difiere", "salud_dns", Baja, "The recursive resolver's answer matches no authoritative server's (stale cache, split horizon, or a change still propagating).";
@@ -99,7 +101,7 @@ tipos! {
     MxSinDireccion => "mx_sin_direccion", "correo_politicas", Alta, "An MX host has no A or AAAA record: mail to it cannot be delivered.";
     SpfAusente => "spf_ausente", "correo_politicas", Media, "No SPF record (TXT `v=spf1` at the apex).";
     SpfMultiple => "spf_multiple", "correo_politicas", Alta, "More than one SPF record: a permanent error (RFC 7208 4.5).";
-    SpfSintaxis => "spf_sintaxis", "correo_politicas", Alta, "An SPF record (or one it includes) does not parse: a permanent error (RFC 7208).";
+    SpfSintaxis => "spf_sintaxis", "correo_politicas", Alta, "An SPF record (or one it includes) does not parse, or gives the `redirect` or `exp` modifier more than once (RFC 7208 6): a permanent error, and the record is not followed.";
     SpfDemasiadasConsultas => "spf_demasiadas_consultas", "correo_politicas", Alta, "Evaluating SPF needs more than 10 DNS-querying mechanisms (include, a, mx, ptr, exists, redirect) counted recursively: a permanent error (RFC 7208 4.6.4).";
     SpfConsultasVacias => "spf_consultas_vacias", "correo_politicas", Media, "More than 2 of SPF's DNS lookups return no records (void lookups, RFC 7208 4.6.4).";
     SpfIncludeFallido => "spf_include_fallido", "correo_politicas", Alta, "An SPF include or redirect names a domain without an SPF record: a permanent error.";

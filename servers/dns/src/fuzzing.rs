@@ -3,7 +3,8 @@
 //! module's test). The invariants: an SPF record parses without panicking,
 //! what it parses to, printed back as SPF, parses to the same terms, and
 //! each term's qualifier, name and value are what a reading of RFC 7208
-//! written here finds; a DMARC record is read without panicking, and the
+//! written here finds, and a record with `redirect` or `exp` twice does not
+//! parse; a DMARC record is read without panicking, and the
 //! tags it keeps (`p`, `sp`, `pct`, `adkim`, `aspf`) are what a reading of
 //! RFC 7489 written here finds. And [`spf_lookups`]: an SPF evaluation
 //! over a zone held in memory reports the 10-lookup and 2-void limits of
@@ -35,6 +36,21 @@ fn print(term: &Termino) -> String {
 pub fn mail_records(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let record = format!("v=spf1 {text}");
+    // RFC 7208 6: a record with `redirect` or `exp` twice is a permanent
+    // error, never a record to follow.
+    let modifiers: Vec<String> = record
+        .split_ascii_whitespace()
+        .skip(1)
+        .map(reference_term)
+        .filter(|(qualifier, _, _)| qualifier.is_empty())
+        .map(|(_, name, _)| name)
+        .collect();
+    let twice = ["redirect", "exp"]
+        .iter()
+        .any(|modifier| modifiers.iter().filter(|name| name == modifier).count() > 1);
+    if twice {
+        assert!(parse_spf(&record).is_err(), "{record:?} parsed");
+    }
     if let Ok(terms) = parse_spf(&record) {
         let printed: Vec<String> = terms.iter().map(print).collect();
         let again = parse_spf(&format!("v=spf1 {}", printed.join(" ")))

@@ -13,11 +13,12 @@ use hickory_proto::rr::{Name, RData, RecordType};
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::alias;
 use crate::findings::{Hallazgo, Tipo};
 use crate::name::show;
 use crate::net::{Failed, NameServer, Net, ns_hosts, rcode_text, soa_owner};
 use crate::query::{Answer, QueryError};
-use crate::verdict;
+use crate::verdict::{self, Verdict};
 
 /// The types `salud_dns` compares, in output order.
 const TYPES: [RecordType; 4] = [
@@ -99,20 +100,23 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
             None => None,
         }
     };
-    let www_dangling = dangling_www(net, name);
-    let (recursive, wildcard, www_dangling) = tokio::join!(recursive, wildcard, www_dangling);
-    // The apex's CNAME, if it is an alias, came in the A and AAAA answers.
-    let apex_answers: Vec<&Answer> = TYPES
-        .iter()
-        .zip(&recursive)
-        .filter(|(rtype, _)| matches!(rtype, RecordType::A | RecordType::AAAA))
-        .filter_map(|(_, result)| result.as_ref().ok())
-        .filter(|answer| answer.is_answer())
-        .collect();
-    let apex_dangling = match unresolved_alias(name, &apex_answers) {
-        Some(target) => dangling_target(net, name, &target).await,
-        None => None,
-    };
+    let www_alias = broken_www(net, name);
+    let (recursive, wildcard, www_alias) = tokio::join!(recursive, wildcard, www_alias);
+    // The domain's own CNAME, if it is an alias, came in the A and AAAA
+    // answers; when the resolver gave none, its zone's servers are asked.
+    let apex_answers: Vec<Answer> = join_all(
+        TYPES
+            .iter()
+            .zip(&recursive)
+            .filter(|(rtype, _)| matches!(rtype, RecordType::A | RecordType::AAAA))
+            .map(|(rtype, result)| net.lookup_after(name, *rtype, result.clone())),
+    )
+    .await
+    .into_iter()
+    .flatten()
+    .filter(Answer::is_answer)
+    .collect();
+    let apex_alias = alias::follow(net, name, &apex_answers.iter().collect::<Vec<_>>()).await;
 
     // What the resolver answered; the questions it gave no answer to, the
     // zone's own (SOA, NS) first, are reported once and draw nothing.
@@ -134,10 +138,7 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
             .iter()
             .position(|rtype| *rtype == question.rtype)
     });
-    let nxdomain = recursive
-        .iter()
-        .flatten()
-        .any(|answer| answer.rcode == ResponseCode::NXDomain);
+    let nxdomain = recursive.iter().flatten().any(|answer| answer.denies(name));
     let mut empty = Salud {
         dominio: show(name),
         zona: String::new(),
@@ -156,11 +157,20 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
         zone,
         hosts,
         walked,
-    } = match locate(net, name, &recursive, &failed, &mut hallazgos).await {
+    } = match locate(
+        net,
+        name,
+        &recursive,
+        &failed,
+        apex_alias.as_ref(),
+        &mut hallazgos,
+    )
+    .await
+    {
         Ok(located) => located,
         Err(zone) => {
             empty.zona = zone.as_ref().map(show).unwrap_or_default();
-            hallazgos.extend([apex_dangling, www_dangling].into_iter().flatten());
+            hallazgos.extend(aliases(apex_alias, www_alias));
             empty.hallazgos = hallazgos;
             return empty;
         }
@@ -170,8 +180,10 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
         (Some(first), Some(probe)) => Some(net.lookup_after(probe, RecordType::A, first).await),
         _ => None,
     };
+    // A wildcard CNAME to a missing name answers NXDOMAIN, with the CNAME.
     if let Some(Ok(answer)) = wildcard
-        && answer.rcode == ResponseCode::NoError
+        && answer.is_answer()
+        && probe.as_ref().is_some_and(|probe| !answer.denies(probe))
         && !answer.answers.is_empty()
     {
         let said: Vec<String> = answer.answers.iter().map(|r| show_rdata(&r.data)).collect();
@@ -181,7 +193,7 @@ pub async fn salud_dns(net: &Net, name: &Name) -> Salud {
             said.join(", ")
         )));
     }
-    hallazgos.extend([apex_dangling, www_dangling].into_iter().flatten());
+    hallazgos.extend(aliases(apex_alias, www_alias));
     if hosts.is_empty() {
         hallazgos.push(Tipo::SinNs.hallazgo(format!(
             "the resolver gives no NS records for the zone {}",
@@ -367,12 +379,15 @@ type Delegation = (Name, BTreeSet<Name>);
 /// and NS questions; otherwise walked down from the parent zone's servers,
 /// never concluded from the failure. The resolver's finding, if any, goes
 /// into `hallazgos`. `Err` ends the call, with the zone when one is known:
-/// the walk failed too, or the zone's servers deny the domain.
+/// the walk failed too, or the zone's servers deny the domain. A SERVFAIL
+/// for a name whose CNAME chain breaks is about the chain's last name
+/// (RFC 6604): `alias` then says it, not the resolver's finding.
 async fn locate(
     net: &Net,
     name: &Name,
     recursive: &[Result<Answer, QueryError>],
     failed: &[Failed],
+    alias: Option<&alias::Broken>,
     hallazgos: &mut Vec<Hallazgo>,
 ) -> Result<Located, Option<Name>> {
     let zone_answered = failed
@@ -407,7 +422,9 @@ async fn locate(
         }
         None => String::new(),
     };
-    if let (Some(verdict), Some(first)) = (&verdict, failed.first()) {
+    if let (Some(verdict), Some(first)) = (&verdict, failed.first())
+        && !(alias.is_some() && matches!(verdict, Verdict::ServFail))
+    {
         hallazgos.push(verdict.finding(net.resolver, &first.name, first.rtype, &after));
     }
     match walked {
@@ -637,22 +654,14 @@ fn check_ttls(
     }
 }
 
-/// The target of the CNAME `owner` has in `answers`, when those answers
-/// do not already hold the address its chain ends in: a target that must
-/// be asked about.
-fn unresolved_alias(owner: &Name, answers: &[&Answer]) -> Option<Name> {
-    let target = answers
-        .iter()
-        .find_map(|answer| answer.alias_target(owner))?;
-    if answers.iter().any(|answer| answer.holds_address()) {
-        return None;
-    }
-    Some(target)
+/// The findings of the domain's own chain and of its www's, when broken.
+fn aliases(apex: Option<alias::Broken>, www: Option<Hallazgo>) -> impl Iterator<Item = Hallazgo> {
+    apex.map(|broken| broken.finding()).into_iter().chain(www)
 }
 
-/// A dangling CNAME at `www` under `name`: its CNAME asked (no other
-/// question of this call holds it), then its target.
-async fn dangling_www(net: &Net, name: &Name) -> Option<Hallazgo> {
+/// A broken CNAME chain at `www` under `name`: its CNAME asked (no other
+/// question of this call holds it), then followed.
+async fn broken_www(net: &Net, name: &Name) -> Option<Hallazgo> {
     let www = Name::from_ascii("www")
         .and_then(|www| www.append_domain(name))
         .ok()?;
@@ -661,33 +670,5 @@ async fn dangling_www(net: &Net, name: &Name) -> Option<Hallazgo> {
         .await
         .ok()
         .filter(Answer::is_answer)?;
-    let target = unresolved_alias(&www, &[&answer])?;
-    dangling_target(net, &www, &target).await
-}
-
-/// A `cname_colgante` finding when `target`, the CNAME target of `owner`,
-/// has no address.
-async fn dangling_target(net: &Net, owner: &Name, target: &Name) -> Option<Hallazgo> {
-    let (a, aaaa) = tokio::join!(
-        net.lookup(target, RecordType::A),
-        net.lookup(target, RecordType::AAAA)
-    );
-    // Nothing is concluded from a question left unanswered.
-    let (a, aaaa) = (
-        a.ok().filter(Answer::is_answer)?,
-        aaaa.ok().filter(Answer::is_answer)?,
-    );
-    if a.holds_address() || aaaa.holds_address() {
-        return None;
-    }
-    let why = if a.rcode == ResponseCode::NXDomain {
-        "does not exist (NXDOMAIN)".to_owned()
-    } else {
-        format!("has no address ({})", rcode_text(a.rcode))
-    };
-    Some(Tipo::CnameColgante.hallazgo(format!(
-        "{} is a CNAME to {}, which {why}",
-        show(owner),
-        show(target)
-    )))
+    Some(alias::follow(net, &www, &[&answer]).await?.finding())
 }

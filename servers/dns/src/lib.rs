@@ -11,6 +11,7 @@
 //! finding is a `{tipo, severidad, detalle}` whose codes live in
 //! `findings.rs` (the README's table).
 
+mod alias;
 mod dnssec;
 mod error;
 mod findings;

@@ -12,11 +12,12 @@ use hickory_proto::rr::{Name, RData, RecordType};
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::alias;
 use crate::findings::{Hallazgo, Tipo};
 use crate::name::show;
 use crate::net::{Failed, Host, Net};
 use crate::query::{Answer, QueryError};
-use crate::verdict;
+use crate::verdict::{self, Verdict};
 
 /// RFC 7208 4.6.4: at most 10 DNS-querying terms.
 const SPF_LOOKUP_LIMIT: usize = 10;
@@ -95,7 +96,7 @@ pub struct Correo {
 /// The TXT strings at `name` (each record's strings joined), or none.
 fn txts(answer: &Answer, name: &Name) -> Vec<String> {
     answer
-        .rdata(name, RecordType::TXT)
+        .resolved(name, RecordType::TXT)
         .filter_map(|data| match data {
             RData::TXT(txt) => Some(
                 txt.txt_data
@@ -192,7 +193,7 @@ pub async fn correo_politicas(net: &Net, name: &Name) -> Correo {
             .iter()
             .take(2)
             .flatten()
-            .any(|answer| answer.rcode == ResponseCode::NXDomain)
+            .any(|answer| answer.denies(name))
     };
     if apex_nxdomain(&first) {
         empty
@@ -221,7 +222,23 @@ pub async fn correo_politicas(net: &Net, name: &Name) -> Correo {
                 .map(|((_, owner, rtype), result)| net.lookup_after(owner, *rtype, result))
         )
     );
-    if let (Some(verdict), Some(question)) = (verdict, failed.first()) {
+    // A domain that is an alias of nothing (or of a loop, or of a name
+    // nobody answers for) has no policies to read: that is said, and
+    // nothing else; the resolver's SERVFAIL is then about the chain's end.
+    // An alias of a name without an address is read through, as senders
+    // read it.
+    let apex_answers: Vec<&Answer> = results
+        .iter()
+        .take(2)
+        .flatten()
+        .filter(|answer| answer.is_answer())
+        .collect();
+    let broken = alias::follow(net, name, &apex_answers)
+        .await
+        .filter(|broken| !matches!(broken.at, alias::Break::NoAddress));
+    if let (Some(verdict), Some(question)) = (verdict, failed.first())
+        && !(broken.is_some() && matches!(verdict, Verdict::ServFail))
+    {
         let unanswered: Vec<String> = asked
             .iter()
             .zip(&results)
@@ -245,6 +262,11 @@ pub async fn correo_politicas(net: &Net, name: &Name) -> Correo {
             .await
             .map_or_else(|_| name.clone(), |cut| cut.zone);
         hallazgos.push(verdict::nonexistent_at(&zone, name));
+        empty.hallazgos = hallazgos;
+        return empty;
+    }
+    if let Some(broken) = broken {
+        hallazgos.push(broken.finding());
         empty.hallazgos = hallazgos;
         return empty;
     }
@@ -296,7 +318,7 @@ async fn check_mx(net: &Net, name: &Name, answer: Option<Answer>) -> (Vec<Mx>, V
         return (Vec::new(), hallazgos);
     };
     let mut records: Vec<(u16, Name)> = answer
-        .rdata(name, RecordType::MX)
+        .resolved(name, RecordType::MX)
         .filter_map(|data| match data {
             RData::MX(mx) => Some((mx.preference, mx.exchange.to_lowercase())),
             _ => None,
@@ -443,13 +465,30 @@ fn parse_term(term: &str) -> Result<Termino, String> {
     })
 }
 
-/// An SPF record's terms (after `v=spf1`), or the first that does not parse.
+/// The modifiers a record may hold once each (RFC 7208 6).
+const ONCE: [&str; 2] = ["redirect", "exp"];
+
+/// An SPF record's terms (after `v=spf1`), or the first that does not
+/// parse. A `redirect` or an `exp` given twice is a permanent error (RFC
+/// 7208 6): neither is followed.
 pub(crate) fn parse_spf(record: &str) -> Result<Vec<Termino>, String> {
-    record
+    let terms = record
         .split_ascii_whitespace()
         .skip(1)
         .map(parse_term)
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    for modifier in ONCE {
+        let given = terms
+            .iter()
+            .filter(|term| term.calificador.is_empty() && term.tipo == modifier)
+            .count();
+        if given > 1 {
+            return Err(format!(
+                "the `{modifier}` modifier is given {given} times; RFC 7208 6 allows it once"
+            ));
+        }
+    }
+    Ok(terms)
 }
 
 /// The domain a querying term names: its value without a CIDR suffix, or
@@ -586,9 +625,10 @@ pub(crate) async fn check_spf(
     spf
 }
 
-/// Whether an answer holds no records of the asked type (a void lookup).
+/// Whether an answer holds no records of the asked type where `name`
+/// leads (a void lookup).
 fn is_void(answer: &Answer, name: &Name, rtype: RecordType) -> bool {
-    answer.rcode == ResponseCode::NXDomain || answer.records(name, rtype).next().is_none()
+    answer.resolved(name, rtype).next().is_none()
 }
 
 /// Counts the querying terms of one record and follows its includes and
@@ -648,10 +688,23 @@ async fn walk_terms(net: &impl SpfLookup, current: &Name, terms: &[Termino], wal
             }
             let records = tagged(&txts(&answer, &target), "v=spf1");
             let Some(record) = records.first() else {
-                walk.error(
-                    Tipo::SpfIncludeFallido,
-                    format!("the SPF {kind} of {} has no SPF record", show(&target)),
-                );
+                let chain = answer.chain(&target);
+                let detail = if !chain.is_alias() {
+                    format!("the SPF {kind} of {} has no SPF record", show(&target))
+                } else if answer.rcode == ResponseCode::NXDomain {
+                    format!(
+                        "the SPF {kind} of {}: {}, which does not exist (NXDOMAIN)",
+                        show(&target),
+                        chain.describe()
+                    )
+                } else {
+                    format!(
+                        "the SPF {kind} of {}: {}, which has no SPF record",
+                        show(&target),
+                        chain.describe()
+                    )
+                };
+                walk.error(Tipo::SpfIncludeFallido, detail);
                 continue;
             };
             // A domain reached twice is evaluated twice, and its terms

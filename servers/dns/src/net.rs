@@ -189,6 +189,54 @@ impl Net {
         if first.as_ref().is_ok_and(Answer::is_answer) {
             return first;
         }
+        let answer = self.answer_after(name, rtype, first).await?;
+        Ok(self.complete(name, rtype, answer).await)
+    }
+
+    /// A CNAME chain followed where `answer`, from a zone's own servers,
+    /// stops short of its end, as a resolver would have followed it: an
+    /// authoritative server gives its own zone's part of a chain only. The answers of each next name are added to
+    /// `answer`, whose code becomes theirs (it is about the chain's last
+    /// name); a name nobody answers for ends the chain where it is.
+    async fn complete(&self, name: &Name, rtype: RecordType, mut answer: Answer) -> Answer {
+        // Each round reads one more name of the chain at least.
+        for _ in 0..=crate::query::MAX_CHAIN {
+            let chain = answer.chain(name);
+            let stopped = chain.is_alias()
+                && !chain.looped()
+                && answer.rcode == ResponseCode::NoError
+                && answer.resolved(name, rtype).next().is_none();
+            if !stopped {
+                break;
+            }
+            let end = chain.end().clone();
+            let first = self.recursive(&end, rtype).await;
+            match self.answer_after(&end, rtype, first).await {
+                Ok(next) if next.is_answer() => {
+                    answer.rcode = next.rcode;
+                    answer.answers.extend(next.answers);
+                }
+                _ => break,
+            }
+            // The end answered with no more of the chain: NODATA there.
+            if answer.chain(name).links() == chain.links() {
+                break;
+            }
+        }
+        answer
+    }
+
+    /// The resolver's answer `first` when it is one, else the answer of the
+    /// servers of the zone that holds `name`.
+    async fn answer_after(
+        &self,
+        name: &Name,
+        rtype: RecordType,
+        first: Result<Answer, QueryError>,
+    ) -> Result<Answer, QueryError> {
+        if first.as_ref().is_ok_and(Answer::is_answer) {
+            return first;
+        }
         let Ok(known) = self.cut(name).await else {
             return first;
         };
@@ -364,7 +412,7 @@ impl Net {
         let mut nxdomain = None;
         loop {
             let answer = self.answered(&candidate, RecordType::NS).await?;
-            let nxdomain = *nxdomain.get_or_insert(answer.rcode == ResponseCode::NXDomain);
+            let nxdomain = *nxdomain.get_or_insert(answer.denies(&candidate));
             let hosts = ns_hosts(&answer, &candidate);
             if !hosts.is_empty() {
                 return Ok(Some(ZoneNs {
@@ -389,7 +437,7 @@ impl Net {
                     nxdomain,
                 }));
             }
-            if candidate.is_root() || answer.rcode == ResponseCode::NXDomain {
+            if candidate.is_root() || answer.denies(&candidate) {
                 return Ok(None);
             }
             candidate = candidate.base_name();

@@ -188,11 +188,18 @@ async fn ask_one(net: &Net, name: &Name, resolver: SocketAddr) -> Respuesta {
     for (rtype, result) in TYPES.into_iter().zip(results) {
         match result {
             Ok(answer) => {
-                let mut values: Vec<String> = if answer.rcode == ResponseCode::NoError {
-                    answer.rdata(name, rtype).map(show_rdata).collect()
+                // An alias shows its chain, then what its last name holds
+                // (or the code, which is about that name).
+                let mut values: Vec<String> = answer
+                    .chain(name)
+                    .targets()
+                    .map(|target| format!("CNAME {}", show(target)))
+                    .collect();
+                if answer.rcode == ResponseCode::NoError {
+                    values.extend(answer.resolved(name, rtype).map(show_rdata));
                 } else {
-                    vec![rcode_value(answer.rcode)]
-                };
+                    values.push(rcode_value(answer.rcode));
+                }
                 values.sort();
                 values.dedup();
                 if rtype == RecordType::TXT {

@@ -18,6 +18,8 @@ use hickory_proto::rr::{Name, RData, Record, RecordType};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpStream, UdpSocket};
 
+use crate::name::show;
+
 /// The EDNS0 UDP payload size we advertise (the DNS Flag Day 2020 value).
 pub const EDNS_PAYLOAD: u16 = 1232;
 
@@ -60,17 +62,42 @@ impl Answer {
     pub fn alias_target(&self, owner: &Name) -> Option<Name> {
         self.rdata(owner, RecordType::CNAME)
             .find_map(|data| match data {
-                RData::CNAME(cname) => Some(cname.0.clone()),
+                RData::CNAME(cname) => Some(cname.0.to_lowercase()),
                 _ => None,
             })
     }
 
-    /// Whether the answer holds an address (A or AAAA) of any owner, the
-    /// end of a CNAME chain included.
-    pub fn holds_address(&self) -> bool {
+    /// The CNAME chain this answer holds from `name`, `name` alone when it
+    /// is no alias here.
+    pub fn chain(&self, name: &Name) -> Chain {
+        let mut chain = Chain::start(name);
+        chain.follow(self);
+        chain
+    }
+
+    /// Whether the answer says that `name` itself does not exist: NXDOMAIN
+    /// with no CNAME of `name` in the answer section. After a CNAME the
+    /// code belongs to the chain's last name (RFC 6604 section 3, RFC 1034
+    /// 3.6.2): the name asked exists, its target does not.
+    pub fn denies(&self, name: &Name) -> bool {
+        self.rcode == ResponseCode::NXDomain && !self.chain(name).is_alias()
+    }
+
+    /// The RDATA of the answers of `rtype` that `name` resolves to: owned
+    /// by the end of its CNAME chain in this answer, as a resolver hands
+    /// them to an application (a TXT record read through an alias, as
+    /// SPF and DMARC read them). A CNAME question asks for the alias
+    /// itself.
+    pub fn resolved(&self, name: &Name, rtype: RecordType) -> impl Iterator<Item = &RData> {
+        let owner = if rtype == RecordType::CNAME {
+            name.clone()
+        } else {
+            self.chain(name).end().clone()
+        };
         self.answers
             .iter()
-            .any(|record| matches!(record.record_type(), RecordType::A | RecordType::AAAA))
+            .filter(move |record| record.record_type() == rtype && record.name == owner)
+            .map(|record| &record.data)
     }
 
     /// The answers of `rtype` owned by `name`.
@@ -79,6 +106,86 @@ impl Answer {
         self.answers
             .iter()
             .filter(move |record| record.record_type() == rtype && record.name == name)
+    }
+}
+
+/// The longest CNAME chain resolvers follow (BIND stops after 16 links):
+/// a longer one is reported as a loop.
+pub const MAX_CHAIN: usize = 16;
+
+/// A CNAME chain (RFC 1034 3.6.2): a name, then each alias target in
+/// turn, as far as the answers read so far go. The records and the
+/// response code of an answer that holds a chain are about its last name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chain {
+    /// The name asked first, lower-cased.
+    first: Name,
+    /// Each alias target in turn, lower-cased.
+    targets: Vec<Name>,
+    /// The chain comes back to a name it has passed (or runs past
+    /// [`MAX_CHAIN`] links): it never ends.
+    looped: bool,
+}
+
+impl Chain {
+    /// The chain of `name` before any answer is read: `name` alone.
+    pub fn start(name: &Name) -> Self {
+        Self {
+            first: name.to_lowercase(),
+            targets: Vec::new(),
+            looped: false,
+        }
+    }
+
+    /// Follows the CNAMEs `answer` holds from the chain's end on.
+    pub fn follow(&mut self, answer: &Answer) {
+        while !self.looped {
+            let Some(target) = answer.alias_target(self.end()) else {
+                return;
+            };
+            self.looped = target == self.first
+                || self.targets.contains(&target)
+                || self.targets.len() >= MAX_CHAIN;
+            self.targets.push(target);
+        }
+    }
+
+    /// The name at the chain's end: the one whose records an answer gives.
+    pub fn end(&self) -> &Name {
+        self.targets.last().unwrap_or(&self.first)
+    }
+
+    /// Whether the first name is an alias.
+    pub fn is_alias(&self) -> bool {
+        !self.targets.is_empty()
+    }
+
+    pub fn looped(&self) -> bool {
+        self.looped
+    }
+
+    /// Each alias target in turn.
+    pub fn targets(&self) -> impl Iterator<Item = &Name> {
+        self.targets.iter()
+    }
+
+    /// How many links the chain holds.
+    pub fn links(&self) -> usize {
+        self.targets.len()
+    }
+
+    /// `a is a CNAME to b, which is a CNAME to c`.
+    pub fn describe(&self) -> String {
+        let mut text = show(&self.first);
+        for (index, target) in self.targets.iter().enumerate() {
+            text.push_str(if index == 0 {
+                " is a CNAME to "
+            } else {
+                ", which is a CNAME to "
+            });
+            text.push_str(&show(target));
+        }
+        text
     }
 }
 

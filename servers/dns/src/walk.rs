@@ -125,7 +125,7 @@ impl Net {
                 servers,
                 parent,
                 delegated,
-                nxdomain: answer.rcode == ResponseCode::NXDomain,
+                nxdomain: answer.denies(name),
             });
         }
         Err(WalkError::TooDeep)

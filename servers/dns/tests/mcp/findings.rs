@@ -112,6 +112,19 @@ const CASES: &[(Ask, &str, &[Finding])] = &[
     // The name asked is itself an alias: of nothing, then of a host.
     (SALUD, "www.dangling.test", &[("cname_colgante", ALTA)]),
     (SALUD, "mx.mxcname.test", &[]),
+    // Issue 36: a chain of two whose end is missing, a loop, a wildcard
+    // alias of nothing (www matches it), an alias into a zone this
+    // resolver holds (the target is missing there).
+    (SALUD, "chain.test", &[("cname_colgante", ALTA)]),
+    (SALUD, "www.chain.test", &[("cname_colgante", ALTA)]),
+    (SALUD, "loop.test", &[("cname_bucle", ALTA)]),
+    (SALUD, "www.loop.test", &[("cname_bucle", ALTA)]),
+    (
+        SALUD,
+        "wildalias.test",
+        &[("wildcard", MEDIA), ("cname_colgante", ALTA)],
+    ),
+    (SALUD, "intodead.test", &[("cname_colgante", ALTA)]),
     (SALUD, "ttl.test", &[("ttl_desbalanceado", BAJA)]),
     (SALUD, "ttlmix.test", &[("ttl_inconsistente", BAJA)]),
     (SALUD, "stale.test", &[("recursivo_difiere", BAJA)]),
@@ -144,6 +157,28 @@ const CASES: &[(Ask, &str, &[Finding])] = &[
     (CORREO, "mtasts.test", &[("mta_sts", INFO)]),
     (CORREO, "tlsrpt.test", &[("tls_rpt", INFO)]),
     (CORREO, "nope.test", &[("dominio_inexistente", CRITICA)]),
+    // Issue 36: a modifier given twice; policies read through aliases; an
+    // include and an MX host that are aliases of nothing; a domain that is.
+    (CORREO, "tworedirect.test", &[("spf_sintaxis", ALTA)]),
+    (CORREO, "twoexp.test", &[("spf_sintaxis", ALTA)]),
+    (CORREO, "spfcname.test", &[]),
+    (CORREO, "spfdangling.test", &[("spf_include_fallido", ALTA)]),
+    (
+        CORREO,
+        "mxdangling.test",
+        &[("mx_cname", MEDIA), ("mx_sin_direccion", ALTA)],
+    ),
+    (CORREO, "www.dangling.test", &[("cname_colgante", ALTA)]),
+    (CORREO, "www.loop.test", &[("cname_bucle", ALTA)]),
+    (
+        CORREO,
+        "mx.mxcname.test",
+        &[
+            ("mx_ausente", BAJA),
+            ("spf_ausente", MEDIA),
+            ("dmarc_ausente", MEDIA),
+        ],
+    ),
     (
         Tool("correo_politicas", NOBODY),
         "ok.test",
@@ -153,6 +188,27 @@ const CASES: &[(Ask, &str, &[Finding])] = &[
         Tool("correo_politicas", REFUSER),
         "ok.test",
         &[("resolutor_rechaza", ALTA)],
+    ),
+    // The bed's resolver does not follow a CNAME into another zone, as a
+    // real one does (the validating resolver's cases below); with no
+    // resolver, the chain of `_dmarc` is followed from the zone's servers
+    // to ok.test's.
+    (
+        Tool("correo_politicas", NOBODY),
+        "dmarccname.test",
+        &[("resolutor_sin_respuesta", ALTA)],
+    ),
+    // With no resolver, an alias of nothing is read from its zone's
+    // servers, as through the resolver.
+    (
+        Tool("salud_dns", NOBODY),
+        "www.dangling.test",
+        &[("resolutor_sin_respuesta", ALTA), ("cname_colgante", ALTA)],
+    ),
+    (
+        Tool("correo_politicas", NOBODY),
+        "www.chain.test",
+        &[("resolutor_sin_respuesta", ALTA), ("cname_colgante", ALTA)],
     ),
     // estado_dnssec
     (DNSSEC, "dead.test", &[("dnssec_sin_respuesta", ALTA)]),
@@ -171,6 +227,8 @@ const CASES: &[(Ask, &str, &[Finding])] = &[
     (DNSSEC, "sha1ds.test", &[("algoritmo_obsoleto", MEDIA)]),
     (DNSSEC, "bigkeys.test", &[("tcp_necesario", INFO)]),
     (DNSSEC, "nope.test", &[("dominio_inexistente", CRITICA)]),
+    // An alias of nothing is a name of its zone, which is unsigned.
+    (DNSSEC, "www.dangling.test", &[("dnssec_no_firmado", INFO)]),
     (DNSSEC, "staleds.test", &[("ds_huerfano", ALTA)]),
     (DNSSEC, "zskonly.test", &[("dnskey_sin_firma_ds", CRITICA)]),
     (
@@ -290,6 +348,60 @@ const CASES: &[(Ask, &str, &[Finding])] = &[
         "dead.test",
         &[("resolutor_servfail", ALTA), ("dnssec_sin_respuesta", ALTA)],
     ),
+    // Issue 36: through BIND, which answers NXDOMAIN (and SERVFAIL for a
+    // loop or a dead target) with the chain in the answer section, every
+    // alias is diagnosed at the end of its chain, never as a nonexistent
+    // domain.
+    (V_SALUD, "dangling.test", &[("cname_colgante", ALTA)]),
+    (V_SALUD, "www.dangling.test", &[("cname_colgante", ALTA)]),
+    (V_SALUD, "chain.test", &[("cname_colgante", ALTA)]),
+    (V_SALUD, "www.chain.test", &[("cname_colgante", ALTA)]),
+    (V_SALUD, "loop.test", &[("cname_bucle", ALTA)]),
+    (V_SALUD, "www.loop.test", &[("cname_bucle", ALTA)]),
+    (
+        V_SALUD,
+        "wildalias.test",
+        &[("wildcard", MEDIA), ("cname_colgante", ALTA)],
+    ),
+    (
+        V_SALUD,
+        "intodead.test",
+        &[("cname_destino_sin_respuesta", ALTA)],
+    ),
+    (
+        V_SALUD,
+        "www.intodead.test",
+        &[("cname_destino_sin_respuesta", ALTA)],
+    ),
+    (V_SALUD, "mx.mxcname.test", &[]),
+    (V_CORREO, "www.dangling.test", &[("cname_colgante", ALTA)]),
+    (V_CORREO, "www.chain.test", &[("cname_colgante", ALTA)]),
+    (V_CORREO, "www.loop.test", &[("cname_bucle", ALTA)]),
+    (
+        V_CORREO,
+        "www.intodead.test",
+        &[("cname_destino_sin_respuesta", ALTA)],
+    ),
+    (V_CORREO, "tworedirect.test", &[("spf_sintaxis", ALTA)]),
+    (V_CORREO, "dmarccname.test", &[]),
+    (V_CORREO, "spfcname.test", &[]),
+    (
+        V_CORREO,
+        "spfdangling.test",
+        &[("spf_include_fallido", ALTA)],
+    ),
+    (
+        V_CORREO,
+        "mxdangling.test",
+        &[("mx_cname", MEDIA), ("mx_sin_direccion", ALTA)],
+    ),
+    (
+        V_DNSSEC,
+        "www.dangling.test",
+        &[("dnssec_no_firmado", INFO)],
+    ),
+    (V_DNSSEC, "www.chain.test", &[("dnssec_no_firmado", INFO)]),
+    (Propagation(&[VALIDATOR]), "www.dangling.test", &[]),
     (
         Propagation(&[RESOLVER, VALIDATOR]),
         "wrongds.test",

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use hickory_proto::op::{Edns, Message, Query};
 use hickory_proto::rr::{Name, RecordType};
-use nexo_dns_testbed::{NOBODY, RESOLVER, RESOLVER2, zones};
+use nexo_dns_testbed::{NOBODY, RESOLVER, RESOLVER2, VALIDATOR, zones};
 use nexo_testkit::call_tool;
 use serde_json::{Value, json};
 
@@ -274,6 +274,70 @@ async fn propagation_groups_resolvers_and_names_the_unreachable() -> Result<(), 
             { "valores": ["192.0.2.2"], "resolutores": [resolvers[1]] },
         ]),
         "{moved:#}"
+    );
+    Ok(())
+}
+
+/// Issue 36: an alias shows its chain and what the chain's end holds (the
+/// records were once read at the name asked, where an alias has none),
+/// and the validating resolver's NXDOMAIN after the chain shows as the
+/// end's code.
+#[tokio::test]
+async fn issue_36_propagation_shows_an_alias_chain_and_its_end() -> Result<(), Error> {
+    let bed = bed()?;
+    let client = client_of(bed.resolver()).await?;
+    let resolvers = [bed.resolver(), bed.at(VALIDATOR)].map(|a| a.to_string());
+    let alias = structured(
+        &client,
+        "propagacion",
+        json!({ "dominio": "mx.mxcname.test", "resolutores": resolvers }),
+    )
+    .await?;
+    for resolver in &resolvers {
+        assert_eq!(
+            alias["respuestas"][resolver]["registros"]["A"],
+            json!(["192.0.2.25", "CNAME mail.mxcname.test"]),
+            "{alias:#}"
+        );
+    }
+    let dangling = structured(
+        &client,
+        "propagacion",
+        json!({ "dominio": "www.chain.test", "resolutores": &resolvers[1..] }),
+    )
+    .await?;
+    assert_eq!(
+        dangling["respuestas"][&resolvers[1]]["registros"]["A"],
+        json!([
+            "CNAME gone.chain.test",
+            "CNAME step.chain.test",
+            "rcode:NXDOMAIN"
+        ]),
+        "{dangling:#}"
+    );
+    assert_eq!(dangling["hallazgos"], json!([]), "{dangling:#}");
+    Ok(())
+}
+
+/// Issue 36: where the chain of `www` breaks is named link by link.
+#[tokio::test]
+async fn issue_36_a_dangling_chain_is_named_link_by_link() -> Result<(), Error> {
+    let bed = bed()?;
+    let client = client_of(bed.at(VALIDATOR)).await?;
+    let result = structured(&client, "salud_dns", json!({ "dominio": "chain.test" })).await?;
+    assert_eq!(
+        result["hallazgos"][0]["detalle"],
+        "www.chain.test is a CNAME to step.chain.test, which is a CNAME to gone.chain.test, \
+         which does not exist (NXDOMAIN)",
+        "{result:#}"
+    );
+    let looped = structured(&client, "salud_dns", json!({ "dominio": "www.loop.test" })).await?;
+    assert_eq!(
+        looped["hallazgos"][0]["detalle"],
+        "www.loop.test is a CNAME to l1.loop.test, which is a CNAME to l2.loop.test, which is a \
+         CNAME to l1.loop.test: the chain comes back to a name it has passed, so the name never \
+         resolves",
+        "{looped:#}"
     );
     Ok(())
 }
