@@ -14,7 +14,7 @@ use nexo_client::{Secret, TargetUrl};
 #[derive(Debug, Parser)]
 #[command(
     name = "nexo",
-    version,
+    version = VERSION,
     propagate_version = true,
     args_conflicts_with_subcommands = true,
     after_help = EXIT_STATUS
@@ -100,11 +100,40 @@ pub enum Command {
     /// each), resources and prompts, and the protocol trace live.
     #[command(after_help = UI_EXAMPLES)]
     Ui(UiArgs),
+    /// Print a completion script for a shell: `nexo completions bash`.
+    #[command(after_help = COMPLETIONS_EXAMPLES)]
+    Completions(CompletionsArgs),
+    /// Print nexo's manual page (roff): `nexo man | man -l -`.
+    Man,
     /// The client the official MCP conformance suite drives: connects to URL,
     /// lists and calls its tools, answers elicitation with schema defaults.
     #[command(hide = true)]
     ConformanceClient(ConformanceArgs),
 }
+
+/// `nexo --version`: the version, the commit and the profile it was built
+/// from (crates/cli/build.rs), so that a report names its build exactly.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("NEXO_GIT_COMMIT"),
+    ", profile ",
+    env!("NEXO_BUILD_PROFILE"),
+    ")"
+);
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+const COMPLETIONS_EXAMPLES: &str = "\
+Examples:
+  nexo completions bash > ~/.local/share/bash-completion/completions/nexo
+  nexo completions zsh > \"${fpath[1]}/_nexo\"
+  nexo completions fish > ~/.config/fish/completions/nexo.fish";
 
 #[derive(Debug, Args)]
 pub struct ConformanceArgs {

@@ -10,6 +10,7 @@ mod bench;
 mod builtin;
 mod chat;
 mod check;
+mod completions;
 mod conformance;
 mod env;
 mod failure;
@@ -79,6 +80,8 @@ fn main() -> ExitCode {
             Some(Command::Check(args)) => check::run(*args).await,
             Some(Command::Chat(args)) => chat::run(args).await,
             Some(Command::Ui(args)) => ui::run(args).await,
+            Some(Command::Completions(args)) => completions::completions(&args),
+            Some(Command::Man) => completions::man(),
             Some(Command::ConformanceClient(args)) => conformance::run(args).await,
         }
     });

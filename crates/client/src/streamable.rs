@@ -709,6 +709,7 @@ mod tests {
     /// request, in the way rmcp's worker takes as final.
     #[tokio::test]
     async fn an_oversized_event_ends_resumption() {
+        crate::http::install_tls_provider();
         let client = Streamable::new(reqwest::Client::new());
         let chunks: Vec<Result<Bytes, reqwest::Error>> = vec![
             Ok(Bytes::from_static(b"id: 1\ndata: {}\n\n")),
@@ -783,6 +784,7 @@ mod tests {
 
     #[test]
     fn reserved_headers_are_refused_but_the_protocol_version() {
+        crate::http::install_tls_provider();
         let client = reqwest::Client::new();
         let with = |name: &'static str| {
             let headers =

@@ -90,7 +90,7 @@ impl Gateway {
     }
 
     async fn metrics(&self, origin: Option<&str>) -> Reply {
-        let client = reqwest::Client::builder().no_proxy().build().unwrap();
+        let client = crate::support::http_client().no_proxy().build().unwrap();
         let mut request = client.get(format!("{}/metrics", self.base));
         if let Some(origin) = origin {
             request = request.header("Origin", origin);
@@ -126,7 +126,7 @@ impl Session {
     /// address `from`.
     pub(crate) async fn open(base: &str, from: &str) -> Self {
         let from: IpAddr = from.parse().unwrap();
-        let client = reqwest::Client::builder()
+        let client = crate::support::http_client()
             .no_proxy()
             .local_address(from)
             .timeout(PATIENCE)

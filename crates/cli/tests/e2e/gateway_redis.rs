@@ -45,7 +45,7 @@ impl Gateway {
     }
 
     async fn metrics(&self) -> String {
-        reqwest::Client::builder()
+        crate::support::http_client()
             .no_proxy()
             .build()
             .unwrap()

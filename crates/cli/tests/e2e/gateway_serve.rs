@@ -363,7 +363,7 @@ fn gateway_names_a_dead_upstream_and_uses_it_again_once_restarted() {
 #[tokio::test]
 async fn gateway_refuses_foreign_origins() {
     let gateway = Gateway::start();
-    let client = reqwest::Client::builder()
+    let client = crate::support::http_client()
         .no_proxy()
         .timeout(PATIENCE)
         .build()

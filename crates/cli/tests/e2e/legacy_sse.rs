@@ -25,7 +25,7 @@ struct LegacyStream {
 
 impl LegacyStream {
     async fn open(server: &HttpServer) -> Self {
-        let response = reqwest::Client::builder()
+        let response = crate::support::http_client()
             .no_proxy()
             .build()
             .unwrap()
@@ -101,7 +101,7 @@ impl LegacyStream {
 }
 
 async fn post_to(url: &str, body: &str, headers: &[(&str, &str)]) -> (u16, String) {
-    let mut request = reqwest::Client::builder()
+    let mut request = crate::support::http_client()
         .no_proxy()
         .build()
         .unwrap()

@@ -581,7 +581,7 @@ async fn authorize_until_done(
 /// Acts as the person's browser: follows `url` to the authorization
 /// server, and its redirect back to nexo's loopback listener.
 async fn authorize_as_a_browser(url: &str) {
-    let client = reqwest::Client::builder()
+    let client = crate::support::http_client()
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
         .build()

@@ -25,7 +25,7 @@ async fn sigterm_stops_an_http_server_with_an_open_stream() {
     assert_eq!(notified.status, 202, "{notified:#?}");
 
     // The session's standalone SSE stream stays open until the server ends it.
-    let stream = reqwest::Client::builder()
+    let stream = crate::support::http_client()
         .no_proxy()
         .timeout(PATIENCE)
         .build()

@@ -13,7 +13,7 @@ use serde_json::json;
 
 use crate::support::{ClosedPort, Run, nexo, nexo_path, run};
 
-const SUBCOMMANDS: [&str; 12] = [
+const SUBCOMMANDS: [&str; 14] = [
     "serve",
     "tools",
     "call",
@@ -26,6 +26,8 @@ const SUBCOMMANDS: [&str; 12] = [
     "discover",
     "trace",
     "ui",
+    "completions",
+    "man",
 ];
 
 /// `text` as a regular expression matching itself.
@@ -90,6 +92,51 @@ fn help_of_every_subcommand() {
         command.args([subcommand, "--help"]);
         settings().bind(|| assert_cmd_snapshot!(format!("help_{subcommand}"), command));
     }
+}
+
+/// Issue 37: `--version` names the commit and the profile it was built
+/// from; the completion scripts and the manual page are generated from the
+/// same definitions as `--help`, and the bash script is valid bash.
+#[test]
+fn issue_37_version_completions_and_manual_page() {
+    let version = run(&["--version"]);
+    assert_eq!(version.code(), 0, "{version:#?}");
+    let rest = version
+        .stdout
+        .trim()
+        .strip_prefix(concat!("nexo ", env!("CARGO_PKG_VERSION"), " (commit "))
+        .and_then(|rest| rest.strip_suffix(", profile debug)"))
+        .unwrap_or_else(|| panic!("{version:#?}"));
+    assert!(
+        rest == "unknown" || (rest.len() == 12 && rest.bytes().all(|b| b.is_ascii_hexdigit())),
+        "{rest:?}"
+    );
+
+    for (shell, marks) in [
+        ("bash", &["complete -F _nexo", "completions", "--stdio"][..]),
+        ("zsh", &["#compdef nexo", "--stdio"]),
+        ("fish", &["complete -c nexo", "completions"]),
+    ] {
+        let script = run(&["completions", shell]);
+        assert_eq!(script.code(), 0, "{script:#?}");
+        for mark in marks {
+            assert!(script.stdout.contains(mark), "{shell} lacks {mark:?}");
+        }
+        if shell == "bash" {
+            let checked = Command::new("bash")
+                .args(["-n", "-c", &script.stdout])
+                .output()
+                .unwrap();
+            assert!(checked.status.success(), "{checked:#?}");
+        }
+    }
+    let page = run(&["man"]);
+    assert_eq!(page.code(), 0, "{page:#?}");
+    for mark in [".TH nexo 1", ".SH SUBCOMMANDS", "completions", "serve"] {
+        assert!(page.stdout.contains(mark), "the manual page lacks {mark:?}");
+    }
+    let refused = run(&["completions", "tcsh"]);
+    assert_eq!(refused.code(), 1, "{refused:#?}");
 }
 
 #[test]

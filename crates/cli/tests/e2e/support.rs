@@ -20,6 +20,14 @@ pub const PATIENCE: Duration = Duration::from_secs(60);
 /// The `Accept` header seed 000's client sent.
 pub const SEED_ACCEPT: &str = "application/json, text/event-stream";
 
+/// A reqwest client builder for the tests' own requests, with ring as the
+/// TLS provider (the workspace builds rustls with no default provider, and
+/// the tests link no second one).
+pub fn http_client() -> reqwest::ClientBuilder {
+    nexo_client::http::install_tls_provider();
+    reqwest::Client::builder()
+}
+
 pub fn nexo_path() -> &'static str {
     env!("CARGO_BIN_EXE_nexo")
 }
@@ -456,7 +464,7 @@ impl Http {
 
     /// A client of the server at `base` (`http://127.0.0.1:PORT`).
     pub fn at(base: String) -> Self {
-        let client = reqwest::Client::builder()
+        let client = crate::support::http_client()
             .no_proxy()
             .timeout(PATIENCE)
             .build()

@@ -45,7 +45,7 @@ async fn ui_serves_the_configured_servers_behind_its_launch_token() {
     let base = url[..url.find("/?").unwrap()].to_owned();
     let host = base.trim_start_matches("http://").to_owned();
 
-    let client = reqwest::Client::builder()
+    let client = crate::support::http_client()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap();

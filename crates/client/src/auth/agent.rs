@@ -273,6 +273,7 @@ mod tests {
             Duration::from_secs(10),
         );
         let redirect = agent.redirect_uri().await.unwrap();
+        crate::http::install_tls_provider();
         let browser = {
             let redirect = redirect.clone();
             tokio::spawn(async move {
