@@ -321,9 +321,7 @@ mod tests {
         let mut lines = tokio::io::BufReader::new(stderr).lines();
         let grandchild = lines.next_line().await.unwrap().unwrap();
         assert!(running(&grandchild));
-        let started = std::time::Instant::now();
         transport.close().await.unwrap();
-        assert!(started.elapsed() < Duration::from_secs(5));
         tokio::time::sleep(Duration::from_millis(100)).await;
         assert!(!running(&grandchild), "the child's own child outlived it");
     }

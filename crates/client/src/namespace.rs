@@ -33,6 +33,27 @@ const LONG_HASH_DIGITS: usize = 16;
 /// The scheme of [`UriNamespace`] addresses.
 pub const URI_SCHEME: &str = "nexo";
 
+/// `qualified` (`server__name`) as the server and the name, for the longest
+/// of `servers` it starts with followed by [`SEPARATOR`]: server names may
+/// hold `__` themselves (`a` and `a__b` both configured), so the split is
+/// never simply at the first separator. `None` when no server fits or the
+/// name after it is empty.
+pub fn split<'q, 's>(
+    qualified: &'q str,
+    servers: impl IntoIterator<Item = &'s str>,
+) -> Option<(&'q str, &'q str)> {
+    servers
+        .into_iter()
+        .filter_map(|server| {
+            let name = qualified
+                .strip_prefix(server)?
+                .strip_prefix(SEPARATOR)
+                .filter(|name| !name.is_empty())?;
+            Some((qualified.get(..server.len())?, name))
+        })
+        .max_by_key(|(server, _)| server.len())
+}
+
 /// Whether `name` is safe for every provider: `^[A-Za-z0-9_-]{1,64}$`.
 pub fn is_safe(name: &str) -> bool {
     (1..=MAX_LEN).contains(&name.len())
@@ -332,6 +353,20 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+
+    #[test]
+    fn a_qualified_name_splits_at_the_longest_server_it_starts_with() {
+        let servers = ["a", "a__b", "music"];
+        assert_eq!(split("a__b__c", servers), Some(("a__b", "c")));
+        assert_eq!(split("a__x", servers), Some(("a", "x")));
+        assert_eq!(
+            split("music__add_song", servers),
+            Some(("music", "add_song"))
+        );
+        assert_eq!(split("music__", servers), None);
+        assert_eq!(split("musicx__y", servers), None);
+        assert_eq!(split("dns__ping", servers), None);
+    }
 
     #[test]
     fn plain_names_are_kept() {

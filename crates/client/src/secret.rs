@@ -14,8 +14,8 @@ use http::{HeaderName, HeaderValue};
 use crate::ClientError;
 use crate::arguments::split_pair;
 
-/// What every redacted value prints as.
-pub const REDACTED: &str = "[redacted]";
+/// What every redacted value prints as: the one spelling, the trace's.
+pub use nexo_trace::REDACTED;
 
 /// A secret whose `Debug` and `Display` never show it.
 #[derive(Clone, PartialEq, Eq)]

@@ -99,7 +99,9 @@ pub fn parse_request(text: &str) -> Result<Request, RequestError> {
         let name = string("params.name", params.get("name"))?;
         let (server, tool) = match (string("server", object.get("server"))?, name) {
             (Some(server), name) => (server, name),
-            (None, Some(name)) => match name.split_once("__") {
+            // No configuration names the servers here: the server is
+            // read up to the first separator.
+            (None, Some(name)) => match name.split_once(nexo_client::namespace::SEPARATOR) {
                 Some((server, tool)) => (server.to_owned(), Some(tool.to_owned())),
                 None => {
                     return Err(RequestError::Missing(

@@ -113,8 +113,9 @@ impl Inspection {
     }
 }
 
-/// What replaces a redacted match.
-pub const REDACTED: &str = "[REDACTED]";
+/// What replaces a redacted match: the one spelling every part of nexo
+/// writes.
+pub use nexo_client::secret::REDACTED;
 
 struct Pattern {
     family: Family,
@@ -429,7 +430,7 @@ mod tests {
         let regex = Regex::new(expression).unwrap();
         assert_eq!(
             redact(&regex, "see postgres://admin:hunter2@db.internal/app"),
-            "see postgres://admin:[REDACTED]@db.internal/app"
+            "see postgres://admin:[redacted]@db.internal/app"
         );
     }
 }

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use futures::future::join_all;
 use nexo_client::hub::{Changed, Hub};
-use nexo_client::namespace::{Namespace, SEPARATOR, UriNamespace};
+use nexo_client::namespace::{self, Namespace, SEPARATOR, UriNamespace};
 use nexo_client::{ClientError, Secret, Session};
 
 use crate::exchange::Exchanges;
@@ -215,16 +215,8 @@ impl Federation {
 
     /// The server and its own id of the task a federated id stands for.
     pub fn resolve_task<'t>(&self, task: &'t str) -> Option<(String, &'t str)> {
-        self.servers
-            .iter()
-            .filter_map(|server| {
-                let id = task
-                    .strip_prefix(server.as_str())?
-                    .strip_prefix(SEPARATOR)?;
-                Some((server, id))
-            })
-            .max_by_key(|(server, _)| server.len())
-            .map(|(server, id)| (server.clone(), id))
+        namespace::split(task, self.servers.iter().map(String::as_str))
+            .map(|(server, id)| (server.to_owned(), id))
     }
 
     /// `tasks/get` on `server`.

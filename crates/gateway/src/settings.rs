@@ -58,7 +58,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use nexo_client::config::GatewaySection;
-use nexo_client::namespace::{SEPARATOR, is_safe};
+use nexo_client::namespace::{SEPARATOR, is_safe, split};
 use serde::Deserialize;
 
 use crate::error::SettingsError;
@@ -630,7 +630,7 @@ fn chosen(
 ) -> Result<BTreeMap<String, Chosen>, String> {
     let mut offered: BTreeMap<String, Chosen> = BTreeMap::new();
     for (federated, file) in written {
-        let Some((server, own)) = split_federated(&federated, servers) else {
+        let Some((server, own)) = split(&federated, servers.iter().copied()) else {
             return Err(format!(
                 "`{federated}` is not `server{SEPARATOR}{what}` for a server of this file \
                  ({})",
@@ -661,21 +661,6 @@ fn chosen(
         );
     }
     Ok(offered)
-}
-
-/// `server__name` split at the longest configured server name it starts
-/// with.
-fn split_federated<'a>(federated: &'a str, servers: &[&str]) -> Option<(&'a str, &'a str)> {
-    servers
-        .iter()
-        .filter_map(|server| {
-            let own = federated
-                .strip_prefix(server)?
-                .strip_prefix(SEPARATOR)
-                .filter(|own| !own.is_empty())?;
-            Some((&federated[..server.len()], own))
-        })
-        .max_by_key(|(server, _)| server.len())
 }
 
 impl Settings {

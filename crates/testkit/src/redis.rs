@@ -1,7 +1,8 @@
 //! A real Redis for the tests of what gateway instances share: Debian's
 //! `redis-server` on a free 127.0.0.1 port, nothing saved to disk, killed
 //! by its PID when dropped. scripts/test installs it; without it a test
-//! fails under CI (`CI` set) and elsewhere says why and runs nothing.
+//! fails, everywhere, saying how to install it: a test that passes
+//! without running would hide a broken shared state.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -21,28 +22,18 @@ pub struct RedisServer {
 }
 
 impl RedisServer {
-    /// Starts one, or, when `redis-server` is not installed, fails the
-    /// test under CI and elsewhere prints why and gives `None`.
+    /// Starts one.
     ///
     /// # Panics
     ///
-    /// When it cannot start or does not answer.
-    #[expect(
-        clippy::print_stderr,
-        reason = "a test that runs nothing says why, on the test's own stderr"
-    )]
-    pub fn start() -> Option<Self> {
+    /// When `redis-server` is not installed, cannot start or does not
+    /// answer.
+    pub fn start() -> Self {
         let Some(program) = program() else {
-            assert!(
-                std::env::var_os("CI").is_none(),
+            panic!(
                 "redis-server is not installed: scripts/test installs it (apt-get install \
                  redis-server)"
             );
-            eprintln!(
-                "skipped: redis-server is not installed (apt-get install redis-server, or run \
-                 scripts/test)"
-            );
-            return None;
         };
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|listener| listener.local_addr())
@@ -73,7 +64,7 @@ impl RedisServer {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
-        Some(server)
+        server
     }
 
     /// `redis://127.0.0.1:PORT/0`.

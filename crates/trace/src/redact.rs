@@ -2,7 +2,8 @@
 //! writer (which writes their values as [`REDACTED`]) and for nexo-client
 //! (which never prints them and marks them sensitive).
 
-/// What a redacted value is written as.
+/// What a redacted value is written as, everywhere in nexo (nexo-client
+/// and the gateway's detectors re-export it).
 pub const REDACTED: &str = "[redacted]";
 
 /// Parts of a header name that mark a credential.

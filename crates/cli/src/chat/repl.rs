@@ -632,16 +632,13 @@ impl Repl<'_, '_> {
     /// `/prompt server__name key=value ...`: the prompt's messages join
     /// the conversation, and the model answers them.
     async fn prompt(&mut self, qualified: &str, arguments: Vec<(String, String)>) {
-        let Some((server, name)) = self
-            .config
-            .servers
-            .iter()
-            .filter_map(|server| {
-                let rest = qualified.strip_prefix(server.name.as_str())?;
-                Some((server.name.as_str(), rest.strip_prefix("__")?))
-            })
-            .max_by_key(|(server, _)| server.len())
-        else {
+        let Some((server, name)) = nexo_client::namespace::split(
+            qualified,
+            self.config
+                .servers
+                .iter()
+                .map(|server| server.name.as_str()),
+        ) else {
             output::status(&format!(
                 "error: `{qualified}` names no server's prompt; write `/prompt SERVER__PROMPT` (/prompts lists them)"
             ));

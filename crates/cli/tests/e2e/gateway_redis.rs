@@ -68,9 +68,7 @@ async fn echo(session: &mut Session, said: &str) -> Value {
 #[tokio::test]
 async fn gateway_instances_share_sessions_and_rate_limits_through_redis() {
     let dir = TempDir::new("gateway-redis");
-    let Some(mut redis) = RedisServer::start() else {
-        return;
-    };
+    let mut redis = RedisServer::start();
     // The same Redis and prefix; what each does when it is gone differs.
     let shared = |when_down: &str| {
         json!({"url": redis.url(), "prefix": "e2e:", "whenDown": when_down,

@@ -346,7 +346,6 @@ fn issue_16_a_configured_tool_maximum_ends_a_call() {
             "toolTimeouts": {"slow": {"maxTimeout": 1.5}},
         }}}),
     );
-    let started = std::time::Instant::now();
     let slow = in_project(
         dir,
         &["call", "--config", &config_arg, "--server", "flaky", "slow"],
@@ -359,11 +358,7 @@ fn issue_16_a_configured_tool_maximum_ends_a_call() {
         "{slow:#?}"
     );
     // Progress every 0.2 s kept the 1 s idle limit from firing; the 1.5 s
-    // maximum ended it, long before the tool's 4 s of work.
-    assert!(
-        started.elapsed() < std::time::Duration::from_secs(4),
-        "{slow:#?}"
-    );
+    // maximum ended it: the tool's 4 s of work would have answered (exit 0).
 
     in_project(
         dir,

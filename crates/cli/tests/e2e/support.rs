@@ -83,29 +83,32 @@ pub fn python_sdk() -> &'static str {
 /// Node and the official TypeScript servers and Inspector that
 /// `scripts/interop --install` puts in place (scripts/test runs it before
 /// cargo test; the versions are scripts/interop's). Tests install nothing
-/// and reach no network: without them a test fails under `CI=true`, and
-/// elsewhere passes without checking anything (`None`).
+/// and reach no network: without them a test fails, everywhere.
 pub struct NodeTools {
     root: PathBuf,
 }
 
 impl NodeTools {
-    pub fn installed() -> Option<Self> {
+    /// The tools `scripts/interop --install` puts in the cache.
+    ///
+    /// # Panics
+    ///
+    /// When they are not installed, everywhere: a test that passes without
+    /// running would hide a broken interoperability.
+    pub fn installed() -> Self {
         let home = std::env::var_os("HOME")
             .map(PathBuf::from)
             .unwrap_or_default();
         let root = home.join(
             ".cache/nexo/tools/interop-node-22.23.3-everything-2026.8.31-filesystem-2026.8.31-inspector-2.12.0",
         );
-        if root.join("node_modules/.bin/mcp-inspector").exists() {
-            return Some(Self { root });
-        }
         assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "the official Node tools are not installed under {}: run scripts/interop --install",
+            root.join("node_modules/.bin/mcp-inspector").exists(),
+            "the official Node tools are not installed under {}: run scripts/interop --install \
+             (scripts/test does)",
             root.display()
         );
-        None
+        Self { root }
     }
 
     /// An installed program (`mcp-server-everything`, `mcp-inspector`).

@@ -90,7 +90,7 @@ fn planted_secrets_are_found_and_redacted() {
         );
         assert_eq!(inspection.findings[0].pointer, "/note");
         let text = value["note"].as_str().unwrap();
-        assert!(text.contains("[REDACTED]"), "{text}");
+        assert!(text.contains("[redacted]"), "{text}");
         assert!(text.starts_with("see ") && text.ends_with(" ok"), "{text}");
         let marker = match *kind {
             "url_password" => "hunter2",
