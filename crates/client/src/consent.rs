@@ -21,7 +21,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -292,8 +291,7 @@ fn read(path: &Path) -> Result<Granted, ConsentError> {
     Ok(stored.granted)
 }
 
-/// Replaces the file at `path` whole: a temporary file in its directory,
-/// written, flushed to disk and renamed over it.
+/// Replaces the file at `path` whole ([`crate::replace`]).
 fn write(path: &Path, granted: &Granted) -> Result<(), ConsentError> {
     let failed = |error: &std::io::Error| ConsentError::Write {
         path: path.to_path_buf(),
@@ -313,15 +311,7 @@ fn write(path: &Path, granted: &Granted) -> Result<(), ConsentError> {
         reason: error.to_string(),
     })?;
     text.push('\n');
-    let mut temporary = tempfile::NamedTempFile::new_in(dir).map_err(|error| failed(&error))?;
-    temporary
-        .write_all(text.as_bytes())
-        .and_then(|()| temporary.as_file().sync_all())
-        .map_err(|error| failed(&error))?;
-    temporary
-        .persist(path)
-        .map_err(|error| failed(&error.error))?;
-    Ok(())
+    crate::replace::replace(path, text.as_bytes()).map_err(|error| failed(&error))
 }
 
 #[cfg(test)]

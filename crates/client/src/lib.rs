@@ -8,7 +8,8 @@
 //! ([`http`]), OAuth when a server asks for it ([`auth`]), answers to
 //! server requests ([`handler`]), tool calls a server runs as tasks
 //! followed to their end ([`tasks`]), argument coercion ([`arguments`]),
-//! credentials that never print ([`secret`]) and error classification;
+//! credentials that never print ([`secret`]), files replaced whole
+//! ([`replace`]) and error classification;
 //! and raw JSON-RPC with a child process for the tools that must see the
 //! wire ([`raw`]).
 
@@ -29,6 +30,7 @@ mod inprocess;
 pub mod legacy_sse;
 pub mod namespace;
 pub mod raw;
+pub mod replace;
 pub mod secret;
 pub mod sse;
 pub mod streamable;

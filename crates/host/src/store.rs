@@ -5,7 +5,6 @@
 //! it, and is left as it is: nothing here empties a damaged file. The model
 //! is nexo-client's consent store.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -97,7 +96,8 @@ pub(crate) fn read<T: DeserializeOwned>(
     })
 }
 
-/// Replaces the file at `path` whole with `value` as pretty JSON.
+/// Replaces the file at `path` whole with `value` as pretty JSON
+/// ([`nexo_client::replace`]).
 pub(crate) fn write<T: Serialize>(
     kind: &'static str,
     path: &Path,
@@ -116,14 +116,5 @@ pub(crate) fn write<T: Serialize>(
     let mut text =
         serde_json::to_string_pretty(value).map_err(|error| failed(error.to_string()))?;
     text.push('\n');
-    let mut temporary =
-        tempfile::NamedTempFile::new_in(dir).map_err(|error| failed(error.to_string()))?;
-    temporary
-        .write_all(text.as_bytes())
-        .and_then(|()| temporary.as_file().sync_all())
-        .map_err(|error| failed(error.to_string()))?;
-    temporary
-        .persist(path)
-        .map_err(|error| failed(error.error.to_string()))?;
-    Ok(())
+    nexo_client::replace::replace(path, text.as_bytes()).map_err(|error| failed(error.to_string()))
 }

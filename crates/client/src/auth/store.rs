@@ -9,7 +9,6 @@
 
 use std::collections::HashMap;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -110,10 +109,7 @@ impl StoreEntry {
         create_private_dir(dir).map_err(|error| store_error("create", dir, error))?;
         let body = serde_json::to_vec_pretty(&credentials)
             .map_err(|error| store_error("encode", &path, error))?;
-        let temporary = path.with_extension("json.tmp");
-        write_private(&temporary, &body)
-            .map_err(|error| store_error("write", &temporary, error))?;
-        fs::rename(&temporary, &path).map_err(|error| store_error("write", &path, error))
+        crate::replace::replace(&path, &body).map_err(|error| store_error("write", &path, error))
     }
 
     fn clear_sync(&self) -> Result<(), AuthError> {
@@ -148,19 +144,6 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 #[cfg(not(unix))]
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     fs::create_dir_all(dir)
-}
-
-fn write_private(path: &Path, body: &[u8]) -> std::io::Result<()> {
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options.open(path)?;
-    file.write_all(body)?;
-    file.sync_all()
 }
 
 #[async_trait::async_trait]
