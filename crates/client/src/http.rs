@@ -74,7 +74,8 @@ pub fn install_tls_provider() {
     });
 }
 
-/// What every HTTP client of this crate is built from: ring as the TLS
+/// What every HTTP client of nexo is built from (this crate's, the LLM
+/// providers', the gateway's token exchange): ring as the TLS
 /// provider, nexo's `User-Agent`, at most `connect_timeout` to open a
 /// connection, and TLS secrets written to the file `SSLKEYLOGFILE` names,
 /// so that a capture can be decrypted in Wireshark (README, "Decrypting
@@ -85,7 +86,7 @@ pub fn install_tls_provider() {
 /// there is no second code path to keep right. reqwest's own switch is used
 /// rather than a rustls configuration of ours, so the roots and verifier
 /// stay exactly those reqwest would have chosen.
-pub(crate) fn client_builder(connect_timeout: Duration) -> reqwest::ClientBuilder {
+pub fn client_builder(connect_timeout: Duration) -> reqwest::ClientBuilder {
     install_tls_provider();
     reqwest::Client::builder()
         .connect_timeout(connect_timeout)

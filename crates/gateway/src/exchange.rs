@@ -97,11 +97,12 @@ impl Exchanges {
                  can only be sent in an HTTP request's `Authorization` header"
             ));
         }
-        let http = reqwest::Client::builder()
+        // Built or refused: a default client would drop the time limit.
+        let http = nexo_client::http::client_builder(EXCHANGE_TIMEOUT)
             .timeout(EXCHANGE_TIMEOUT)
             .redirect(reqwest::redirect::Policy::none())
             .build()
-            .unwrap_or_default();
+            .map_err(|error| format!("cannot build the token exchange's HTTP client: {error}"))?;
         let upstreams = upstreams
             .into_iter()
             .map(|(server, settings, target)| {

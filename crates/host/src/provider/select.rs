@@ -9,7 +9,7 @@ use std::time::Duration;
 use nexo_client::secret::Secret;
 use serde_json::Value;
 
-use super::{Provider, ProviderConfig, ProviderError, ProviderKind, RetryPolicy, trimmed, wire};
+use super::{Provider, ProviderConfig, ProviderError, ProviderKind, RetryPolicy, trimmed};
 
 /// The Anthropic API key, as the Anthropic SDKs read it.
 pub const ANTHROPIC_API_KEY: &str = "ANTHROPIC_API_KEY";
@@ -149,7 +149,7 @@ async fn ollama(
 /// (Ollama, vLLM, llama.cpp and LM Studio all serve it); the error says
 /// why there is no list.
 pub async fn list_models(base_url: &str, key: Option<&Secret>) -> Result<Vec<String>, String> {
-    let http = wire::builder(PROBE_TIMEOUT)
+    let http = nexo_client::http::client_builder(PROBE_TIMEOUT)
         .timeout(PROBE_TIMEOUT)
         .build()
         .map_err(|error| error.without_url().to_string())?;

@@ -24,18 +24,10 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub(super) type Events = BoxStream<'static, Result<sse_stream::Sse, sse_stream::Error>>;
 
 pub(super) fn client(config: &ProviderConfig) -> Result<reqwest::Client, ProviderError> {
-    builder(CONNECT_TIMEOUT)
+    nexo_client::http::client_builder(CONNECT_TIMEOUT)
         .build()
         .map_err(ProviderError::Client)
         .inspect(|_| tracing::debug!(kind = ?config.kind, model = %config.model, "provider client"))
-}
-
-/// reqwest with ring as the TLS provider and nexo's `User-Agent`.
-pub(super) fn builder(connect_timeout: Duration) -> reqwest::ClientBuilder {
-    nexo_client::http::install_tls_provider();
-    reqwest::Client::builder()
-        .connect_timeout(connect_timeout)
-        .user_agent(concat!("nexo/", env!("CARGO_PKG_VERSION")))
 }
 
 /// POSTs `body` to `url` until an answer streams or the refusal is final.
