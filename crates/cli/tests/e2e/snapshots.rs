@@ -13,7 +13,7 @@ use serde_json::json;
 
 use crate::support::{ClosedPort, Run, nexo, nexo_path, run};
 
-const SUBCOMMANDS: [&str; 14] = [
+const SUBCOMMANDS: [&str; 17] = [
     "serve",
     "tools",
     "call",
@@ -28,6 +28,9 @@ const SUBCOMMANDS: [&str; 14] = [
     "ui",
     "completions",
     "man",
+    "servers",
+    "gateway",
+    "chat",
 ];
 
 /// `text` as a regular expression matching itself.
@@ -92,6 +95,11 @@ fn help_of_every_subcommand() {
         command.args([subcommand, "--help"]);
         settings().bind(|| assert_cmd_snapshot!(format!("help_{subcommand}"), command));
     }
+    // The nested ones not snapshotted beside their parent's tests
+    // (trace's and gateway's are).
+    let mut command = nexo();
+    command.args(["bench", "compare", "--help"]);
+    settings().bind(|| assert_cmd_snapshot!("help_bench_compare", command));
 }
 
 /// Issue 37: `--version` names the commit and the profile it was built
