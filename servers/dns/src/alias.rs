@@ -90,8 +90,9 @@ fn end_denied(said: &[Said], chain: &Chain) -> bool {
 /// The chain `answers` (about `owner`: its A and AAAA answers, or its
 /// CNAME answer) hold from `owner`, followed to where it ends or breaks.
 /// `None` when `owner` is no alias in them, or its chain ends in data
-/// (an address; for a mail check, its MX or TXT records too). Each round asks the chain's last name for A and AAAA (the
-/// resolver, else that name's own servers), as the resolver would have.
+/// (an address; for a mail check, its MX or TXT records too). Each round
+/// asks the chain's last name for A and AAAA (the resolver, else that
+/// name's own servers), as the resolver would have.
 pub async fn follow(net: &Net, owner: &Name, answers: &[&Answer]) -> Option<Broken> {
     let mut chain = Chain::start(owner);
     for answer in answers {

@@ -93,7 +93,8 @@ pub struct Correo {
     pub hallazgos: Vec<Hallazgo>,
 }
 
-/// The TXT strings at `name` (each record's strings joined), or none.
+/// The TXT strings where `name` leads (each record's strings joined, read
+/// at the end of its CNAME chain), or none.
 fn txts(answer: &Answer, name: &Name) -> Vec<String> {
     answer
         .resolved(name, RecordType::TXT)
