@@ -323,7 +323,14 @@ fn round_trips<M: serde::Serialize + serde::de::DeserializeOwned>(data: &[u8]) {
         }
     }
     let mentions = data.windows(4).filter(|window| window == b"\"id\"").count();
-    if let (Some(id), 1) = (input.get("id"), mentions) {
+    // An id with a fraction is read by rmcp through an f64 and may come out
+    // another integer (`-1.9999999999999999999999999999995e3` as -2000):
+    // the server refuses such a request before rmcp reads it (`inbound`,
+    // `issue_22_an_id_with_a_fraction_is_refused_not_rounded`), so rmcp's
+    // reading of it is not the server's behaviour.
+    if let (Some(id), 1) = (input.get("id"), mentions)
+        && !crate::inbound::has_fraction(id.get())
+    {
         let kept = written.get("id").map(Value::to_string).unwrap_or_default();
         assert!(
             same_id(id.get(), &kept),

@@ -196,7 +196,7 @@ pub fn may_hold_a_rounded_id(message: &[u8]) -> bool {
 
 /// Whether `id`, a JSON value as written, is a number whose exact value
 /// is not an integer (`1.5`, `25e-1`, `1e-400`; not `1.0` or `2.5e1`).
-fn has_fraction(id: &str) -> bool {
+pub(crate) fn has_fraction(id: &str) -> bool {
     let unsigned = id.strip_prefix('-').unwrap_or(id);
     if !unsigned.starts_with(|c: char| c.is_ascii_digit()) {
         return false;
