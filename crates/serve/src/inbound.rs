@@ -315,6 +315,8 @@ mod tests {
             "25e-1",
             "1.00000000000000000001",
             "5e-99999999999999999999",
+            // An f64 rounds it to the integral -2000.0 (the inbound fuzz target).
+            "-1.9999999999999999999999999999995e3",
         ] {
             let message = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
             assert!(may_hold_a_rounded_id(message.as_bytes()), "{id}");
