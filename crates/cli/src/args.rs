@@ -131,8 +131,10 @@ pub struct CompletionsArgs {
 
 const COMPLETIONS_EXAMPLES: &str = "\
 Examples:
+  mkdir -p ~/.local/share/bash-completion/completions
   nexo completions bash > ~/.local/share/bash-completion/completions/nexo
-  nexo completions zsh > \"${fpath[1]}/_nexo\"
+  mkdir -p ~/.zfunc && nexo completions zsh > ~/.zfunc/_nexo   # with fpath+=~/.zfunc in ~/.zshrc
+  mkdir -p ~/.config/fish/completions
   nexo completions fish > ~/.config/fish/completions/nexo.fish";
 
 #[derive(Debug, Args)]

@@ -195,9 +195,10 @@ impl Net {
 
     /// A CNAME chain followed where `answer`, from a zone's own servers,
     /// stops short of its end, as a resolver would have followed it: an
-    /// authoritative server gives its own zone's part of a chain only. The answers of each next name are added to
-    /// `answer`, whose code becomes theirs (it is about the chain's last
-    /// name); a name nobody answers for ends the chain where it is.
+    /// authoritative server gives its own zone's part of a chain only. The
+    /// answers of each next name are added to `answer`, whose code becomes
+    /// theirs (it is about the chain's last name); a name nobody answers for
+    /// ends the chain where it is.
     async fn complete(&self, name: &Name, rtype: RecordType, mut answer: Answer) -> Answer {
         // Each round reads one more name of the chain at least.
         for _ in 0..=crate::query::MAX_CHAIN {
