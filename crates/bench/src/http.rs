@@ -10,7 +10,7 @@
 //! A request the server sends on an answer's stream (a 2025-era
 //! `elicitation/create`) is answered from the scenario on a second
 //! connection, opened when first needed. `https://` URLs are spoken over
-//! rustls (ring, the platform's trust store), as nexo-client does.
+//! rustls with nexo-client's one TLS configuration (`nexo_client::tls`).
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -62,13 +62,13 @@ impl std::fmt::Debug for Tls {
 
 impl Tls {
     fn new(host: &str) -> Result<Self, BenchError> {
-        use rustls_platform_verifier::BuilderVerifierExt;
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut config = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .and_then(|builder| builder.with_platform_verifier())
-            .map_err(|error| BenchError::usage(format!("TLS: {error}"), None))?
-            .with_no_client_auth();
+        let shared = nexo_client::tls::client_config().ok_or_else(|| {
+            BenchError::usage(
+                "TLS: the platform's certificate verifier is unavailable",
+                None,
+            )
+        })?;
+        let mut config = shared.as_ref().clone();
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
         let name = rustls::pki_types::ServerName::try_from(host.to_owned())
             .map_err(|_| BenchError::usage(format!("`{host}` is no TLS server name"), None))?;

@@ -22,6 +22,12 @@ use nexo_client::{Secret, TargetUrl};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// Trust the certificates of FILE (PEM) for HTTPS servers, beside the
+    /// system's: an authority's, or a server's own, even a self-signed one
+    /// with `CA:TRUE` as `openssl req -x509` makes it (its names and dates
+    /// are still checked).
+    #[arg(long, value_name = "FILE", global = true)]
+    pub cacert: Option<PathBuf>,
     /// Without a command, `nexo` is the chat: these are `nexo chat`'s options.
     #[command(flatten)]
     pub chat: ChatArgs,
@@ -376,6 +382,16 @@ pub struct MusicArgs {
     pub db: Option<PathBuf>,
 }
 
+/// `--startup-timeout`, of every command that starts stdio servers.
+#[derive(Debug, Args)]
+pub struct StartupArgs {
+    /// Seconds a stdio server has to start and answer its handshake
+    /// (`npx -y` and `uvx` download the server on a cold cache); a
+    /// server's own `startupTimeout` in the configuration wins.
+    #[arg(long = "startup-timeout", value_name = "SECONDS", default_value = "60", value_parser = positive_seconds)]
+    pub seconds: Duration,
+}
+
 /// Reads every `--timeout`: a positive number of seconds, fractions allowed,
 /// no longer than a [`Duration`] holds.
 fn positive_seconds(text: &str) -> Result<Duration, String> {
@@ -482,9 +498,12 @@ pub struct TargetArgs {
     /// used as the client id where the authorization server supports it.
     #[arg(long, value_name = "URL", conflicts_with = "stdio")]
     pub client_metadata_url: Option<String>,
-    /// Seconds to wait for each exchange.
+    /// Seconds to wait for each exchange (a `--stdio` server's start:
+    /// `--startup-timeout`).
     #[arg(long, value_name = "SECONDS", default_value = "15", value_parser = positive_seconds)]
     pub timeout: Duration,
+    #[command(flatten)]
+    pub startup: StartupArgs,
     /// Protocol era: auto tries 2026-07-28 `server/discover` then `initialize`.
     #[arg(long, value_enum, default_value_t = EraArg::Auto)]
     pub protocol: EraArg,
@@ -546,6 +565,8 @@ pub struct ServersArgs {
     #[arg(long, value_name = "SECONDS", default_value = "15", value_parser = positive_seconds)]
     pub timeout: Duration,
     #[command(flatten)]
+    pub startup: StartupArgs,
+    #[command(flatten)]
     pub trace: TraceArgs,
     /// Print the states as JSON.
     #[arg(long)]
@@ -576,6 +597,8 @@ pub struct ChatArgs {
     /// Seconds each server has to connect, and each tool call without progress.
     #[arg(long, value_name = "SECONDS", default_value = "15", value_parser = positive_seconds)]
     pub timeout: Duration,
+    #[command(flatten)]
+    pub startup: StartupArgs,
     /// Go on with a saved conversation: ID, or without one the latest of
     /// this directory (`/resume` in the chat lists them).
     #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
@@ -630,6 +653,8 @@ pub struct UiArgs {
     /// Seconds each server has to connect, and each tool call without progress.
     #[arg(long, value_name = "SECONDS", default_value = "15", value_parser = positive_seconds)]
     pub timeout: Duration,
+    #[command(flatten)]
+    pub startup: StartupArgs,
 }
 
 const UI_EXAMPLES: &str = "\
@@ -692,6 +717,8 @@ pub struct GatewayArgs {
     /// server's own `timeout` in the configuration wins).
     #[arg(long, value_name = "SECONDS", default_value = "15", value_parser = positive_seconds)]
     pub timeout: Duration,
+    #[command(flatten)]
+    pub startup: StartupArgs,
     #[command(flatten)]
     pub hosting: HostingArgs,
 }

@@ -1,7 +1,7 @@
 //! How nexo fails: the exit status (the MCP Inspector CLI's convention),
 //! the human `error:`/`hint:` lines and the one JSON line on stderr.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use nexo_client::{ClientError, ErrorKind};
@@ -346,6 +346,16 @@ impl Hinted for nexo_gateway::AuditError {
     }
 }
 
+/// Whether the command line asks for JSON (`--json`, before any `--`):
+/// read from the arguments themselves, since an error may come before or
+/// without the parsed command.
+fn json_requested() -> bool {
+    std::env::args_os()
+        .skip(1)
+        .take_while(|argument| argument != "--")
+        .any(|argument| argument == "--json")
+}
+
 /// A failed command, ready to be reported.
 #[derive(Debug)]
 pub struct Failure {
@@ -412,8 +422,10 @@ impl Failure {
         self.report_after(&text)
     }
 
-    /// Writes `human` (the report for people, already worded) and then the
-    /// JSON line for scripts to stderr, and gives the exit status.
+    /// Writes `human` (the report for people, already worded) and then,
+    /// for scripts, the JSON line to stderr, and gives the exit status. On
+    /// a terminal the person reads the error once: the JSON line is written
+    /// when stderr is not a terminal or `--json` was given.
     pub fn report_after(&self, human: &str) -> ExitCode {
         let mut error = serde_json::json!({ "code": self.code, "message": self.message });
         if !self.causes.is_empty() {
@@ -423,8 +435,10 @@ impl Failure {
             error["hint"] = serde_json::json!(hint);
         }
         let mut text = crate::output::paint_labels(human, crate::output::colour());
-        text.push_str(&serde_json::json!({ "error": error }).to_string());
-        text.push('\n');
+        if !std::io::stderr().is_terminal() || json_requested() {
+            text.push_str(&serde_json::json!({ "error": error }).to_string());
+            text.push('\n');
+        }
         let _ = std::io::stderr().write_all(text.as_bytes());
         ExitCode::from(self.exit as u8)
     }

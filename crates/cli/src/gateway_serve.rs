@@ -81,6 +81,7 @@ pub async fn run(args: GatewayArgs) -> Result<(), Failure> {
         .collect::<Result<Vec<_>, _>>()?;
     let options = ConnectOptions {
         timeout: args.timeout,
+        startup: args.startup.seconds,
         ..ConnectOptions::default()
     };
     let exchanged = plans

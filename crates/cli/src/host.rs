@@ -180,6 +180,7 @@ pub fn plan_of(
         oauth: oauth.clone().for_target(&target),
         target,
         limits: limits(server, idle),
+        startup: server.timeouts.startup,
     })
 }
 
@@ -307,6 +308,7 @@ pub async fn servers(args: ServersArgs) -> Result<(), Failure> {
     };
     let options = ConnectOptions {
         trace: trace.clone(),
+        startup: args.startup.seconds,
         ..ConnectOptions::default()
     };
     let Started { hub, skipped } = start(&config, &mut store, args.timeout, options).await?;
@@ -343,6 +345,24 @@ pub async fn servers(args: ServersArgs) -> Result<(), Failure> {
     {
         tracing::warn!(%error, "cannot write the trace file");
     }
+    if !status.is_empty() && status.iter().all(|server| server.state != State::Connected) {
+        let count = status.len();
+        return Err(Failure {
+            exit: crate::failure::Exit::Unreachable,
+            code: "unreachable",
+            message: if count == 1 {
+                "the configured server did not connect".to_owned()
+            } else {
+                format!("none of the {count} configured servers connected")
+            },
+            causes: Vec::new(),
+            hint: Some(if args.json {
+                "each server's `lastError` says why".to_owned()
+            } else {
+                "each server's last error, above, says why".to_owned()
+            }),
+        });
+    }
     Ok(())
 }
 
@@ -362,7 +382,7 @@ pub fn table(status: &[ServerStatus], config_flag: Option<&Path>) -> String {
                 },
                 match &server.last_error {
                     Some(error) => match hint_of(server, config_flag) {
-                        Some(hint) => format!("{error} (hint: {hint})"),
+                        Some(hint) => format!("{error}\nhint: {hint}"),
                         None => error.to_string(),
                     },
                     None => String::new(),
@@ -380,6 +400,7 @@ pub fn table(status: &[ServerStatus], config_flag: Option<&Path>) -> String {
             "LAST ERROR",
         ],
         rows,
+        output::Overflow::Wrap,
     )
 }
 

@@ -100,6 +100,7 @@ async fn open(
 ) -> Result<Session, Failure> {
     let options = ConnectOptions {
         timeout: args.timeout,
+        startup: args.startup.seconds,
         era: match args.protocol {
             EraArg::Auto => Era::Auto,
             EraArg::Initialize => Era::Initialize,
@@ -212,7 +213,11 @@ pub async fn tools(args: ToolsArgs) -> Result<(), Failure> {
             ]
         })
         .collect();
-    output::data(&output::table(&["TOOL", "ARGUMENTS", "DESCRIPTION"], rows));
+    output::data(&output::table(
+        &["TOOL", "ARGUMENTS", "DESCRIPTION"],
+        rows,
+        output::Overflow::Cut,
+    ));
     Ok(())
 }
 
@@ -411,7 +416,11 @@ pub(crate) fn resources_table(resources: &[rmcp::model::Resource]) -> String {
             ]
         })
         .collect();
-    output::table(&["URI", "NAME", "TYPE", "DESCRIPTION"], rows)
+    output::table(
+        &["URI", "NAME", "TYPE", "DESCRIPTION"],
+        rows,
+        output::Overflow::Cut,
+    )
 }
 
 pub async fn read(args: ReadArgs) -> Result<(), Failure> {
@@ -485,7 +494,11 @@ pub(crate) fn prompts_table(prompts: &[rmcp::model::Prompt]) -> String {
             ]
         })
         .collect();
-    output::table(&["PROMPT", "ARGUMENTS", "DESCRIPTION"], rows)
+    output::table(
+        &["PROMPT", "ARGUMENTS", "DESCRIPTION"],
+        rows,
+        output::Overflow::Cut,
+    )
 }
 
 pub async fn prompt(args: PromptArgs) -> Result<(), Failure> {

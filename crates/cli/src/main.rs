@@ -46,6 +46,11 @@ fn main() -> ExitCode {
     // Before anything can build an HTTP client: the binary's rustls has no
     // default crypto provider (tests link one in, so they would not notice).
     nexo_client::http::install_tls_provider();
+    if let Some(file) = &cli.cacert
+        && let Err(error) = nexo_client::tls::trust_file(file)
+    {
+        return Failure::usage(error.to_string(), Some(error.hint().into())).report();
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

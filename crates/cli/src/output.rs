@@ -141,6 +141,26 @@ pub fn notice(notice: nexo_client::handler::Notice) {
                 let _ = writeln!(stderr, "{line}");
             }
         }
+        // A live line on a terminal (wiped above once it is ready); off a
+        // terminal, a line every ten seconds.
+        Notice::Starting {
+            command,
+            elapsed,
+            ready,
+        } => {
+            let seconds = elapsed.as_secs();
+            let line = printable(&format!("starting `{command}`: {seconds} s")).into_owned();
+            if ready {
+                return;
+            }
+            if terminal {
+                let _ = write!(stderr, "{line}");
+                let _ = stderr.flush();
+                PROGRESS_DRAWN.store(true, Ordering::Relaxed);
+            } else if seconds % 10 == 0 {
+                let _ = writeln!(stderr, "{line}");
+            }
+        }
     }
 }
 
@@ -239,8 +259,18 @@ const NARROWEST_DESCRIPTION: usize = 20;
 /// A description's length in a table when the width is unknown.
 const DESCRIPTION_WITHOUT_WIDTH: usize = 72;
 
-/// Shortens each row's last cell (a description) to what the width leaves.
-fn fit(header: &[&str], rows: &mut [Vec<String>]) {
+/// What a table does with a last cell too long for the width.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overflow {
+    /// Cut it, with `…` (a description, whose whole is a command away).
+    Cut,
+    /// Wrap it on more lines, at spaces (an error and its hint, which are
+    /// read whole).
+    Wrap,
+}
+
+/// Fits each row's last cell to what the width leaves.
+fn fit(header: &[&str], rows: &mut [Vec<String>], overflow: Overflow) {
     let columns = header.len();
     let mut widths: Vec<usize> = header.iter().map(|title| title.chars().count()).collect();
     for row in rows.iter() {
@@ -257,20 +287,55 @@ fn fit(header: &[&str], rows: &mut [Vec<String>]) {
         None => DESCRIPTION_WITHOUT_WIDTH,
     };
     for row in rows.iter_mut() {
-        if let Some(last) = row.last_mut()
-            && last.chars().count() > room
-        {
-            let mut short: String = last.chars().take(room.saturating_sub(1)).collect();
-            short.push('…');
-            *last = short;
+        let Some(last) = row.last_mut() else {
+            continue;
+        };
+        match overflow {
+            Overflow::Cut if last.chars().count() > room => {
+                let mut short: String = last.chars().take(room.saturating_sub(1)).collect();
+                short.push('…');
+                *last = short;
+            }
+            Overflow::Cut => {}
+            Overflow::Wrap => *last = wrap(last, room),
         }
     }
 }
 
+/// `text` on lines of at most `width` characters, broken at spaces (a
+/// longer word alone on its lines, cut); its own line breaks kept.
+fn wrap(text: &str, width: usize) -> String {
+    let width = width.max(1);
+    let mut lines = Vec::new();
+    for paragraph in text.lines() {
+        let mut line = String::new();
+        for word in paragraph.split(' ') {
+            let mut word: Vec<char> = word.chars().collect();
+            while word.len() > width {
+                if !line.is_empty() {
+                    lines.push(std::mem::take(&mut line));
+                }
+                lines.push(word.drain(..width).collect());
+            }
+            let word: String = word.into_iter().collect();
+            let length = line.chars().count();
+            if length > 0 && length + 1 + word.chars().count() > width {
+                lines.push(std::mem::take(&mut line));
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(&word);
+        }
+        lines.push(line);
+    }
+    lines.join("\n")
+}
+
 /// A plain table: a header row and aligned columns, no borders or colour;
-/// its last column (a description) is cut to fit the terminal's width.
-pub fn table(header: &[&str], mut rows: Vec<Vec<String>>) -> String {
-    fit(header, &mut rows);
+/// its last column is fitted to the terminal's width as `overflow` says.
+pub fn table(header: &[&str], mut rows: Vec<Vec<String>>, overflow: Overflow) -> String {
+    fit(header, &mut rows, overflow);
     let mut table = Table::new();
     table
         .load_preset(presets::NOTHING)

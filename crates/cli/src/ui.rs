@@ -20,6 +20,7 @@ pub async fn run(args: UiArgs) -> Result<(), Failure> {
     let provider = nexo_host::provider::select(&chat::settings(&args.llm, &config), env::var).await;
     let options = ConnectOptions {
         trace: Some(prepared.tracer()),
+        startup: args.startup.seconds,
         elicitation: ElicitationPolicy::Responder(prepared.elicitation()),
         sampling: Some(prepared.sampling(provider.as_ref().ok().cloned())),
         notices: Some(Arc::new(output::notice)),

@@ -17,11 +17,11 @@ pub(crate) fn spawn_error(target: &str, program: &str, error: &std::io::Error) -
     } else {
         format!("check that `{program}` can be run")
     };
-    ClientError::Unreachable {
+    ClientError::CannotStart {
         target: target.to_owned(),
-        detail: format!("cannot start `{program}`: {error}"),
+        program: program.to_owned(),
+        detail: error.to_string(),
         hint,
-        stderr: Vec::new(),
     }
 }
 
@@ -281,24 +281,65 @@ fn tls_failure<'e>(error: &'e (dyn std::error::Error + 'static)) -> Option<&'e r
 /// what to do about it.
 fn tls_explained(error: &rustls::Error) -> (String, &'static str) {
     use rustls::CertificateError as C;
-    const TRUST: &str = "check the host name in the URL; a server whose certificate comes from \
-                         a private authority needs that authority trusted (the system's store, \
-                         or `SSL_CERT_FILE=ca.pem`)";
-    let certificate = |what: &str| (format!("the server's certificate {what}"), TRUST);
+    const TRUST: &str = "a server whose certificate comes from a private authority needs that \
+                         authority trusted: `--cacert ca.pem` (or `SSL_CERT_FILE=ca.pem`); a \
+                         self-signed server's own certificate serves as well";
+    const NAME: &str = "reach the server by one of the names its certificate holds, or give it \
+                        a certificate for the name in the URL";
+    const DATES: &str = "the server needs a certificate valid today; if the certificate is \
+                         right, check this machine's clock";
+    let certificate = |what: &str, hint| (format!("the server's certificate {what}"), hint);
+    let date = |time: &rustls::pki_types::UnixTime| {
+        i64::try_from(time.as_secs())
+            .ok()
+            .and_then(|seconds| jiff::Timestamp::from_second(seconds).ok())
+            .map_or_else(|| "?".to_owned(), |time| time.to_string())
+    };
     match error {
         rustls::Error::InvalidCertificate(problem) => match problem {
-            C::UnknownIssuer => {
-                certificate("is signed by an authority this machine does not trust")
+            C::UnknownIssuer => certificate(
+                "is signed by an authority this machine does not trust",
+                TRUST,
+            ),
+            C::NotValidForNameContext {
+                expected,
+                presented,
+            } => {
+                let held = if presented.is_empty() {
+                    "no name at all".to_owned()
+                } else {
+                    presented
+                        .iter()
+                        .map(|name| format!("`{name}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                certificate(
+                    &format!("is not for `{}`: it is for {held}", expected.to_str()),
+                    NAME,
+                )
             }
-            C::NotValidForName | C::NotValidForNameContext { .. } => {
-                certificate("is not for this host name")
-            }
-            C::Expired | C::ExpiredContext { .. } => certificate("has expired"),
-            C::NotValidYet | C::NotValidYetContext { .. } => {
-                certificate("is not valid yet (check the clock)")
-            }
-            C::Revoked => certificate("was revoked"),
-            _ => certificate("was refused (self-signed, or not meant for a TLS server)"),
+            C::NotValidForName => certificate("is not for this host name", NAME),
+            C::ExpiredContext { time, not_after } => certificate(
+                &format!("expired at {} (it is now {})", date(not_after), date(time)),
+                DATES,
+            ),
+            C::Expired => certificate("has expired", DATES),
+            C::NotValidYetContext { time, not_before } => certificate(
+                &format!(
+                    "is valid only from {} (it is now {})",
+                    date(not_before),
+                    date(time)
+                ),
+                DATES,
+            ),
+            C::NotValidYet => certificate("is not valid yet", DATES),
+            C::Revoked => certificate("was revoked", TRUST),
+            _ => certificate(
+                "was refused (a self-signed one not named with `--cacert`, or one not meant \
+                 for a TLS server)",
+                TRUST,
+            ),
         },
         rustls::Error::AlertReceived(alert) => (
             format!("the server ended it (TLS alert {})", u8::from(*alert)),

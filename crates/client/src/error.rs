@@ -61,6 +61,15 @@ pub enum ClientError {
         /// The last lines a stdio server wrote to its stderr, if it failed.
         stderr: Vec<String>,
     },
+    /// A stdio server whose command cannot be run at all (not found, not
+    /// executable): no restart can help.
+    #[error("cannot reach `{target}`: cannot start `{program}`: {detail}")]
+    CannotStart {
+        target: String,
+        program: String,
+        detail: String,
+        hint: String,
+    },
     #[error("`{target}` did not answer within {seconds} s")]
     Timeout { target: String, seconds: f64 },
     /// A request that went on past its maximum, progress or not.
@@ -131,9 +140,10 @@ impl ClientError {
             Self::Unauthorized { .. }
             | Self::TokenRefused { .. }
             | Self::ExchangeRefused { .. } => ErrorKind::Unauthorized,
-            Self::Unreachable { .. } | Self::Timeout { .. } | Self::Overran { .. } => {
-                ErrorKind::Unreachable
-            }
+            Self::Unreachable { .. }
+            | Self::CannotStart { .. }
+            | Self::Timeout { .. }
+            | Self::Overran { .. } => ErrorKind::Unreachable,
             Self::Rpc { .. }
             | Self::Tool { .. }
             | Self::UnknownTool { .. }
@@ -151,7 +161,7 @@ impl ClientError {
             Self::Usage { .. } => "usage",
             Self::Unauthorized { .. } | Self::TokenRefused { .. } => "unauthorized",
             Self::ExchangeRefused { .. } => "exchange_refused",
-            Self::Unreachable { .. } => "unreachable",
+            Self::Unreachable { .. } | Self::CannotStart { .. } => "unreachable",
             Self::Timeout { .. } | Self::Overran { .. } => "timeout",
             Self::Rpc { .. } => "server_error",
             Self::Tool { .. } => "tool_error",
@@ -186,7 +196,7 @@ impl ClientError {
                  a token with `--header 'Authorization: Bearer TOKEN'`"
                     .into(),
             ),
-            Self::Unreachable { hint, .. } => Some(hint.clone()),
+            Self::Unreachable { hint, .. } | Self::CannotStart { hint, .. } => Some(hint.clone()),
             Self::Timeout { .. } => Some(
                 "raise the limit with `--timeout SECONDS` (`timeout` in a config entry; progress \
                  notifications start it again), or check the server's logs"
@@ -328,6 +338,17 @@ impl ClientError {
                 detail: scrub(detail),
                 hint: scrub(hint),
                 stderr: stderr.into_iter().map(scrub).collect(),
+            },
+            Self::CannotStart {
+                target,
+                program,
+                detail,
+                hint,
+            } => Self::CannotStart {
+                target: scrub(target),
+                program: scrub(program),
+                detail: scrub(detail),
+                hint: scrub(hint),
             },
             Self::Timeout { target, seconds } => Self::Timeout {
                 target: scrub(target),

@@ -66,6 +66,13 @@ pub enum Notice {
         status: TaskStatus,
         message: Option<String>,
     },
+    /// A stdio server still starting (its handshake unanswered), once a
+    /// second after the first two; `ready` once it has answered.
+    Starting {
+        command: String,
+        elapsed: std::time::Duration,
+        ready: bool,
+    },
 }
 
 /// Receives the [`Notice`]s of a session.

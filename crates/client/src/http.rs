@@ -77,21 +77,19 @@ pub fn install_tls_provider() {
 /// What every HTTP client of nexo is built from (this crate's, the LLM
 /// providers', the gateway's token exchange): ring as the TLS
 /// provider, nexo's `User-Agent`, at most `connect_timeout` to open a
-/// connection, and TLS secrets written to the file `SSLKEYLOGFILE` names,
-/// so that a capture can be decrypted in Wireshark (README, "Decrypting
-/// HTTPS in Wireshark").
-///
-/// The key log is always switched on: rustls's `KeyLogFile` reads the
-/// variable when the client is built and does nothing when it is unset, so
-/// there is no second code path to keep right. reqwest's own switch is used
-/// rather than a rustls configuration of ours, so the roots and verifier
-/// stay exactly those reqwest would have chosen.
+/// connection, and the one TLS configuration ([`crate::tls`]: the
+/// platform's trust, `--cacert`, and TLS secrets written to the file
+/// `SSLKEYLOGFILE` names, so that a capture can be decrypted in Wireshark;
+/// README, "Decrypting HTTPS in Wireshark").
 pub fn client_builder(connect_timeout: Duration) -> reqwest::ClientBuilder {
     install_tls_provider();
-    reqwest::Client::builder()
+    let builder = reqwest::Client::builder()
         .connect_timeout(connect_timeout)
-        .user_agent(concat!("nexo/", env!("CARGO_PKG_VERSION")))
-        .tls_sslkeylogfile(true)
+        .user_agent(concat!("nexo/", env!("CARGO_PKG_VERSION")));
+    match crate::tls::client_config() {
+        Some(config) => builder.tls_backend_preconfigured(config.as_ref().clone()),
+        None => builder.tls_sslkeylogfile(true),
+    }
 }
 
 impl RetryingHttp {

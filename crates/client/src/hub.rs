@@ -56,6 +56,9 @@ pub struct ServerPlan {
     pub log: Option<PathBuf>,
     /// OAuth for a URL server that answers 401; `None` reports the 401.
     pub oauth: Option<crate::auth::OAuthOptions>,
+    /// A stdio server's own start-up allowance; `None` leaves the hub's
+    /// ([`ConnectOptions::startup`]).
+    pub startup: Option<Duration>,
 }
 
 /// The time limits of a server's tool calls: its own, and some tools' own.
@@ -160,7 +163,8 @@ pub struct ServerStatus {
     pub last_error: Option<Arc<ClientError>>,
     /// Where its child's stderr goes.
     pub log: Option<PathBuf>,
-    /// How many times it was connected again.
+    /// How many times it was started or connected again after its first
+    /// attempt.
     pub restarts: u32,
     /// How long after the hub's start it was first connected, its tools
     /// listed; `None` until then.
@@ -644,6 +648,7 @@ async fn supervise(
         child_stderr: log.as_ref().map(|(sink, _)| sink.clone()),
         oauth: plan.oauth.clone(),
         server_name: Some(plan.name.clone()),
+        startup: plan.startup.unwrap_or(base.startup),
         ..base
     };
     let note = |line: &str| {
@@ -754,7 +759,9 @@ async fn supervise(
         };
         note(&format!("{error}"));
         failures += 1;
-        let gave_up = failures >= policy.max_failures;
+        // A command that cannot be run fails the same way every time.
+        let gave_up =
+            failures >= policy.max_failures || matches!(error, ClientError::CannotStart { .. });
         managed.snapshot.send_modify(|now| {
             now.state = if gave_up {
                 State::Failed
@@ -762,6 +769,7 @@ async fn supervise(
                 State::Restarting
             };
             now.session = None;
+            now.restarts = restarts;
             now.last_error = Some(Arc::new(if gave_up && failures > 1 {
                 crash_loop(plan, failures, error)
             } else {
@@ -769,7 +777,11 @@ async fn supervise(
             }));
         });
         if gave_up {
-            note(&format!("gave up after {failures} failures in a row"));
+            note(&if failures == 1 {
+                "gave up: its command cannot be run".to_owned()
+            } else {
+                format!("gave up after {failures} failures in a row")
+            });
             managed.reconnect.notified().await;
             failures = 0;
         } else {

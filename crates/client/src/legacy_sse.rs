@@ -188,7 +188,8 @@ fn message(data: &str) -> Result<ServerJsonRpcMessage, serde_json::Error> {
     serde_json::from_value(value)
 }
 
-fn answered_id(message: &ServerJsonRpcMessage) -> Option<&RequestId> {
+/// The id of the request `message` answers, if it is an answer.
+pub(crate) fn answered_id(message: &ServerJsonRpcMessage) -> Option<&RequestId> {
     match message {
         ServerJsonRpcMessage::Response(response) => Some(&response.id),
         ServerJsonRpcMessage::Error(error) => error.id.as_ref(),

@@ -33,10 +33,12 @@ pub mod raw;
 pub mod replace;
 pub mod secret;
 pub mod sse;
+mod startup;
 pub mod streamable;
 mod tap;
 mod target;
 pub mod tasks;
+pub mod tls;
 mod wire;
 
 use std::sync::Arc;
@@ -71,6 +73,12 @@ pub use crate::tasks::{TaskObserver, TaskUpdate};
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long a failed child's stderr is read on before the failure is shown.
 const CHILD_STDERR_WAIT: Duration = Duration::from_millis(300);
+/// The default start-up allowance of a stdio server: the time its
+/// handshake may take (`--startup-timeout`, `startupTimeout` in a config
+/// entry). `npx -y` and `uvx` download the server on a cold cache,
+/// `docker run` may pull an image, a JVM warms up: a start is no
+/// unanswered request.
+pub const DEFAULT_STARTUP: Duration = Duration::from_secs(60);
 /// The longest wait for a session's standalone stream after the handshake.
 const STANDALONE_STREAM_WAIT: Duration = Duration::from_secs(3);
 
@@ -110,7 +118,10 @@ pub type StderrSink = Arc<dyn Fn(&str) + Send + Sync>;
 /// How to connect.
 #[derive(Clone)]
 pub struct ConnectOptions {
+    /// The limit of each exchange (a URL server's handshake included).
     pub timeout: Duration,
+    /// The limit of a stdio server's handshake, which starts it.
+    pub startup: Duration,
     pub era: Era,
     /// OAuth for URL targets that answer 401; `None` reports the 401 as is.
     pub oauth: Option<auth::OAuthOptions>,
@@ -142,6 +153,7 @@ impl std::fmt::Debug for ConnectOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ConnectOptions")
             .field("timeout", &self.timeout)
+            .field("startup", &self.startup)
             .field("era", &self.era)
             .field("oauth", &self.oauth)
             .field("elicitation", &self.elicitation)
@@ -204,6 +216,7 @@ impl Default for ConnectOptions {
     fn default() -> Self {
         Self {
             timeout: DEFAULT_TIMEOUT,
+            startup: DEFAULT_STARTUP,
             era: Era::Auto,
             oauth: None,
             elicitation: ElicitationPolicy::default(),
@@ -246,6 +259,8 @@ pub struct Session {
 
 fn handler(options: &ConnectOptions) -> Handler {
     let mut info = ClientConfig::default();
+    // What an `initialize` asks for; `server/discover` names its own.
+    info.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
     info.client_info.name = "nexo".into();
     info.client_info.version = env!("CARGO_PKG_VERSION").into();
     info.capabilities.extensions = Some(options.extensions.clone());
@@ -365,10 +380,10 @@ async fn open(
             let tail = StderrTail::default();
             let reader = follow_stderr(stderr, options.child_stderr.clone(), tail.clone());
             let service = handshake(
-                tapped(transport, None, options, ended, options.era),
+                stdio_start(transport, options, ended, &name),
                 &name,
                 Via::Stdio(program),
-                options,
+                options.startup,
                 None,
             )
             .await;
@@ -400,7 +415,7 @@ async fn open(
                 ),
                 &name,
                 Via::InProcess,
-                options,
+                options.timeout,
                 None,
             )
             .await?;
@@ -428,6 +443,69 @@ where
 {
     let tap = tap::Tap::new(transport, ended.clone(), trace);
     handler(options).serve_with_lifecycle(tap, lifecycle(era))
+}
+
+/// How long a stdio server may take to start before the person is told.
+const STARTING_NOTICE_AFTER: Duration = Duration::from_secs(2);
+
+/// A stdio child's handshake. With `--protocol auto` the era probe comes
+/// first and is waited for as long as the start-up allowance
+/// ([`startup`]); rmcp's handshake then speaks the era it found. A start
+/// that takes a while is told to the notice sink, once a second.
+async fn stdio_start(
+    transport: child::ChildTransport,
+    options: &ConnectOptions,
+    ended: &tap::Ended,
+    command: &str,
+) -> Result<RunningService<RoleClient, Handler>, rmcp::service::ClientInitializeError> {
+    let start = stdio_handshake(transport, options, ended);
+    let Some(sink) = options.notices.clone() else {
+        return start.await;
+    };
+    tokio::pin!(start);
+    let began = tokio::time::Instant::now();
+    let mut ticks = tokio::time::interval_at(began + STARTING_NOTICE_AFTER, Duration::from_secs(1));
+    let mut told = false;
+    loop {
+        tokio::select! {
+            done = &mut start => {
+                if told {
+                    sink(handler::Notice::Starting {
+                        command: command.to_owned(),
+                        elapsed: began.elapsed(),
+                        ready: true,
+                    });
+                }
+                return done;
+            }
+            _ = ticks.tick() => {
+                told = true;
+                sink(handler::Notice::Starting {
+                    command: command.to_owned(),
+                    elapsed: began.elapsed(),
+                    ready: false,
+                });
+            }
+        }
+    }
+}
+
+async fn stdio_handshake(
+    mut transport: child::ChildTransport,
+    options: &ConnectOptions,
+    ended: &tap::Ended,
+) -> Result<RunningService<RoleClient, Handler>, rmcp::service::ClientInitializeError> {
+    let handler = handler(options);
+    let (era, early) = match options.era {
+        Era::Auto => {
+            let info = rmcp::ClientHandler::get_info(&handler);
+            let probed = startup::probe(&mut transport, &info).await;
+            (probed.era, probed.early)
+        }
+        era => (era, Default::default()),
+    };
+    let tap = tap::Tap::new(transport, ended.clone(), None).replaying(early);
+    handler.serve_with_lifecycle(tap, lifecycle(era)).await
 }
 
 /// Where a connection's messages are traced, when tracing.
@@ -644,7 +722,7 @@ async fn streamable(
                 tapped(transport, None, options, ended, options.era),
                 name,
                 Via::Http,
-                options,
+                options.timeout,
                 None,
             )
             .await
@@ -659,7 +737,7 @@ async fn streamable(
                         tapped(transport, None, options, ended, options.era),
                         name,
                         Via::Http,
-                        options,
+                        options.timeout,
                         Some(agent_busy),
                     )
                     .await
@@ -699,7 +777,7 @@ async fn legacy(
         tapped(transport, None, options, ended, era),
         name,
         Via::Http,
-        options,
+        options.timeout,
         None,
     )
     .await
@@ -816,15 +894,16 @@ async fn within<T>(
     }
 }
 
-/// Runs the handshake within exactly the time limit. Every lower layer
-/// (the HTTP client's per-attempt limit, rmcp's discovery fallback) waits
-/// longer than this, so a server that never answers is a timeout whatever
-/// the limit, not whichever layer gave up first.
+/// Runs the handshake within exactly `limit`. The HTTP client's
+/// per-attempt limit waits longer than this, so a server that never
+/// answers is a timeout whatever the limit, not whichever layer gave up
+/// first; rmcp's discovery fallback (10 s) may give up before, and the
+/// session's tap then drops the probe's late answer.
 async fn handshake<F>(
     start: F,
     target: &str,
     via: Via<'_>,
-    options: &ConnectOptions,
+    limit: Duration,
     agent_busy: Option<watch::Receiver<bool>>,
 ) -> Result<RunningService<RoleClient, Handler>, ClientError>
 where
@@ -833,7 +912,7 @@ where
     >,
 {
     let limits = CallLimits {
-        idle: options.timeout,
+        idle: limit,
         total: None,
     };
     match within(limits, None, agent_busy.into_iter().collect(), start).await {
@@ -841,7 +920,7 @@ where
         Ok(Err(error)) => Err(classify(target, via, &error)),
         Err(_) => Err(ClientError::Timeout {
             target: target.to_owned(),
-            seconds: options.timeout.as_secs_f64(),
+            seconds: limit.as_secs_f64(),
         }),
     }
 }

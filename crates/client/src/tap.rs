@@ -7,15 +7,23 @@
 //! transports trace their own messages, as the bytes they write and read
 //! ([`crate::child`], [`crate::wire`], [`crate::legacy_sse`]). Untraced, a
 //! message is not serialized here at all.
+//!
+//! It also keeps a late answer to an abandoned era probe from reaching
+//! rmcp ([`ProbeGuard`]): with `--protocol auto`, rmcp gives
+//! `server/discover` 10 s and then sends `initialize`; a server that takes
+//! longer to start (`npx -y` or `uvx` on a cold cache, `docker run`, a
+//! JVM) reads both and answers both, and rmcp would take the probe's
+//! answer for the handshake's.
 
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use nexo_trace::{Direction, Envelope, HttpInfo, Observed, Side, Tracer};
 use rmcp::RoleClient;
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestId, ServerJsonRpcMessage};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::sync::watch;
@@ -28,6 +36,55 @@ pub(crate) struct Tap<T> {
     inner: T,
     ended: Ended,
     trace: Option<TracedConnection>,
+    probe: ProbeGuard,
+    /// Messages read from `inner` before the tap took it (the stdio era
+    /// probe's), handed on first.
+    early: VecDeque<ServerJsonRpcMessage>,
+}
+
+/// The `server/discover` probe of a handshake, followed so that its answer
+/// is dropped when it comes after rmcp gave up on it and sent `initialize`
+/// (its answer would otherwise be read as the answer to `initialize`:
+/// "conflict initialized response id: expected 1, got 0").
+#[derive(Debug, Default)]
+struct ProbeGuard {
+    /// The probe sent and not yet answered.
+    waiting: Option<RequestId>,
+    /// The probe given up on: `initialize` went out before its answer.
+    abandoned: Option<RequestId>,
+}
+
+impl ProbeGuard {
+    fn sent(&mut self, message: &ClientJsonRpcMessage) {
+        let ClientJsonRpcMessage::Request(request) = message else {
+            return;
+        };
+        match request.request {
+            ClientRequest::DiscoverRequest(_) => self.waiting = Some(request.id.clone()),
+            ClientRequest::InitializeRequest(_) => {
+                if let Some(probe) = self.waiting.take() {
+                    self.abandoned = Some(probe);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether `message` is the late answer to the abandoned probe, which
+    /// nobody waits for any more.
+    fn is_late_answer(&mut self, message: &ServerJsonRpcMessage) -> bool {
+        let Some(id) = crate::legacy_sse::answered_id(message) else {
+            return false;
+        };
+        if self.waiting.as_ref() == Some(id) {
+            self.waiting = None;
+        }
+        if self.abandoned.as_ref() == Some(id) {
+            self.abandoned = None;
+            return true;
+        }
+        false
+    }
 }
 
 /// Where a traced connection's messages go, and what its lines say of it.
@@ -147,7 +204,15 @@ impl<T> Tap<T> {
             inner,
             ended,
             trace,
+            probe: ProbeGuard::default(),
+            early: VecDeque::new(),
         }
+    }
+
+    /// The tap, handing on `early` before what `inner` reads next.
+    pub(crate) fn replaying(mut self, early: VecDeque<ServerJsonRpcMessage>) -> Self {
+        self.early = early;
+        self
     }
 }
 
@@ -164,11 +229,22 @@ where
         if let Some((trace, session)) = &self.trace {
             trace.record(Direction::Sent, &item, Some(session), None, Instant::now());
         }
+        self.probe.sent(&item);
         self.inner.send(item)
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
-        let message = self.inner.receive().await;
+        let mut message = match self.early.pop_front() {
+            Some(early) => Some(early),
+            None => self.inner.receive().await,
+        };
+        while let Some(late) = message.as_ref().filter(|m| self.probe.is_late_answer(m)) {
+            tracing::debug!(
+                answer = ?crate::legacy_sse::answered_id(late),
+                "dropped the late answer to server/discover, given up on for initialize"
+            );
+            message = self.inner.receive().await;
+        }
         match (&message, &self.trace) {
             (None, _) => {
                 self.ended.send_replace(true);

@@ -373,6 +373,7 @@ async fn issue_16_a_hub_server_waits_for_authorization_without_blocking() {
         }),
         log: None,
         oauth: Some(deferred.clone()),
+        startup: None,
     };
     let plans = vec![
         plan("protected", target(&server)),

@@ -690,6 +690,7 @@ mod tests {
             }),
             log: None,
             oauth: None,
+            startup: None,
         };
         Hub::start(
             vec![plan],

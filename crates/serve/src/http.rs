@@ -367,11 +367,28 @@ fn accepts(headers: &HeaderMap) -> Accepts {
     accepts
 }
 
+/// The answer to a `DELETE` that ended a session: 204 No Content where
+/// rmcp says 202 (the Python SDK's client takes only 200 or 204, and warns
+/// "Session termination failed: 202" otherwise); a refusal as it is.
+fn session_ended(response: Response) -> Response {
+    if response.status() != StatusCode::ACCEPTED {
+        return response;
+    }
+    let (mut parts, _) = response.into_parts();
+    parts.status = StatusCode::NO_CONTENT;
+    parts.headers.remove(header::CONTENT_TYPE);
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::empty())
+}
+
 /// The `/mcp` endpoint.
 async fn mcp<S>(state: &McpState<S>, request: Request) -> Response
 where
     S: ServerHandler + Clone + Send + Sync + 'static,
 {
+    if request.method() == Method::DELETE {
+        return session_ended(forward(&state.sse, request).await);
+    }
     if request.method() != Method::POST {
         let Some(trace) = &state.trace else {
             return forward(&state.sse, request).await;

@@ -184,6 +184,7 @@ async fn fixture_with_model(model: Result<String, String>) -> Fixture {
         }),
         log: None,
         oauth: None,
+        startup: None,
     };
     let options = ConnectOptions {
         trace: Some(prepared.tracer()),

@@ -79,6 +79,7 @@ pub async fn run(args: ChatArgs) -> Result<(), Failure> {
     };
     let options = ConnectOptions {
         trace: Some(trace.clone()),
+        startup: args.startup.seconds,
         notices: Some(Arc::new(output::notice)),
         // The working directory, for servers that still ask for roots.
         roots: std::env::current_dir()

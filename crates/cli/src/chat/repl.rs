@@ -432,6 +432,7 @@ impl Repl<'_, '_> {
                 output::data(&output::table(
                     &["ID", "UPDATED", "MESSAGES", "FIRST MESSAGE"],
                     rows,
+                    output::Overflow::Cut,
                 ));
                 output::status("go on with one: /resume ID");
             }

@@ -464,28 +464,7 @@ fn issue_15_logs_and_progress_while_a_call_runs() {
 /// `openssl` command made) that completes no exchange: nexo refuses its
 /// certificate. Gives the port; the server ends with the test's process.
 fn self_signed_tls_server(dir: &std::path::Path) -> (crate::support::Proc, u16) {
-    let made = std::process::Command::new("openssl")
-        .current_dir(dir)
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-            "-nodes",
-            "-keyout",
-            "key.pem",
-            "-out",
-            "cert.pem",
-            "-days",
-            "1",
-            "-subj",
-            "/CN=localhost",
-        ])
-        .output()
-        .expect("the openssl command makes the test's certificate");
-    assert!(made.status.success(), "{made:?}");
+    crate::support::openssl_self_signed(dir, "cert.pem", "1");
     const SERVER: &str = r#"
 import socket, ssl
 context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -566,4 +545,48 @@ fn issue_16_sslkeylogfile_and_tls_failures() {
         error["hint"].as_str().unwrap().contains("http://"),
         "{failed:#?}"
     );
+}
+
+/// Issue 39: a stdio server that first answers after rmcp's 10 s
+/// `server/discover` probe has been given up on (`npx -y` or `uvx` on a
+/// cold cache, `docker run`) is reached all the same. It reads the probe
+/// and `initialize` together and answers both: the probe's late answer (a
+/// result from nexo's dual-era server, an error from the Python SDK's
+/// 2025-era one) is not taken for the answer to `initialize`.
+#[test]
+fn issue_39_a_stdio_server_slow_to_start_is_reached() {
+    use crate::support::{python_sdk, repo_root, shell_quote};
+    let slow = |command: String| {
+        format!(
+            "sh -c {}",
+            shell_quote(&format!("sleep 11; exec {command}"))
+        )
+    };
+    let python = format!(
+        "{} {} stdio",
+        shell_quote(python_sdk()),
+        shell_quote(
+            repo_root()
+                .join("tests/interop/python_server.py")
+                .to_str()
+                .unwrap()
+        )
+    );
+    std::thread::scope(|threads| {
+        let nexo = threads.spawn(|| {
+            run(&[
+                "call",
+                "--stdio",
+                &slow(serve_morse_command()),
+                "morse",
+                "texto=SOS prueba",
+            ])
+        });
+        let python =
+            threads.spawn(|| run(&["call", "--stdio", &slow(python), "add", "a=2", "b=3"]));
+        let nexo = nexo.join().unwrap();
+        assert_eq!(nexo.assert_success().stdout, format!("{SOS_PRUEBA}\n"));
+        let python = python.join().unwrap();
+        assert_eq!(python.assert_success().stdout.trim(), "5");
+    });
 }

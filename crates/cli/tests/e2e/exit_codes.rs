@@ -145,7 +145,7 @@ fn issue_15_a_url_without_the_mount_gets_the_right_one() {
 #[test]
 fn issue_15_a_child_printing_garbage_on_stdout_is_a_protocol_error() {
     let silent = "sh -c 'echo Server listening on stdio; echo ready; sleep 30'";
-    let failed = run(&["tools", "--stdio", silent, "--timeout", "1"]);
+    let failed = run(&["tools", "--stdio", silent, "--startup-timeout", "1"]);
     assert_failure(&failed, 1, "protocol_error");
     let message = failed.error_line()["error"]["message"]
         .as_str()

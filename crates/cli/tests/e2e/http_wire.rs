@@ -189,6 +189,15 @@ async fn a_client_accepting_only_json_gets_json() {
         reply.json()["result"]["structuredContent"]["result"],
         HOLA_MUNDO
     );
+    // Issue 39: the end of a session is 204, which the Python SDK's client
+    // takes without its "Session termination failed: 202" warning; the
+    // session is gone after it.
+    let id = [("Mcp-Session-Id", session.id.as_str())];
+    let ended = http.send(reqwest::Method::DELETE, "/mcp", &id, None).await;
+    assert_eq!(ended.status, 204, "{ended:#?}");
+    assert!(ended.body.is_empty(), "{ended:#?}");
+    let after = session.post(SEED_TOOLS_LIST, "application/json").await;
+    assert_eq!(after.status, 404, "{after:#?}");
 }
 
 /// Wildcards and parameters in `Accept` are the client's business: rmcp

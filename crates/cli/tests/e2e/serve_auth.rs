@@ -184,6 +184,15 @@ async fn serve_token_file_lets_in_the_listed_tokens_only() {
     );
     let unauthenticated = Http::at(base.clone()).get("/metrics", &[]).await;
     assert_eq!(unauthenticated.status, 401, "{unauthenticated:#?}");
+    // Issue 39: the metadata document is public (RFC 9728), and static
+    // tokens name no authorization server: 404, not 401.
+    for path in [
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource/mcp",
+    ] {
+        let metadata = Http::at(base.clone()).get(path, &[]).await;
+        assert_eq!(metadata.status, 404, "{path}: {metadata:#?}");
+    }
     let text = metrics(&base, Some(TOKEN)).await;
     assert_eq!(
         metric(&text, "nexo_serve_refused_total{reason=\"auth\"}"),

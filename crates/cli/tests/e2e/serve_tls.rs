@@ -134,3 +134,132 @@ fn unusable_tls_files_stop_the_server_at_start() {
     assert_eq!(half.code(), 1, "{}", half.stderr);
     assert!(half.stderr.contains("--tls-key"), "{}", half.stderr);
 }
+
+/// Issue 39: certificates made with the openssl CLI as people make them.
+/// The guides' `openssl req -x509 -subj /CN=localhost` (`CA:TRUE`, no
+/// `subjectAltName`) is accepted when named, by `--cacert` or by
+/// `SSL_CERT_FILE`, as curl accepts it; a wrong name, an expired and a
+/// not-yet-valid certificate are each told in their own words, with the
+/// names and dates the certificate holds.
+#[test]
+fn issue_39_certificates_made_with_the_openssl_cli() {
+    let dir = TempDir::new("tls-openssl");
+    let openssl = |args: &[&str]| crate::support::openssl(dir.path(), args);
+    crate::support::openssl_self_signed(dir.path(), "guide.pem", "30");
+    // Dated certificates for the same key, from `openssl ca` (which alone
+    // takes dates), with a subjectAltName.
+    std::fs::create_dir(dir.path().join("db")).unwrap();
+    std::fs::write(dir.path().join("db/index.txt"), "").unwrap();
+    std::fs::write(dir.path().join("db/serial"), "01\n").unwrap();
+    std::fs::write(
+        dir.path().join("ca.cnf"),
+        "[ca]\ndefault_ca = dated\n[dated]\ndatabase = db/index.txt\nserial = db/serial\n\
+         new_certs_dir = db\ndefault_md = sha256\npolicy = any\ncopy_extensions = copy\n\
+         unique_subject = no\n[any]\ncommonName = supplied\n",
+    )
+    .unwrap();
+    openssl(&[
+        "req",
+        "-new",
+        "-key",
+        "key.pem",
+        "-subj",
+        "/CN=localhost",
+        "-addext",
+        "subjectAltName=DNS:localhost,DNS:morse.test",
+        "-out",
+        "req.csr",
+    ]);
+    for (name, from, to) in [
+        ("expired.pem", "20200101000000Z", "20200102000000Z"),
+        ("future.pem", "20990101000000Z", "20991231000000Z"),
+    ] {
+        openssl(&[
+            "ca",
+            "-batch",
+            "-config",
+            "ca.cnf",
+            "-selfsign",
+            "-keyfile",
+            "key.pem",
+            "-in",
+            "req.csr",
+            "-startdate",
+            from,
+            "-enddate",
+            to,
+            "-out",
+            name,
+        ]);
+    }
+    let file = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    let serve = |cert: &str| {
+        HttpServer::serve(
+            "morse",
+            &["--tls-cert", &file(cert), "--tls-key", &file("key.pem")],
+        )
+    };
+    let call = |url: &str, cacert: Option<&str>, ssl_cert_file: Option<&str>| {
+        let mut call = nexo();
+        call.args(["call", "--url", url, "echo", "texto=hola", "--json"])
+            .env_remove("SSL_CERT_FILE");
+        if let Some(cert) = cacert {
+            call.args(["--cacert", &file(cert)]);
+        }
+        if let Some(cert) = ssl_cert_file {
+            call.env("SSL_CERT_FILE", file(cert));
+        }
+        run_command(call)
+    };
+    let refused = |run: &crate::support::Run, words: &str| {
+        assert_eq!(run.code(), 4, "{run:#?}");
+        let error = &run.error_line()["error"];
+        let message = error["message"].as_str().unwrap();
+        assert!(message.contains(words), "{words:?} in {message}");
+    };
+
+    let guide = serve("guide.pem");
+    let localhost = format!("https://localhost:{}/mcp", guide.port);
+    for (cacert, ssl_cert_file) in [(Some("guide.pem"), None), (None, Some("guide.pem"))] {
+        let called = call(&localhost, cacert, ssl_cert_file);
+        assert_eq!(
+            called.assert_success().stdout_json()["content"][0]["text"],
+            "echo: hola"
+        );
+    }
+    // Not named: refused, with the way to name it.
+    let unnamed = call(&localhost, None, None);
+    refused(&unnamed, "the server's certificate");
+    assert!(
+        unnamed.error_line()["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("--cacert")
+    );
+    let by_address = format!("https://127.0.0.1:{}/mcp", guide.port);
+    refused(
+        &call(&by_address, Some("guide.pem"), None),
+        "is not for `127.0.0.1`: it is for `localhost`",
+    );
+
+    let expired = serve("expired.pem");
+    let url = format!("https://localhost:{}/mcp", expired.port);
+    refused(
+        &call(&url, Some("expired.pem"), None),
+        "expired at 2020-01-02T00:00:00Z",
+    );
+    let future = serve("future.pem");
+    let url = format!("https://localhost:{}/mcp", future.port);
+    refused(
+        &call(&url, Some("future.pem"), None),
+        "is valid only from 2099-01-01T00:00:00Z",
+    );
+    let url = format!("https://127.0.0.1:{}/mcp", future.port);
+    refused(&call(&url, Some("future.pem"), None), "is valid only from");
+
+    // A file that holds no certificate is a usage error, before anything.
+    std::fs::write(dir.path().join("empty.pem"), "nothing here\n").unwrap();
+    let bad = call(&localhost, Some("empty.pem"), None);
+    assert_eq!(bad.code(), 1, "{bad:#?}");
+    assert!(bad.stderr.contains("holds no certificate"), "{bad:#?}");
+}

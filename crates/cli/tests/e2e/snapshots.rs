@@ -409,7 +409,9 @@ fn tables_fit_the_width() {
 
 /// Issue 15, point 13: the labels on stderr are coloured on a terminal
 /// (a pseudo-terminal from util-linux's `script`), never with `NO_COLOR`,
-/// never when piped (every other test), and the JSON line never.
+/// never when piped (every other test), and the JSON line never. Issue 39:
+/// on a terminal the error is read once, without the JSON line, unless
+/// `--json` asks for it.
 #[test]
 fn colour_on_a_terminal_unless_no_color() {
     let closed = ClosedPort::new();
@@ -418,18 +420,25 @@ fn colour_on_a_terminal_unless_no_color() {
         crate::support::shell_quote(nexo_path()),
         closed.port
     );
-    for no_color in [false, true] {
+    let on_a_terminal = |line: &str, no_color: bool| {
         let mut command = Command::new("script");
         command
-            .args(["-qc", &line, "/dev/null"])
+            .args(["-qc", line, "/dev/null"])
             .env_remove("NO_COLOR");
         if no_color {
             command.env("NO_COLOR", "1");
         }
-        let ran = crate::support::run_command(command);
+        crate::support::run_command(command)
+    };
+    for no_color in [false, true] {
+        let ran = on_a_terminal(&line, no_color);
         let coloured = ran.stdout.contains("\u{1b}[1;31merror:\u{1b}[0m");
         assert_eq!(coloured, !no_color, "NO_COLOR: {no_color}: {ran:#?}");
-        let json = ran.stdout.lines().find(|l| l.starts_with('{')).unwrap();
-        assert!(!json.contains('\u{1b}'), "{json:?}");
+        assert!(ran.stdout.contains("hint:"), "{ran:#?}");
+        assert!(!ran.stdout.contains("{\"error\""), "read once: {ran:#?}");
     }
+    let ran = on_a_terminal(&format!("{line} --json"), false);
+    let json = ran.stdout.lines().find(|l| l.starts_with('{')).unwrap();
+    assert!(json.starts_with("{\"error\""), "{json:?}");
+    assert!(!json.contains('\u{1b}'), "{json:?}");
 }

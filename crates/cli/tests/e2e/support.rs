@@ -126,6 +126,42 @@ impl NodeTools {
     }
 }
 
+/// Runs the `openssl` command in `dir`, which must succeed.
+pub fn openssl(dir: &Path, args: &[&str]) {
+    let made = Command::new("openssl")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("the openssl command runs");
+    assert!(made.status.success(), "openssl {args:?}: {made:?}");
+}
+
+/// `openssl req -x509` as the guides write it: a self-signed certificate
+/// for `/CN=localhost` (`CA:TRUE`, no subjectAltName) valid `days`, in
+/// `dir/out` with its key in `dir/key.pem`.
+pub fn openssl_self_signed(dir: &Path, out: &str, days: &str) {
+    openssl(
+        dir,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-keyout",
+            "key.pem",
+            "-out",
+            out,
+            "-days",
+            days,
+            "-subj",
+            "/CN=localhost",
+        ],
+    );
+}
+
 /// The `--stdio` command line that runs the morse server.
 pub fn serve_morse_command() -> String {
     format!("{} serve morse", shell_quote(nexo_path()))

@@ -360,11 +360,14 @@ impl ServerSpec {
 /// How long calls may take: `"timeout"` (seconds without a message from
 /// the server, which progress notifications reset) and `"maxTimeout"`
 /// (seconds in all), per server and per tool (`"toolTimeouts": {"tool":
-/// {"timeout": .., "maxTimeout": ..}}`). `None` leaves the caller's default.
+/// {"timeout": .., "maxTimeout": ..}}`), and a command's start-up
+/// allowance, `"startupTimeout"` (seconds its handshake may take). `None`
+/// leaves the caller's default.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Timeouts {
     pub idle: Option<Duration>,
     pub max: Option<Duration>,
+    pub startup: Option<Duration>,
     pub tools: BTreeMap<String, ToolTimeouts>,
 }
 

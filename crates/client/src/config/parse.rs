@@ -41,10 +41,11 @@ const ENTRY_FIELDS: &[&str] = &[
     "timeout",
     "maxTimeout",
     "toolTimeouts",
+    "startupTimeout",
     "description",
 ];
 /// The fields only a command (stdio) entry has.
-const STDIO_FIELDS: &[&str] = &["command", "args", "env", "envFile", "cwd"];
+const STDIO_FIELDS: &[&str] = &["command", "args", "env", "envFile", "cwd", "startupTimeout"];
 /// The fields only a URL entry has.
 const REMOTE_FIELDS: &[&str] = &["url", "headers"];
 /// The top-level fields of a file.
@@ -718,7 +719,7 @@ impl Reader<'_> {
         })
     }
 
-    /// `timeout`, `maxTimeout` and `toolTimeouts`.
+    /// `timeout`, `maxTimeout`, `toolTimeouts` and `startupTimeout`.
     fn timeouts(
         &self,
         fields: &[(&str, &ObjectProp<'_>)],
@@ -755,9 +756,13 @@ impl Reader<'_> {
             Ok::<_, ConfigError>(limits)
         };
         let own = pair(fields, "")?;
+        let startup = find(fields, "startupTimeout")
+            .map(|prop| self.seconds(&prop.value, "startupTimeout", server))
+            .transpose()?;
         let mut timeouts = Timeouts {
             idle: own.idle,
             max: own.max,
+            startup,
             tools: BTreeMap::new(),
         };
         let Some(prop) = find(fields, "toolTimeouts") else {

@@ -279,6 +279,8 @@ fn nexo_fields_are_read() -> Result<(), ConfigError> {
     let slow = &config.servers[2];
     assert_eq!(slow.description.as_deref(), Some("long reports"));
     let secs = |s| Some(Duration::from_secs(s));
+    assert_eq!(slow.timeouts.startup, secs(180));
+    assert_eq!(config.servers[0].timeouts.startup, None);
     assert_eq!(
         slow.timeouts.for_tool("report"),
         ToolTimeouts {
@@ -437,6 +439,11 @@ fn unknown_fields_are_refused_with_what_was_meant() {
             r#"{"mcpServers": {"a": {"command": "x", "toolTimeouts": {"t": {"idle": 3}}}}}"#,
             "`idle`",
             "`timeout`, `maxTimeout`",
+        ),
+        (
+            r#"{"mcpServers": {"a": {"url": "http://h/mcp", "startupTimeout": 90}}}"#,
+            "`startupTimeout` does not belong to a server reached at a URL",
+            "remove `startupTimeout`",
         ),
         (
             r#"{"mcpServers": {"a": {"command": "x", "frobnicate": 1}}}"#,

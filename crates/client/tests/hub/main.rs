@@ -34,6 +34,7 @@ fn stdio(name: &str, command: &str, log: Option<PathBuf>) -> ServerPlan {
         limits: limits(10.0),
         log,
         oauth: None,
+        startup: None,
     }
 }
 
@@ -55,9 +56,11 @@ fn quick() -> RestartPolicy {
     }
 }
 
+/// `timeout` for each exchange and for a stdio server's start alike.
 fn options(timeout: f64) -> ConnectOptions {
     ConnectOptions {
         timeout: Duration::from_secs_f64(timeout),
+        startup: Duration::from_secs_f64(timeout),
         ..ConnectOptions::default()
     }
 }
@@ -90,6 +93,7 @@ async fn issue_16_broken_servers_do_not_break_the_others() {
             limits: limits(10.0),
             log: None,
             oauth: None,
+            startup: None,
         },
         flaky("python", ""),
         stdio("silent", "sh -c 'sleep 30'", None),
@@ -99,6 +103,7 @@ async fn issue_16_broken_servers_do_not_break_the_others() {
             "sh -c 'echo cannot open the database >&2; exit 3'",
             Some(exiting_log.clone()),
         ),
+        stdio("missing", "/nonexistent/nexo-missing-server", None),
     ];
     let hub = Hub::start(plans, options(1.0), quick()).await;
     let status = hub.status();
@@ -155,6 +160,18 @@ async fn issue_16_broken_servers_do_not_break_the_others() {
         "{error}"
     );
     assert!(error.hint().unwrap().contains("exits.log"), "{error:?}");
+    // Issue 39: three attempts are the first and two restarts.
+    assert_eq!(exits.restarts, 2);
+    // A command that cannot be run is failed at once, never restarted.
+    let missing = wait_for_state(&hub, "missing", State::Failed).await;
+    assert_eq!(missing.restarts, 0);
+    assert!(
+        matches!(
+            missing.last_error.as_deref(),
+            Some(ClientError::CannotStart { .. })
+        ),
+        "{missing:?}"
+    );
     let said = |log: &str| {
         log.lines()
             .filter(|line| line.ends_with("Z cannot open the database"))
@@ -303,6 +320,7 @@ async fn issue_17_the_skills_of_a_server_with_the_extension_are_gathered() {
         limits: limits(10.0),
         log: None,
         oauth: None,
+        startup: None,
     };
     let plans = vec![
         plan(

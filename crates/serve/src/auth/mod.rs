@@ -292,15 +292,21 @@ impl Auth {
         })
     }
 
-    /// The Protected Resource Metadata document, for a `GET` of `path`
-    /// when this is an OAuth resource server.
+    /// The answer to a `GET` of the Protected Resource Metadata at `path`,
+    /// public by RFC 9728 whatever the mode: the document when this is an
+    /// OAuth resource server, else 404 (static tokens name no
+    /// authorization server). `None` for any other path.
     pub fn metadata(&self, path: &str) -> Option<Response> {
-        let Mode::OAuth(oauth) = &self.mode else {
-            return None;
-        };
         if path != METADATA_PATH && !path.starts_with(&format!("{METADATA_PATH}/")) {
             return None;
         }
+        let Mode::OAuth(oauth) = &self.mode else {
+            let document = json!({
+                "error": "not_found",
+                "error_description": "this server takes static tokens and names no authorization server",
+            });
+            return Some(json_response(StatusCode::NOT_FOUND, &document));
+        };
         let settings = &oauth.settings;
         let mut scopes: Vec<&str> = settings
             .required_scopes
