@@ -347,7 +347,7 @@ pub fn table(header: &[&str], mut rows: Vec<Vec<String>>, overflow: Overflow) ->
     let text: Vec<String> = table
         .to_string()
         .lines()
-        .map(|line| line.trim_end().trim_start_matches(' ').to_owned())
+        .map(|line| line.trim_end().strip_prefix(' ').unwrap_or(line).to_owned())
         .collect();
     format!("{}\n", text.join("\n"))
 }
