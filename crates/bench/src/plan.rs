@@ -265,6 +265,8 @@ pub struct Plan {
     pub warmup: Duration,
     /// How long one request may take before it counts as a timeout.
     pub timeout: Duration,
+    /// How long a stdio server may take to start and answer `initialize`.
+    pub startup: Duration,
     /// How many measured runs (`--reps`), each after the warm-up.
     pub reps: u32,
     /// A process whose tree is sampled for CPU (a server started by hand).
@@ -292,6 +294,7 @@ impl Default for Plan {
             requests: None,
             warmup: Duration::ZERO,
             timeout: Duration::from_secs(15),
+            startup: Duration::from_secs(60),
             reps: 1,
             server_pid: None,
             allow_remote: false,

@@ -63,6 +63,8 @@ use crate::report::Probe;
 pub struct Options {
     /// The time limit of one exchange.
     pub timeout: Duration,
+    /// The time limit of a stdio server's first answer, which starts it.
+    pub startup: Duration,
     /// Which probe groups run.
     pub selection: Selection,
 }
@@ -71,6 +73,7 @@ impl Default for Options {
     fn default() -> Self {
         Self {
             timeout: Duration::from_secs(15),
+            startup: nexo_client::DEFAULT_STARTUP,
             selection: Selection::default(),
         }
     }
@@ -161,9 +164,15 @@ async fn open(target: &Target, options: &Options) -> Result<Link, OpenFailure> {
                 .iter()
                 .map(|var| (var.key.clone(), var.value.expose().to_owned()))
                 .collect();
-            StdioLink::spawn(command, &env, cwd.as_deref(), options.timeout)
-                .map(Link::Stdio)
-                .map_err(|message| OpenFailure::Check(CheckError::Unreachable { message }))
+            StdioLink::spawn(
+                command,
+                &env,
+                cwd.as_deref(),
+                options.timeout,
+                options.startup,
+            )
+            .map(Link::Stdio)
+            .map_err(|message| OpenFailure::Check(CheckError::Unreachable { message }))
         }
         Target::Url {
             url,

@@ -11,7 +11,7 @@
 //! checker watches (stray lines by phase, stderr, the server's requests and
 //! notifications, answers that came too late).
 
-use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -154,17 +154,23 @@ pub struct StdioLink {
     watch: Arc<Watch>,
     next_id: AtomicU64,
     timeout: Duration,
+    /// The limit of the exchanges before the child's first answer: its
+    /// start (`npx -y` on a cold cache downloads the server first).
+    startup: Duration,
+    answered: AtomicBool,
     /// Requests given up on (timed out).
     given_up: AtomicUsize,
 }
 
 impl StdioLink {
-    /// Starts `command` (program and arguments) with `env` added.
+    /// Starts `command` (program and arguments) with `env` added; until it
+    /// first answers, an exchange may take `startup`, then `timeout`.
     pub fn spawn(
         command: &[String],
         env: &[(String, String)],
         cwd: Option<&std::path::Path>,
         timeout: Duration,
+        startup: Duration,
     ) -> Result<Self, String> {
         let watch = Arc::new(Watch::default());
         let raw = RawChild::spawn(command, env, cwd, Arc::clone(&watch) as Arc<dyn Observer>)?;
@@ -173,6 +179,8 @@ impl StdioLink {
             watch,
             next_id: AtomicU64::new(1),
             timeout,
+            startup,
+            answered: AtomicBool::new(false),
             given_up: AtomicUsize::new(0),
         })
     }
@@ -207,8 +215,16 @@ impl StdioLink {
             return Err(LinkError::Ended(self.exit_text().await));
         }
         self.write(message).await?;
-        match tokio::time::timeout(self.timeout, answer).await {
-            Ok(Ok((answer, _))) => Ok(answer),
+        let limit = if self.answered.load(Ordering::SeqCst) {
+            self.timeout
+        } else {
+            self.startup.max(self.timeout)
+        };
+        match tokio::time::timeout(limit, answer).await {
+            Ok(Ok((answer, _))) => {
+                self.answered.store(true, Ordering::SeqCst);
+                Ok(answer)
+            }
             Ok(Err(_)) => Err(LinkError::Ended(self.exit_text().await)),
             Err(_) => {
                 self.forget_id(&id);

@@ -322,6 +322,7 @@ fn plan(args: &BenchArgs, target: &Target) -> Result<Plan, Failure> {
         requests: load_args.requests,
         warmup: load_args.warmup,
         timeout: args.target.timeout,
+        startup: args.target.startup.seconds,
         reps: load_args.reps,
         server_pid: load_args.server_pid,
         allow_remote: load_args.allow_remote,

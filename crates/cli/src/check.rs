@@ -29,6 +29,7 @@ pub async fn run(args: CheckArgs) -> Result<(), Failure> {
     };
     let options = Options {
         timeout: args.target.timeout,
+        startup: args.target.startup.seconds,
         selection: Selection {
             only: args.only.clone(),
             skip: args.skip.clone(),

@@ -28,6 +28,7 @@ fn fixture(name: &str) -> PathBuf {
 fn options() -> Options {
     Options {
         timeout: Duration::from_secs(10),
+        startup: Duration::from_secs(10),
         selection: Selection::default(),
     }
 }
@@ -263,6 +264,7 @@ async fn a_server_that_ignores_eof() {
     };
     let options = Options {
         timeout: Duration::from_secs(2),
+        startup: Duration::from_secs(2),
         selection: Selection {
             only: vec![nexo_check::Group::Stdio],
             skip: Vec::new(),

@@ -1015,3 +1015,27 @@ tool = "test_elicitation"
         "{error}"
     );
 }
+
+/// Issue 39: a stdio server slower to start than `--timeout` is measured
+/// all the same: `initialize` has the start-up allowance, the measured
+/// calls `--timeout`.
+#[test]
+fn issue_39_a_server_slower_to_start_than_the_timeout_is_measured() {
+    let slow = format!(
+        "sh -c {}",
+        shell_quote(&format!("sleep 3; exec {}", serve_morse_command()))
+    );
+    let (_, document) = bench_json(&[
+        "--stdio",
+        &slow,
+        "morse",
+        "texto=SOS",
+        "-n",
+        "20",
+        "--timeout",
+        "1",
+        "--protocol",
+        "2025",
+    ]);
+    assert_eq!(document["summary"]["errors"], 0, "{document:#}");
+}

@@ -278,3 +278,28 @@ fn check_a_builtin_entry_with_options() {
     assert!(dir.path().join("library.sqlite3").exists(), "{run:#?}");
     assert!(!data.path().join("nexo/music.sqlite3").exists());
 }
+
+/// Issue 39: a stdio server that takes longer to start than `--timeout`
+/// is checked all the same: the start has its own allowance
+/// (`--startup-timeout`), and only later exchanges are held to
+/// `--timeout`.
+#[test]
+fn issue_39_a_server_slower_to_start_than_the_timeout_is_checked() {
+    let slow = format!(
+        "sh -c {}",
+        shell_quote(&format!(
+            "sleep 3; exec {}",
+            crate::support::serve_morse_command()
+        ))
+    );
+    let mut command = nexo();
+    command.args(["check", "--stdio", &slow, "--json", "--timeout", "1"]);
+    let run = run_command(command);
+    let document = run.stdout_json();
+    assert_document(&document);
+    let findings = document["findings"].as_array().unwrap();
+    assert!(
+        findings.iter().all(|finding| finding["severity"] == "info"),
+        "{document:#}"
+    );
+}
