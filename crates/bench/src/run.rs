@@ -584,8 +584,8 @@ impl Shared {
             }
             Links::Stdio(links) => {
                 for link in links {
-                    let limit = self.plan.startup.max(self.plan.timeout);
-                    let started = initialize_child(link, limit, &self.capabilities).await;
+                    let started =
+                        initialize_child(link, self.plan.startup, &self.capabilities).await;
                     if let Err(failed) = started {
                         // The reader may not have read the child's last
                         // words yet; they are what tells why it ended.

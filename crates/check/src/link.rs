@@ -218,7 +218,7 @@ impl StdioLink {
         let limit = if self.answered.load(Ordering::SeqCst) {
             self.timeout
         } else {
-            self.startup.max(self.timeout)
+            self.startup
         };
         match tokio::time::timeout(limit, answer).await {
             Ok(Ok((answer, _))) => {

@@ -267,3 +267,52 @@ where
         closed
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::{
+        DiscoverRequest, DiscoverRequestParams, InitializeRequest, InitializeRequestParams,
+        NumberOrString,
+    };
+
+    use super::*;
+
+    fn answer(id: u32) -> ServerJsonRpcMessage {
+        let message = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no"}});
+        serde_json::from_value(message).unwrap_or_else(|error| panic!("{error}"))
+    }
+
+    fn discover(id: u32) -> ClientJsonRpcMessage {
+        let request = DiscoverRequest::new(DiscoverRequestParams {});
+        ClientJsonRpcMessage::request(
+            ClientRequest::DiscoverRequest(request),
+            NumberOrString::Number(id.into()),
+        )
+    }
+
+    fn initialize(id: u32) -> ClientJsonRpcMessage {
+        let request = InitializeRequest::new(InitializeRequestParams::default());
+        ClientJsonRpcMessage::request(
+            ClientRequest::InitializeRequest(request),
+            NumberOrString::Number(id.into()),
+        )
+    }
+
+    #[test]
+    fn only_the_answer_to_an_abandoned_probe_is_dropped() {
+        // Answered in time: nothing is dropped.
+        let mut guard = ProbeGuard::default();
+        guard.sent(&discover(0));
+        assert!(!guard.is_late_answer(&answer(0)));
+        guard.sent(&initialize(1));
+        assert!(!guard.is_late_answer(&answer(1)));
+        // Given up on for `initialize`: its late answer is dropped, once,
+        // and the answer to `initialize` goes through.
+        let mut guard = ProbeGuard::default();
+        guard.sent(&discover(0));
+        guard.sent(&initialize(1));
+        assert!(guard.is_late_answer(&answer(0)));
+        assert!(!guard.is_late_answer(&answer(1)));
+        assert!(!guard.is_late_answer(&answer(0)));
+    }
+}
