@@ -561,7 +561,8 @@ pub struct ServersArgs {
     /// asked again when its entry changes.
     #[arg(long, value_name = "NAME")]
     pub allow: Vec<String>,
-    /// Seconds each server has to connect.
+    /// Seconds each URL server has to connect (a command's start:
+    /// `--startup-timeout`).
     #[arg(long, value_name = "SECONDS", default_value = "15", value_parser = positive_seconds)]
     pub timeout: Duration,
     #[command(flatten)]
@@ -594,7 +595,8 @@ pub struct ChatArgs {
     pub approve_tool_changes: bool,
     #[command(flatten)]
     pub llm: ModelArgs,
-    /// Seconds each server has to connect, and each tool call without progress.
+    /// Seconds each URL server has to connect (a command's start:
+    /// `--startup-timeout`), and each tool call without progress.
     #[arg(long, value_name = "SECONDS", default_value = "15", value_parser = positive_seconds)]
     pub timeout: Duration,
     #[command(flatten)]
@@ -650,7 +652,8 @@ pub struct UiArgs {
     pub no_open: bool,
     #[command(flatten)]
     pub llm: ModelArgs,
-    /// Seconds each server has to connect, and each tool call without progress.
+    /// Seconds each URL server has to connect (a command's start:
+    /// `--startup-timeout`), and each tool call without progress.
     #[arg(long, value_name = "SECONDS", default_value = "15", value_parser = positive_seconds)]
     pub timeout: Duration,
     #[command(flatten)]
@@ -713,7 +716,8 @@ pub struct GatewayArgs {
     /// 8000; without a host, 127.0.0.1.
     #[arg(long, value_name = "ADDR")]
     pub http: Option<String>,
-    /// Seconds each upstream has to connect, and each call to answer (a
+    /// Seconds each URL upstream has to connect (a command's start:
+    /// `--startup-timeout`), and each call to answer (a
     /// server's own `timeout` in the configuration wins).
     #[arg(long, value_name = "SECONDS", default_value = "15", value_parser = positive_seconds)]
     pub timeout: Duration,
