@@ -1,20 +1,21 @@
 //! The bundled servers by name: the one place that knows the list. Callers
-//! pick a server with [`Bundled`] and receive it, already built, through a
-//! [`ServerVisitor`], so that code generic over any rmcp handler (the
-//! serving runtime, an in-process client) needs no list of its own. A server
+//! pick a server with [`Bundled`] and receive it built, as an [`AnyServer`]:
+//! one handler type for all of them, so that the serving runtime and the
+//! in-process client are compiled once rather than once per server. A server
 //! that takes options (`dns`, `files`, `music`) reads them from
 //! [`ServerOptions`], which [`ServerOptions::for_server`] makes from what the
 //! user gave ([`GivenOptions`]: command-line flags, or a configuration
 //! file's `{"builtin": ...}` entry through [`GivenOptions::from_json`]).
 
+mod any;
 mod options;
 
 use std::fmt;
 use std::str::FromStr;
 
-use rmcp::ServerHandler;
 use rmcp::model::Tool;
 
+pub use crate::any::AnyServer;
 pub use crate::options::{Defaults, GivenOptions, JSON_OPTIONS, OptionsError};
 
 /// A server `nexo serve` can run.
@@ -89,31 +90,38 @@ impl Bundled {
         }
     }
 
-    /// Builds the server with `options` and hands it to `visitor`.
-    pub fn visit<V: ServerVisitor>(
-        self,
-        options: &ServerOptions,
-        visitor: V,
-    ) -> Result<V::Output, BuildError> {
-        Ok(match self {
-            Bundled::Morse => visitor.visit(nexo_morse::Morse::new(), nexo_morse::tools()),
-            Bundled::Utils => visitor.visit(nexo_utils::Utils::new(), nexo_utils::tools()),
-            Bundled::Dns => {
-                visitor.visit(nexo_dns::Dns::new(options.dns.clone())?, nexo_dns::tools())
-            }
-            Bundled::Files => visitor.visit(
-                nexo_files::Files::new(options.files.clone())?,
+    /// The server built with `options`, and its tool list.
+    pub fn build(self, options: &ServerOptions) -> Result<Built, BuildError> {
+        let (server, tools) = match self {
+            Bundled::Morse => (AnyServer::new(nexo_morse::Morse::new()), nexo_morse::tools()),
+            Bundled::Utils => (AnyServer::new(nexo_utils::Utils::new()), nexo_utils::tools()),
+            Bundled::Dns => (
+                AnyServer::new(nexo_dns::Dns::new(options.dns.clone())?),
+                nexo_dns::tools(),
+            ),
+            Bundled::Files => (
+                AnyServer::new(nexo_files::Files::new(options.files.clone())?),
                 nexo_files::tools(&options.files),
             ),
-            Bundled::Music => visitor.visit(
-                nexo_music::Music::new(options.music.clone())?,
+            Bundled::Music => (
+                AnyServer::new(nexo_music::Music::new(options.music.clone())?),
                 nexo_music::tools(),
             ),
-            Bundled::Everything => {
-                visitor.visit(nexo_everything::Everything::new(), nexo_everything::tools())
-            }
-        })
+            Bundled::Everything => (
+                AnyServer::new(nexo_everything::Everything::new()),
+                nexo_everything::tools(),
+            ),
+        };
+        Ok(Built { server, tools })
     }
+}
+
+/// A bundled server, ready to serve.
+#[derive(Debug, Clone)]
+pub struct Built {
+    pub server: AnyServer,
+    /// Its tool list.
+    pub tools: Vec<Tool>,
 }
 
 impl fmt::Display for Bundled {
@@ -150,15 +158,6 @@ impl FromStr for Bundled {
             .find(|bundled| bundled.name() == name)
             .ok_or_else(|| UnknownServer(name.to_owned()))
     }
-}
-
-/// Receives a bundled server, whatever its type.
-pub trait ServerVisitor {
-    type Output;
-    /// `server` is ready to serve; `tools` is its tool list.
-    fn visit<S>(self, server: S, tools: Vec<Tool>) -> Self::Output
-    where
-        S: ServerHandler + Clone + Send + Sync + 'static;
 }
 
 #[cfg(test)]

@@ -3,10 +3,8 @@
 //! which knows the servers and their options, and nexo-client, which runs
 //! any rmcp handler in-process.
 
-use nexo_bundled::{Bundled, GivenOptions, ServerOptions, ServerVisitor};
+use nexo_bundled::{Bundled, GivenOptions, ServerOptions};
 use nexo_client::InProcess;
-use rmcp::ServerHandler;
-use rmcp::model::Tool;
 
 use crate::failure::Failure;
 
@@ -14,9 +12,10 @@ use crate::failure::Failure;
 pub fn in_process(bundled: Bundled, given: &GivenOptions) -> Result<InProcess, Failure> {
     let options = ServerOptions::for_server(bundled, given, crate::serve::defaults(bundled))
         .map_err(|error| Failure::from_error(&error))?;
-    bundled
-        .visit(&options, Named(bundled.name()))
-        .map_err(|error| Failure::from_error(&error))
+    let built = bundled
+        .build(&options)
+        .map_err(|error| Failure::from_error(&error))?;
+    Ok(InProcess::new(bundled.name(), built.server))
 }
 
 /// What `--builtin NAME` runs: the server's defaults, and for `files`
@@ -28,18 +27,5 @@ pub fn defaults(bundled: Bundled) -> GivenOptions {
             _ => Vec::new(),
         },
         ..GivenOptions::default()
-    }
-}
-
-struct Named(&'static str);
-
-impl ServerVisitor for Named {
-    type Output = InProcess;
-
-    fn visit<S>(self, server: S, _tools: Vec<Tool>) -> InProcess
-    where
-        S: ServerHandler + Clone + Send + Sync + 'static,
-    {
-        InProcess::new(self.0, server)
     }
 }

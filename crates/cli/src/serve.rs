@@ -1,10 +1,7 @@
 //! `nexo serve`: wires a bundled server to the serving runtime.
 
-use futures::future::BoxFuture;
-use nexo_bundled::{Bundled, Defaults, GivenOptions, ServerOptions, ServerVisitor};
+use nexo_bundled::{Built, Bundled, Defaults, GivenOptions, ServerOptions};
 use nexo_serve::ServeOptions;
-use rmcp::ServerHandler;
-use rmcp::model::Tool;
 
 use crate::args::ServeArgs;
 use crate::env;
@@ -32,10 +29,26 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
         .hosting
         .into_options(bundled.name(), Some(&args.limits))
         .map_err(|error| Failure::from_error(&error))?;
-    let launch = bundled
-        .visit(&server_options, Launch { http, options })
+    let Built { server, tools } = bundled
+        .build(&server_options)
         .map_err(|error| Failure::from_error(&error))?;
-    launch.await.map_err(|error| Failure::from_error(&error))
+    let options = ServeOptions { tools, ..options };
+    let served = match http {
+        None => nexo_serve::serve_stdio(server, &options).await,
+        Some(addr) => {
+            nexo_serve::serve_http(server, addr, &options, |bound| {
+                let scheme = options.scheme();
+                tracing::info!("serving MCP at {scheme}://{bound}{}", nexo_serve::MCP_PATH);
+                crate::output::status(&format!(
+                    "nexo: serving `{}` at {scheme}://{bound}{} (legacy SSE at /sse, health at /)",
+                    options.server_name,
+                    nexo_serve::MCP_PATH
+                ));
+            })
+            .await
+        }
+    };
+    served.map_err(|error| Failure::from_error(&error))
 }
 
 /// What the command line gave for any server's options.
@@ -59,39 +72,5 @@ pub(crate) fn defaults(server: Bundled) -> Defaults {
     Defaults {
         dns_log: (server == Bundled::Dns).then(env::dns_log).flatten(),
         music_db: (server == Bundled::Music).then(env::music_db).flatten(),
-    }
-}
-
-struct Launch {
-    http: Option<std::net::SocketAddr>,
-    options: ServeOptions,
-}
-
-impl ServerVisitor for Launch {
-    type Output = BoxFuture<'static, Result<(), nexo_serve::ServeError>>;
-
-    fn visit<S>(self, server: S, tools: Vec<Tool>) -> Self::Output
-    where
-        S: ServerHandler + Clone + Send + Sync + 'static,
-    {
-        let options = ServeOptions {
-            tools,
-            ..self.options
-        };
-        Box::pin(async move {
-            match self.http {
-                None => nexo_serve::serve_stdio(server, &options).await,
-                Some(addr) => nexo_serve::serve_http(server, addr, &options, |bound| {
-                    let scheme = options.scheme();
-                    tracing::info!("serving MCP at {scheme}://{bound}{}", nexo_serve::MCP_PATH);
-                    crate::output::status(&format!(
-                        "nexo: serving `{}` at {scheme}://{bound}{} (legacy SSE at /sse, health at /)",
-                        options.server_name,
-                        nexo_serve::MCP_PATH
-                    ));
-                })
-                .await,
-            }
-        })
     }
 }
