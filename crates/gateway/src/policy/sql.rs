@@ -104,6 +104,26 @@ const SETTING_FUNCTIONS: &[&str] = &["set_config"];
 
 /// Classifies `text` as parsed in `dialect`.
 pub fn classify(dialect: &dyn Dialect, text: &str, unparseable: SqlClass) -> Classified {
+    // The parser bounds the nesting it recurses into, but a chain of
+    // operators (`1 + 1 + ...`, `a AND b AND ...`) it reads in a loop into
+    // a tree as deep as the chain is long, and dropping or printing that
+    // tree recurses once per link: 100,000 links overflowed a 2 MiB stack
+    // and aborted the process. A tree is at most as deep as its text is
+    // long (twice that once MySQL's backslashes are doubled), so the work
+    // runs on a stack of that many frames, grown only for long texts.
+    let deepest = text.len().saturating_mul(2);
+    let needed = deepest.saturating_mul(STACK_PER_LEVEL).saturating_add(STACK_BASE);
+    stacker::maybe_grow(needed, needed, || classify_on_this_stack(dialect, text, unparseable))
+}
+
+/// The stack given for each level the tree may have (a level per byte of
+/// text, twice the text's length): four times what the chains of the
+/// `hostile_depth` test need in a debug build (24 was enough, 8 was not).
+const STACK_PER_LEVEL: usize = 96;
+/// The stack the parser itself may take, its nesting bounded.
+const STACK_BASE: usize = 1 << 20;
+
+fn classify_on_this_stack(dialect: &dyn Dialect, text: &str, unparseable: SqlClass) -> Classified {
     if let Some(hazard) = misread(dialect, text) {
         return Classified {
             class: unparseable,
@@ -439,6 +459,56 @@ mod tests {
 
     fn class(text: &str) -> SqlClass {
         classify(dialect("generic").unwrap().as_ref(), text, SqlClass::Admin).class
+    }
+
+    /// Deeply nested or very long SQL from a peer, on a thread with a
+    /// tokio worker's 2 MiB stack: each text is classified (read when it
+    /// parses, the fallback when it is refused for its depth) and nothing
+    /// overflows the stack, in parsing, visiting or dropping the tree.
+    #[test]
+    fn hostile_depth_neither_overflows_nor_is_read_wrongly() {
+        fn nested(depth: usize, open: &str, middle: &str, close: &str) -> String {
+            format!("SELECT {}{middle}{}", open.repeat(depth), close.repeat(depth))
+        }
+        let cases = |depth: usize| {
+            vec![
+                nested(depth, "(", "1", ")"),
+                nested(depth, "NOT ", "1", ""),
+                nested(depth, "- ", "1", ""),
+                nested(depth, "f(", "1", ")"),
+                nested(depth, "[", "1", "]"),
+                nested(depth, "CASE WHEN ", "1", " THEN 1 END"),
+                format!(
+                    "SELECT * FROM {}t{}",
+                    "(SELECT * FROM ".repeat(depth),
+                    ")".repeat(depth)
+                ),
+            ]
+        };
+        let chains = |links: usize| {
+            vec![
+                format!("SELECT 1{}", "+1".repeat(links)),
+                format!("SELECT 1 WHERE a = 1{}", " AND a = 1".repeat(links)),
+                format!("SELECT 'a'{}", "||'a'".repeat(links)),
+            ]
+        };
+        let worker = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || {
+                let long = [1_000, 300_000].into_iter().flat_map(chains);
+                let deep = [20, 100, 10_000].into_iter().flat_map(cases);
+                for text in long.chain(deep) {
+                    let classified = class(&text);
+                    assert!(
+                        matches!(classified, SqlClass::Read | SqlClass::Admin),
+                        "{}... ({} bytes): {classified:?}",
+                        &text[..40.min(text.len())],
+                        text.len()
+                    );
+                }
+            })
+            .unwrap();
+        worker.join().unwrap();
     }
 
     #[test]
