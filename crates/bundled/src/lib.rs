@@ -93,8 +93,14 @@ impl Bundled {
     /// The server built with `options`, and its tool list.
     pub fn build(self, options: &ServerOptions) -> Result<Built, BuildError> {
         let (server, tools) = match self {
-            Bundled::Morse => (AnyServer::new(nexo_morse::Morse::new()), nexo_morse::tools()),
-            Bundled::Utils => (AnyServer::new(nexo_utils::Utils::new()), nexo_utils::tools()),
+            Bundled::Morse => (
+                AnyServer::new(nexo_morse::Morse::new()),
+                nexo_morse::tools(),
+            ),
+            Bundled::Utils => (
+                AnyServer::new(nexo_utils::Utils::new()),
+                nexo_utils::tools(),
+            ),
             Bundled::Dns => (
                 AnyServer::new(nexo_dns::Dns::new(options.dns.clone())?),
                 nexo_dns::tools(),

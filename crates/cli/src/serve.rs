@@ -33,10 +33,10 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
         .build(&server_options)
         .map_err(|error| Failure::from_error(&error))?;
     let options = ServeOptions { tools, ..options };
-    let served = match http {
-        None => nexo_serve::serve_stdio(server, &options).await,
-        Some(addr) => {
-            nexo_serve::serve_http(server, addr, &options, |bound| {
+    let served =
+        match http {
+            None => nexo_serve::serve_stdio(server, &options).await,
+            Some(addr) => nexo_serve::serve_http(server, addr, &options, |bound| {
                 let scheme = options.scheme();
                 tracing::info!("serving MCP at {scheme}://{bound}{}", nexo_serve::MCP_PATH);
                 crate::output::status(&format!(
@@ -45,9 +45,8 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
                     nexo_serve::MCP_PATH
                 ));
             })
-            .await
-        }
-    };
+            .await,
+        };
     served.map_err(|error| Failure::from_error(&error))
 }
 

@@ -112,8 +112,12 @@ pub fn classify(dialect: &dyn Dialect, text: &str, unparseable: SqlClass) -> Cla
     // long (twice that once MySQL's backslashes are doubled), so the work
     // runs on a stack of that many frames, grown only for long texts.
     let deepest = text.len().saturating_mul(2);
-    let needed = deepest.saturating_mul(STACK_PER_LEVEL).saturating_add(STACK_BASE);
-    stacker::maybe_grow(needed, needed, || classify_on_this_stack(dialect, text, unparseable))
+    let needed = deepest
+        .saturating_mul(STACK_PER_LEVEL)
+        .saturating_add(STACK_BASE);
+    stacker::maybe_grow(needed, needed, || {
+        classify_on_this_stack(dialect, text, unparseable)
+    })
 }
 
 /// The stack given for each level the tree may have (a level per byte of
@@ -468,7 +472,11 @@ mod tests {
     #[test]
     fn hostile_depth_neither_overflows_nor_is_read_wrongly() {
         fn nested(depth: usize, open: &str, middle: &str, close: &str) -> String {
-            format!("SELECT {}{middle}{}", open.repeat(depth), close.repeat(depth))
+            format!(
+                "SELECT {}{middle}{}",
+                open.repeat(depth),
+                close.repeat(depth)
+            )
         }
         let cases = |depth: usize| {
             vec![
