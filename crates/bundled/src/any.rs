@@ -42,6 +42,7 @@ type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub struct AnyServer(Box<dyn Erased>);
 
 impl AnyServer {
+    /// `server`, behind the one type.
     pub fn new<S: ServerHandler + Clone>(server: S) -> Self {
         Self(Box::new(server))
     }
