@@ -532,9 +532,21 @@ impl Bench {
 }
 
 impl Shared {
-    /// Begins the 2025-era sessions the plan asks for before the run.
+    /// Begins the 2025-era sessions the plan asks for before the run; in
+    /// the 2026 era, which has no handshake, waits for each stdio child's
+    /// first answer instead. Either way a child has the start-up allowance
+    /// to answer (`npx -y` on a cold cache takes many seconds), not the
+    /// per-request timeout the measured calls have.
     async fn begin_sessions(&self) -> Result<(), BenchError> {
         if self.plan.protocol != Protocol::Sessions2025 {
+            if let Links::Stdio(links) = &self.links {
+                for link in links {
+                    let started = discover_child(link, self.plan.startup, &self.capabilities).await;
+                    if let Err(failed) = started {
+                        return Err(child_failed(link, "server/discover", failed).await);
+                    }
+                }
+            }
             return Ok(());
         }
         let unreachable = |failed: Failed| BenchError::Unreachable {
@@ -587,16 +599,7 @@ impl Shared {
                     let started =
                         initialize_child(link, self.plan.startup, &self.capabilities).await;
                     if let Err(failed) = started {
-                        // The reader may not have read the child's last
-                        // words yet; they are what tells why it ended.
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        let message = match link.last_words() {
-                            Some(words) => format!("{} (its stderr: {words})", failed.message),
-                            None => failed.message,
-                        };
-                        return Err(BenchError::Unreachable {
-                            message: format!("`initialize` failed: {message}"),
-                        });
+                        return Err(child_failed(link, "initialize", failed).await);
                     }
                 }
             }
@@ -920,9 +923,56 @@ async fn initialize_child(
         link.exchange(&wire::initialize(id, capabilities), id),
     )
     .await
-    .map_err(|_| Failed::new(ErrorClass::Timeout, "the server did not answer in time"))??;
+    .map_err(|_| {
+        Failed::new(
+            ErrorClass::Timeout,
+            format!("the server did not answer within the start-up allowance ({timeout:?})"),
+        )
+    })??;
     check::answer(&reply.message, id, "initialize", &[])?;
     link.notify(&wire::initialized()).await
+}
+
+/// A 2026-era child's first exchange: `server/discover`, answered within
+/// the start-up allowance. Any answer, a result or an error, shows the
+/// child is up; what it answers is the measured calls' business.
+async fn discover_child(
+    link: &StdioLink,
+    startup: Duration,
+    capabilities: &Value,
+) -> Result<(), Failed> {
+    let id = link.next_id();
+    let discover = wire::request(
+        id,
+        "server/discover",
+        Value::Null,
+        Protocol::Stateless2026,
+        capabilities,
+    );
+    tokio::time::timeout(startup, link.exchange(&discover, id))
+        .await
+        .map_err(|_| {
+            Failed::new(
+                ErrorClass::Timeout,
+                format!("the server did not answer within the start-up allowance ({startup:?})"),
+            )
+        })??;
+    Ok(())
+}
+
+/// Why a stdio child failed its first exchange (`method`), with its last
+/// words on stderr when it wrote any.
+async fn child_failed(link: &StdioLink, method: &str, failed: Failed) -> BenchError {
+    // The reader may not have read the child's last words yet; they are
+    // what tells why it ended.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let message = match link.last_words() {
+        Some(words) => format!("{} (its stderr: {words})", failed.message),
+        None => failed.message,
+    };
+    BenchError::Unreachable {
+        message: format!("`{method}` failed: {message}"),
+    }
 }
 
 /// The `result` of an answer already checked, moved out of it.

@@ -1017,7 +1017,8 @@ tool = "test_elicitation"
 }
 
 /// Issue 39: a stdio server slower to start than `--timeout` is measured
-/// all the same: `initialize` has the start-up allowance, the measured
+/// all the same, in both eras: its first exchange (`initialize`, or in the
+/// 2026 era `server/discover`) has the start-up allowance, the measured
 /// calls `--timeout`.
 #[test]
 fn issue_39_a_server_slower_to_start_than_the_timeout_is_measured() {
@@ -1025,17 +1026,47 @@ fn issue_39_a_server_slower_to_start_than_the_timeout_is_measured() {
         "sh -c {}",
         shell_quote(&format!("sleep 3; exec {}", serve_morse_command()))
     );
-    let (_, document) = bench_json(&[
-        "--stdio",
-        &slow,
-        "morse",
-        "texto=SOS",
-        "-n",
-        "20",
-        "--timeout",
-        "1",
-        "--protocol",
-        "2025",
-    ]);
-    assert_eq!(document["summary"]["errors"], 0, "{document:#}");
+    for protocol in ["2025", "2026"] {
+        let (_, document) = bench_json(&[
+            "--stdio",
+            &slow,
+            "morse",
+            "texto=SOS",
+            "-n",
+            "20",
+            "--timeout",
+            "1",
+            "--protocol",
+            protocol,
+        ]);
+        assert_eq!(document["summary"]["errors"], 0, "{protocol}: {document:#}");
+    }
+}
+
+/// Issue 39: a stdio server that never answers ends the run once the
+/// start-up allowance is spent, saying so, in both eras.
+#[test]
+fn issue_39_a_server_that_never_answers_is_given_up_after_the_startup_allowance() {
+    for protocol in ["2025", "2026"] {
+        let refused = run(&[
+            "bench",
+            "--stdio",
+            "sleep 30",
+            "morse",
+            "texto=SOS",
+            "-n",
+            "5",
+            "--startup-timeout",
+            "1",
+            "--protocol",
+            protocol,
+            "--json",
+        ]);
+        assert_eq!(refused.code(), 4, "{protocol}: {refused:#?}");
+        let message = refused.error_line()["error"]["message"].to_string();
+        assert!(
+            message.contains("start-up allowance"),
+            "{protocol}: {message}"
+        );
+    }
 }
