@@ -65,6 +65,19 @@ pub enum Command {
     /// Connect to every configured server at once and show each one's state.
     #[command(after_help = SERVERS_EXAMPLES)]
     Servers(ServersArgs),
+    /// Find why a server cannot be reached: an ordered checklist, each
+    /// step timed, each failure with what to do.
+    ///
+    /// For a URL: name resolution, TCP, TLS (version, certificate names and
+    /// dates), the HTTP answer (and where MCP answers if the path is
+    /// wrong), CORS as a browser client meets it, the OAuth metadata a 401
+    /// points at. For a command: whether it is on PATH, how long until its
+    /// first byte and first answer, what it wrote to stdout that is not
+    /// JSON-RPC, its stderr and exit status. Then both protocol eras,
+    /// `tools/list` and one `ping`. With no target, every server of the
+    /// configuration.
+    #[command(after_help = DOCTOR_EXAMPLES)]
+    Doctor(DoctorArgs),
     /// The security gateway: every server of a configuration behind one HTTP
     /// endpoint, each request decided by a policy, inspected for secrets and
     /// prompt injection, and written to a hash-chained audit log; and its
@@ -549,6 +562,15 @@ pub struct TraceArgs {
     /// times and error codes are kept).
     #[arg(long, requires = "trace")]
     pub trace_redact: bool,
+}
+
+/// `nexo doctor [TARGET] [--json]`: without a target, every server of the
+/// configuration.
+#[derive(Debug, Args)]
+#[command(mut_group("target", |group| group.required(false)))]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
 }
 
 #[derive(Debug, Args)]
@@ -1043,6 +1065,22 @@ fn duration(text: &str) -> Result<Duration, String> {
     nexo_bench::scenario::duration(text)
         .ok_or_else(|| "not a time (for example `10s`, `500ms` or `2m`)".to_owned())
 }
+
+const DOCTOR_EXAMPLES: &str = "\
+Examples:
+  nexo doctor --url https://mcp.example.com/mcp
+  nexo doctor --stdio 'npx -y @modelcontextprotocol/server-everything' --startup-timeout 120
+  nexo doctor --server github
+  nexo doctor --config .mcp.json --json
+
+Steps: resolve, connect, tls, http, cors, authorization (URL); command,
+start (command); era_2026, era_2025, tools, ping (every target). A step
+runs only when those it stands on passed. The doctor never signs in: for a
+server behind OAuth it reports the metadata, and `nexo tools` on the same
+target signs in. --json prints one document per target (`servers` for a
+whole configuration). Exit status: 0 when no step failed (warnings
+included), else that of the first failure (3 authorization, 4 unreachable,
+1 anything else).";
 
 const CHECK_EXAMPLES: &str = "\
 Examples:

@@ -12,6 +12,7 @@ mod chat;
 mod check;
 mod completions;
 mod conformance;
+mod doctor;
 mod env;
 mod failure;
 mod gateway;
@@ -77,6 +78,7 @@ fn main() -> ExitCode {
             Some(Command::Discover(args)) => inspect::discover(args).await,
             Some(Command::Trace(command)) => trace::run(command),
             Some(Command::Servers(args)) => host::servers(args).await,
+            Some(Command::Doctor(args)) => doctor::run(args).await,
             Some(Command::Gateway(args)) => match args.command {
                 Some(command) => gateway::run(command).await,
                 None => gateway_serve::run(args).await,

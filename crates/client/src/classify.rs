@@ -51,6 +51,12 @@ pub(crate) fn stray_output(error: ClientError, program: &str, stray: &StrayOutpu
     }
 }
 
+/// The innermost message of an error's chain: what actually failed
+/// (`connection refused`, rather than the request that met it).
+pub(crate) fn innermost(error: &(dyn std::error::Error + 'static)) -> String {
+    chain(error).pop().unwrap_or_else(|| error.to_string())
+}
+
 /// Every message in an error's chain, outermost first. rmcp's transport
 /// wrappers are stepped through rather than shown: their messages name Rust
 /// types (`Transport [rmcp::transport::worker::WorkerTransport<...>]`), which
@@ -261,7 +267,9 @@ pub(crate) fn classify(
 /// The TLS error under a failed connection, if that is what failed:
 /// rustls's own, anywhere in the chain; an `io::Error` (hyper nests two)
 /// is looked into, since its `source` skips what it wraps.
-fn tls_failure<'e>(error: &'e (dyn std::error::Error + 'static)) -> Option<&'e rustls::Error> {
+pub(crate) fn tls_failure<'e>(
+    error: &'e (dyn std::error::Error + 'static),
+) -> Option<&'e rustls::Error> {
     let mut current = Some(error);
     while let Some(error) = current {
         if let Some(tls) = error.downcast_ref::<rustls::Error>() {
@@ -279,7 +287,7 @@ fn tls_failure<'e>(error: &'e (dyn std::error::Error + 'static)) -> Option<&'e r
 
 /// What a TLS failure means, in words rather than rustls's type names, and
 /// what to do about it.
-fn tls_explained(error: &rustls::Error) -> (String, &'static str) {
+pub(crate) fn tls_explained(error: &rustls::Error) -> (String, &'static str) {
     use rustls::CertificateError as C;
     const TRUST: &str = "a server whose certificate comes from a private authority needs that \
                          authority trusted: `--cacert ca.pem` (or `SSL_CERT_FILE=ca.pem`); a \

@@ -35,6 +35,7 @@ pub enum Method {
     Task,
     /// `completion/complete`.
     Complete,
+    Ping,
 }
 
 #[derive(Debug, Clone, thiserror::Error)]

@@ -19,6 +19,7 @@ mod child;
 mod classify;
 pub mod config;
 pub mod consent;
+pub mod doctor;
 mod error;
 pub mod forward;
 #[cfg(any(test, feature = "fuzzing"))]
@@ -1380,6 +1381,14 @@ impl Session {
             ServerResult::InputRequiredResult(asked) => Ok(GetPromptResponse::InputRequired(asked)),
             _ => Err(self.service_error(Method::GetPrompt, ServiceError::UnexpectedResponse)),
         }
+    }
+
+    /// `ping`, within the session's time limit.
+    pub async fn ping(&self) -> Result<(), ClientError> {
+        let request = ClientRequest::PingRequest(rmcp::model::PingRequest::default());
+        self.once(Method::Ping, self.default_limits(), request, None)
+            .await
+            .map(drop)
     }
 
     /// The protocol revision the handshake settled on.

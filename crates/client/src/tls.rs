@@ -13,7 +13,7 @@
 //! subject's common name only when the certificate has no
 //! `subjectAltName`). There is no switch that turns verification off.
 
-mod certificate;
+pub(crate) mod certificate;
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};

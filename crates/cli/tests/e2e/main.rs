@@ -27,6 +27,7 @@ mod chat;
 mod check;
 mod client;
 mod dns;
+mod doctor;
 mod exit_codes;
 mod files;
 mod gateway;
