@@ -286,6 +286,15 @@ impl ClientError {
         }
     }
 
+    /// This error with `hint` in place of its own, for the kinds that carry
+    /// one (an unreachable or misbehaving server).
+    pub(crate) fn with_hint(mut self, new: String) -> Self {
+        if let Self::Unreachable { hint, .. } | Self::Protocol { hint, .. } = &mut self {
+            *hint = new;
+        }
+        self
+    }
+
     /// This error with the last lines `program` wrote to its stderr, where
     /// they explain it (the child exited, or broke the protocol).
     pub(crate) fn with_stderr(mut self, program: &str, lines: Vec<String>) -> Self {

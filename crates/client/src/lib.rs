@@ -535,11 +535,33 @@ const HEALTH_WAIT: Duration = Duration::from_secs(2);
 /// When a URL answered but spoke no MCP, asks its origin's health document
 /// (`GET /`, as `nexo serve` and seed 000's servers publish it) where MCP
 /// is mounted, and says so in the hint: `--url http://host:8000` for a
-/// server at `/mcp` is the commonest slip.
+/// server at `/mcp` is the commonest slip. Without one, when the path held
+/// nothing (404 or 405), tries the paths servers usually mount MCP at
+/// (`/mcp`, `/api/mcp`...), as `nexo doctor` does.
 async fn elsewhere(target: &Target, error: ClientError, timeout: Duration) -> ClientError {
-    let (Target::Url { url, .. }, ClientError::Protocol { .. }) = (target, &error) else {
+    let (Target::Url { url, headers, .. }, ClientError::Protocol { detail, .. }) = (target, &error)
+    else {
         return error;
     };
+    let nothing_there = detail.contains("HTTP 404") || detail.contains("HTTP 405");
+    let error = health_mount(url, error, timeout).await;
+    match &error {
+        ClientError::Protocol { hint, .. } if nothing_there && !hint.contains("serves MCP at") => {
+            let headers = header_map(headers);
+            match doctor::where_mcp_answers(url.expose(), &headers, HEALTH_WAIT.min(timeout)).await
+            {
+                Some(found) => {
+                    error.with_hint(doctor::elsewhere_hint(&secret::redact_userinfo(&found)))
+                }
+                None => error,
+            }
+        }
+        _ => error,
+    }
+}
+
+/// [`elsewhere`]'s health document: the mount it names, in the hint.
+async fn health_mount(url: &TargetUrl, error: ClientError, timeout: Duration) -> ClientError {
     let Ok(mut parsed) = ::url::Url::parse(url.expose()) else {
         return error;
     };

@@ -54,6 +54,8 @@ pub trait Observer: Send + Sync + 'static {
     fn stray(&self, _line: &[u8]) {}
     /// A stderr line.
     fn stderr(&self, _line: String) {}
+    /// Stderr is closed: every line of it was handed over.
+    fn stderr_ended(&self) {}
     /// An answer nobody was waiting for (given up on, or never asked).
     fn unexpected(&self, _answer: Value) {}
 }
@@ -109,6 +111,7 @@ impl RawChild {
                 while let Ok(Some(line)) = lines.next_line().await {
                     observer.stderr(line);
                 }
+                observer.stderr_ended();
             });
         }
         let pending: Pending = Arc::default();

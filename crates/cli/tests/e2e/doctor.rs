@@ -4,12 +4,13 @@
 //! behind static tokens, a wrong path, and commands that print a banner,
 //! do not exist, or exit at once.
 
+use axum::routing::post;
 use nexo_testkit::TestCa;
 use serde_json::Value;
 
 use crate::support::{
-    ClosedPort, HttpServer, Run, TempDir, nexo, openssl_self_signed, run, run_command,
-    serve_morse_command, shell_quote,
+    ClosedPort, HttpServer, Run, TempDir, loopback, nexo, openssl_self_signed, run, run_command,
+    serve_morse_command, serve_router, shell_quote,
 };
 
 /// `nexo doctor ARGS... --json`: the run and its document.
@@ -271,6 +272,35 @@ fn a_wrong_path_is_failed_at_http_and_the_hint_names_where_mcp_answers() {
         ),
         "{document:#}"
     );
+}
+
+/// A server mounted elsewhere than the URL's path that publishes no health
+/// document to say where (as most do not): `nexo tools` and `nexo doctor`
+/// both find where MCP answers among the usual paths.
+#[test]
+fn a_server_mounted_at_another_path_is_found_by_probing_the_usual_ones() {
+    let (listener, base) = loopback();
+    let app = axum::Router::new().route(
+        "/api/mcp",
+        post(|| async {
+            (
+                [(axum::http::header::CONTENT_TYPE, "application/json")],
+                r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"not here"}}"#,
+            )
+        }),
+    );
+    serve_router(listener, app);
+    let given = format!("{base}/mcp");
+    let found = format!("{base}/api/mcp");
+    let hint = format!("MCP answers at {found}: use --url {found}");
+
+    let tools = run(&["tools", "--url", &given]);
+    assert_eq!(tools.code(), 1, "{tools:#?}");
+    assert_eq!(tools.error_line()["error"]["hint"], hint, "{tools:#?}");
+
+    let (run, document) = doctor(&["--url", &given]);
+    assert_eq!(run.code(), 4, "{run:#?}");
+    assert_eq!(step(&document, "http")["hint"], hint, "{document:#}");
 }
 
 #[test]

@@ -17,7 +17,8 @@ use crate::secret::EnvVar;
 /// How many of the child's lines of each kind are kept to show.
 const KEPT_LINES: usize = 8;
 
-/// How long a child that ended is given to write its last words.
+/// How long a child is given to end, and an ended one's stderr to be read
+/// to its end.
 const LAST_WORDS: Duration = Duration::from_millis(200);
 
 /// Runs the command steps; whether MCP can be tried over it.
@@ -100,6 +101,7 @@ struct Heard {
     stray_count: usize,
     notifications: Vec<String>,
     stderr: Vec<String>,
+    stderr_ended: bool,
 }
 
 #[derive(Default)]
@@ -157,6 +159,10 @@ impl Observer for Listener {
         }
     }
 
+    fn stderr_ended(&self) {
+        self.heard().stderr_ended = true;
+    }
+
     fn unexpected(&self, _answer: Value) {
         self.stdout_line();
     }
@@ -212,11 +218,17 @@ async fn start(
         Err(_) => None,
     };
     let exited = if answered_at.is_none() {
-        // Its last words, if it ended.
         child.wait(LAST_WORDS).await
     } else {
         None
     };
+    if exited.is_some() {
+        // Its last words: stderr read to its end, which comes soon after.
+        let deadline = Instant::now() + LAST_WORDS;
+        while !listener.heard().stderr_ended && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
     child.stop(Duration::from_millis(500)).await;
     let heard = std::mem::take(&mut *listener.heard());
     let first_byte = heard.first_byte.map(|at| {

@@ -17,6 +17,8 @@
 mod command;
 mod network;
 
+pub(crate) use network::{elsewhere_hint, where_mcp_answers};
+
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 

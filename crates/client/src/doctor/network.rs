@@ -474,7 +474,7 @@ async fn answer_http(
                 since,
             );
             if let Some(found) = probe_usual_paths(http, url, extra).await {
-                step.hint = Some(format!("MCP answers at {found}: use --url {found}"));
+                step.hint = Some(elsewhere_hint(&found));
             }
             checklist.add(step);
             None
@@ -492,27 +492,72 @@ async fn answer_http(
     }
 }
 
+/// Where MCP answers on the server of `url` when `url` itself holds
+/// nothing (a 404 or 405 to the first POST): the hint of a failed
+/// connection, for any client command. `None` when no usual path answers
+/// either, or no client can be built.
+pub(crate) async fn where_mcp_answers(
+    url: &str,
+    extra: &HeaderMap,
+    timeout: Duration,
+) -> Option<String> {
+    let url = url::Url::parse(url).ok()?;
+    let http = crate::http::client_builder(timeout)
+        .timeout(timeout)
+        .build()
+        .ok()?;
+    probe_usual_paths(&http, &url, extra).await
+}
+
 /// The first of the usual paths (other than the URL's own) where an MCP
-/// endpoint answers, as a URL.
+/// endpoint answers, as a URL; then a legacy HTTP+SSE stream at `/sse`.
 async fn probe_usual_paths(
     http: &reqwest::Client,
     url: &url::Url,
     extra: &HeaderMap,
 ) -> Option<String> {
+    let at = |path: &str| {
+        let mut candidate = url.clone();
+        candidate.set_path(path);
+        candidate.set_query(None);
+        candidate
+    };
     for path in USUAL_PATHS {
         if *path == url.path() {
             continue;
         }
-        let mut candidate = url.clone();
-        candidate.set_path(path);
-        candidate.set_query(None);
+        let candidate = at(path);
         if let Ok((_, _, Answered::Mcp | Answered::Unauthorized(_))) =
             post_first_request(http, &candidate, extra).await
         {
             return Some(candidate.to_string());
         }
     }
-    None
+    let legacy = at("/sse");
+    if legacy.path() == url.path() {
+        return None;
+    }
+    // The stream's headers are enough; dropping the response closes it.
+    let response = http
+        .get(legacy.as_str())
+        .headers(extra.clone())
+        .header(ACCEPT, "text/event-stream")
+        .send()
+        .await
+        .ok()?;
+    let streams = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|content_type| content_type.starts_with("text/event-stream"));
+    (response.status().is_success() && streams)
+        .then(|| format!("{legacy} (the legacy HTTP+SSE transport)"))
+}
+
+/// What to do when MCP answers at `found` rather than at the URL given.
+pub(crate) fn elsewhere_hint(found: &str) -> String {
+    let url = found.split(' ').next().unwrap_or(found);
+    format!("MCP answers at {found}: use --url {url}")
 }
 
 /// The CORS preflight a browser client sends before its first POST. Only
