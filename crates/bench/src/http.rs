@@ -38,10 +38,11 @@ const SESSION_HEADER: &str = "mcp-session-id";
 /// allowed otherwise, and what every request carries.
 #[derive(Debug, Clone)]
 pub struct Endpoint {
+    /// The URL as given (a legacy SSE stream's `endpoint` resolves against it).
+    pub(crate) url: url::Url,
     pub addr: SocketAddr,
     authority: HeaderValue,
-    pub(crate) path: String,
-    /// `path`, parsed once.
+    /// The URL's path and query, parsed once.
     uri: http::Uri,
     headers: Vec<(HeaderName, HeaderValue)>,
     tls: Option<Tls>,
@@ -124,11 +125,6 @@ impl Endpoint {
             Some(port) => format!("{host}:{port}"),
             None => host.clone(),
         };
-        let mut path = parsed.path().to_owned();
-        if let Some(query) = parsed.query() {
-            path.push('?');
-            path.push_str(query);
-        }
         let tls = match parsed.scheme() {
             "https" => Some(Tls::new(bare)?),
             _ => None,
@@ -137,22 +133,23 @@ impl Endpoint {
             addr,
             authority: HeaderValue::from_str(&authority)
                 .map_err(|_| BenchError::usage(format!("`{host}` is no valid host"), None))?,
-            uri: uri(&path)?,
-            path,
+            uri: uri(&parsed)?,
             headers: headers
                 .iter()
                 .map(|header| (header.name().clone(), header.value().clone()))
                 .collect(),
             tls,
+            url: parsed,
         })
     }
 
-    /// This endpoint at another path of the same server (a legacy SSE
-    /// stream's `endpoint`).
-    pub(crate) fn at(&self, path: String) -> Result<Self, BenchError> {
+    /// This endpoint at another URL of the same origin (a legacy SSE
+    /// stream's `endpoint`, which nexo-client resolved and checked to be on
+    /// the stream's origin).
+    pub(crate) fn at(&self, url: &url::Url) -> Result<Self, BenchError> {
         Ok(Self {
-            uri: uri(&path)?,
-            path,
+            url: url.clone(),
+            uri: uri(url)?,
             ..self.clone()
         })
     }
@@ -211,7 +208,12 @@ impl Endpoint {
     }
 }
 
-fn uri(path: &str) -> Result<http::Uri, BenchError> {
+/// The request target of `url`: its path and query.
+fn uri(url: &url::Url) -> Result<http::Uri, BenchError> {
+    let path = match url.query() {
+        Some(query) => format!("{}?{query}", url.path()),
+        None => url.path().to_owned(),
+    };
     path.parse()
         .map_err(|error| BenchError::usage(format!("`{path}` is no request path: {error}"), None))
 }

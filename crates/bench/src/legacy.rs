@@ -3,7 +3,10 @@
 //! connection of its own, whose first event, `endpoint`, names where to
 //! POST; each JSON-RPC message is POSTed there on a second keep-alive
 //! connection (202 Accepted) and its answer comes back on the stream. A
-//! reader task splits the stream into messages; the link waits for the
+//! reader task splits the stream into events, which nexo-client's
+//! [`legacy_sse::read_event`] reads (so the endpoint is resolved and held
+//! to the stream's origin as the client does, and seed 001's dialect, a
+//! `connect` event and wrapped messages, is spoken too); the link waits for the
 //! one whose id it sent, answering requests of the server's from the
 //! scenario on the way and skipping notifications and answers to
 //! requests given up on. The time to the first event is when the answer
@@ -16,6 +19,7 @@ use http::header::{ACCEPT, CONTENT_TYPE};
 use http::{Method, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::SendRequest;
+use nexo_client::legacy_sse::{self, Event};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
@@ -31,6 +35,8 @@ pub struct LegacyLink {
 
 struct Session {
     post: Endpoint,
+    /// What the stream named: where to POST, and whether to wrap.
+    endpoint: legacy_sse::Endpoint,
     sender: SendRequest<Full<Bytes>>,
     messages: mpsc::UnboundedReceiver<Value>,
     reader: tokio::task::JoinHandle<()>,
@@ -91,6 +97,7 @@ impl LegacyLink {
         let (endpoint_tx, endpoint_rx) = tokio::sync::oneshot::channel();
         let (messages_tx, messages) = mpsc::unbounded_channel();
         let mut body = response.into_body();
+        let stream_url = self.stream.url.clone();
         let reader = tokio::spawn(async move {
             // The GET's connection lives as long as its stream is read.
             let _get = get;
@@ -103,14 +110,23 @@ impl LegacyLink {
                 };
                 bytes.extend_from_slice(data);
                 while let Some((event, data)) = splitter.next_named(&bytes) {
-                    if event == "endpoint" {
-                        if let Some(tx) = endpoint_tx.take() {
-                            let _ = tx.send(data);
+                    match legacy_sse::read_event(&stream_url, Some(&event), &data) {
+                        Ok(Event::Message(message)) => {
+                            if messages_tx.send(message).is_err() {
+                                return;
+                            }
                         }
-                    } else if let Ok(message) = serde_json::from_str::<Value>(&data)
-                        && messages_tx.send(message).is_err()
-                    {
-                        return;
+                        Ok(Event::Endpoint(endpoint)) => {
+                            if let Some(tx) = endpoint_tx.take() {
+                                let _ = tx.send(Ok(endpoint));
+                            }
+                        }
+                        Err(error) => {
+                            if let Some(tx) = endpoint_tx.take() {
+                                let _ = tx.send(Err(error));
+                            }
+                        }
+                        Ok(Event::Unreadable(_) | Event::Skipped) => {}
                     }
                 }
                 // Keep the buffer small on a long stream.
@@ -122,30 +138,16 @@ impl LegacyLink {
         });
         let endpoint = endpoint_rx
             .await
-            .map_err(|_| transport("the SSE stream ended before its `endpoint` event"))?;
-        let path = match url::Url::parse(&endpoint) {
-            // An absolute URL: its path (the same server is assumed).
-            Ok(url) => match url.query() {
-                Some(query) => format!("{}?{query}", url.path()),
-                None => url.path().to_owned(),
-            },
-            Err(_) if endpoint.starts_with('/') => endpoint,
-            Err(_) => {
-                let base = self
-                    .stream
-                    .path
-                    .rsplit_once('/')
-                    .map_or("", |(base, _)| base);
-                format!("{base}/{endpoint}")
-            }
-        };
+            .map_err(|_| transport("the SSE stream ended before its `endpoint` event"))?
+            .map_err(|error| transport(error.to_string()))?;
         let post = self
             .stream
-            .at(path)
+            .at(endpoint.url())
             .map_err(|error| transport(error.to_string()))?;
         let sender = post.connect().await?;
         Ok(self.session.insert(Session {
             post,
+            endpoint,
             sender,
             messages,
             reader,
@@ -211,7 +213,7 @@ impl Session {
             .request(Method::POST)
             .header(CONTENT_TYPE, "application/json")
             .body(Full::new(Bytes::from(
-                serde_json::to_vec(message).unwrap_or_default(),
+                serde_json::to_vec(&self.endpoint.body(message.clone())).unwrap_or_default(),
             )))
             .map_err(|error| transport(format!("request: {error}")))?;
         self.sender

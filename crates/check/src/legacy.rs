@@ -1,8 +1,9 @@
 //! The deprecated HTTP+SSE transport of 2024-11-05, probed like the others.
 //! [`SseLink`] is its raw wire: a GET opens the session's stream, whose
-//! first `endpoint` event names where each message is POSTed (nexo-client's
-//! [`nexo_client::legacy_sse::resolve`] reads it); the POST is answered
-//! 202 and the answer comes back on the stream, matched by id. The session
+//! first `endpoint` event names where each message is POSTed; the POST is
+//! answered 202 and the answer comes back on the stream, matched by id.
+//! The stream is read by nexo-client's [`legacy_sse::read_event`], so seed
+//! 001's dialect (a `connect` event, wrapped messages) is spoken too. The session
 //! itself runs the same probes as any other (errors, definitions,
 //! poisoning, resources); [`run`] adds what is the transport's own: a POST
 //! answered with anything but 202, an endpoint on another origin, an
@@ -14,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
+use nexo_client::legacy_sse::{self, Endpoint, Event};
 use nexo_client::raw::WireId;
 use reqwest::header::{ACCEPT, HeaderMap, HeaderValue};
 use serde_json::{Value, json};
@@ -40,8 +42,11 @@ struct Seen {
 pub struct SseLink {
     /// The POSTs go through an HTTP link whose URL is the endpoint.
     pub http: Arc<HttpLink>,
-    /// The `endpoint` event's data as the server sent it.
+    /// The first event's data as the server sent it (`endpoint`, or seed
+    /// 001's `connect`).
     pub endpoint_event: String,
+    /// Where, and in which dialect, messages are POSTed.
+    endpoint: Endpoint,
     pending: Pending,
     seen: Arc<Mutex<Seen>>,
     next_id: AtomicU64,
@@ -114,31 +119,33 @@ impl SseLink {
         let mut events = Box::pin(sse_stream::SseStream::from_bytes_stream(
             nexo_client::sse::lines(Box::pin(response.bytes_stream())),
         ));
-        let endpoint_event = loop {
+        let (endpoint_event, endpoint) = loop {
             let next = tokio::time::timeout(timeout, events.next())
                 .await
                 .map_err(|_| OpenError::Link(LinkError::Timeout))?;
-            match next {
+            let event = match next {
                 None | Some(Err(sse_stream::Error::Body(_))) => {
                     return Err(OpenError::Link(LinkError::Ended(
                         "the stream ended before its `endpoint` event".to_owned(),
                     )));
                 }
-                Some(Ok(event)) if event.event.as_deref() == Some("endpoint") => {
-                    break event.data.unwrap_or_default();
+                Some(Ok(event)) => event,
+                Some(Err(_)) => continue,
+            };
+            let data = event.data.unwrap_or_default();
+            match legacy_sse::read_event(&stream, event.event.as_deref(), &data) {
+                Ok(Event::Endpoint(endpoint)) => break (data, endpoint),
+                Ok(_) => {}
+                Err(nexo_client::SseError::ForeignEndpoint(named)) => {
+                    return Err(OpenError::Foreign(data, named));
                 }
-                Some(_) => {}
+                Err(error) => {
+                    return Err(OpenError::Link(LinkError::Transport(error.to_string())));
+                }
             }
-        };
-        let endpoint = match nexo_client::legacy_sse::resolve(&stream, &endpoint_event) {
-            Ok(endpoint) => endpoint,
-            Err(nexo_client::SseError::ForeignEndpoint(named)) => {
-                return Err(OpenError::Foreign(endpoint_event, named));
-            }
-            Err(error) => return Err(OpenError::Link(LinkError::Transport(error.to_string()))),
         };
         let http = Arc::new(
-            HttpLink::new(endpoint.as_str(), headers, timeout)
+            HttpLink::new(endpoint.url().as_str(), headers, timeout)
                 .map_err(|message| OpenError::Link(LinkError::Transport(message)))?,
         );
         let pending: Pending = Arc::default();
@@ -147,19 +154,16 @@ impl SseLink {
             let pending = Arc::clone(&pending);
             let seen = Arc::clone(&seen);
             let http = Arc::clone(&http);
+            let endpoint = endpoint.clone();
             tokio::spawn(async move {
                 while let Some(event) = events.next().await {
                     let Ok(event) = event else { continue };
-                    if !matches!(event.event.as_deref(), None | Some("message")) {
-                        continue;
+                    let data = event.data.unwrap_or_default();
+                    if let Ok(Event::Message(message)) =
+                        legacy_sse::read_event(&stream, event.event.as_deref(), &data)
+                    {
+                        read(&message, &pending, &seen, &http, &endpoint).await;
                     }
-                    let Some(message) = event
-                        .data
-                        .and_then(|data| serde_json::from_str::<Value>(&data).ok())
-                    else {
-                        continue;
-                    };
-                    read(&message, &pending, &seen, &http).await;
                 }
                 if let Ok(mut pending) = pending.lock() {
                     pending.clear();
@@ -169,6 +173,7 @@ impl SseLink {
         Ok(Self {
             http,
             endpoint_event,
+            endpoint,
             pending,
             seen,
             next_id: AtomicU64::new(1),
@@ -211,7 +216,7 @@ impl SseLink {
     /// POSTs a message; any 2xx is taken (another than 202 is kept for the
     /// transport probe).
     pub async fn post(&self, message: &Value) -> Result<(), LinkError> {
-        post(&self.http, message, &self.seen).await
+        post(&self.http, &self.endpoint, message, &self.seen).await
     }
 
     pub fn notifications(&self) -> Vec<Value> {
@@ -236,13 +241,19 @@ impl SseLink {
     }
 }
 
-async fn post(http: &HttpLink, message: &Value, seen: &Mutex<Seen>) -> Result<(), LinkError> {
+async fn post(
+    http: &HttpLink,
+    endpoint: &Endpoint,
+    message: &Value,
+    seen: &Mutex<Seen>,
+) -> Result<(), LinkError> {
+    let body = endpoint.body(message.clone()).to_string().into_bytes();
     let reply = http
         .raw(
             reqwest::Method::POST,
-            &http.url,
+            endpoint.url(),
             http.base_headers(),
-            Some(message.to_string().into_bytes()),
+            Some(body),
         )
         .await?;
     if reply.status != 202
@@ -265,14 +276,20 @@ async fn post(http: &HttpLink, message: &Value, seen: &Mutex<Seen>) -> Result<()
 
 /// One message of the stream: an answer to its waiter, a request of the
 /// server's answered by a POST, a notification kept.
-async fn read(message: &Value, pending: &Pending, seen: &Mutex<Seen>, http: &HttpLink) {
+async fn read(
+    message: &Value,
+    pending: &Pending,
+    seen: &Mutex<Seen>,
+    http: &HttpLink,
+    endpoint: &Endpoint,
+) {
     match (message.get("id"), message.get("method")) {
         (Some(_), Some(_)) => {
             if let Ok(mut seen) = seen.lock() {
                 seen.requests.push(message.clone());
             }
             let answer = crate::link::answer_server_request(message);
-            let _ = post(http, &answer, seen).await;
+            let _ = post(http, endpoint, &answer, seen).await;
         }
         (Some(id), None) => {
             let waiter = pending
@@ -335,38 +352,18 @@ pub(crate) async fn run(run: &mut Run) {
         );
     }
     let http = &sse.http;
-    let ping = |id: u64| {
-        Some(
-            json!({"jsonrpc": "2.0", "id": id, "method": "ping"})
-                .to_string()
-                .into_bytes(),
-        )
+    let ping = |endpoint: &Endpoint, id: u64| {
+        let ping = json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
+        Some(endpoint.body(ping).to_string().into_bytes())
     };
-    // The same path with a session id no one was given.
-    let mut unknown = http.url.clone();
-    let pairs: Vec<(String, String)> = http
-        .url
-        .query_pairs()
-        .map(|(key, value)| {
-            let value = if key == "sessionId" || key == "session_id" {
-                "nexo-check-no-such-session".to_owned()
-            } else {
-                value.into_owned()
-            };
-            (key.into_owned(), value)
-        })
-        .collect();
-    if pairs
-        .iter()
-        .any(|(_, value)| value == "nexo-check-no-such-session")
-    {
-        unknown.query_pairs_mut().clear().extend_pairs(&pairs);
+    // The same endpoint with a session id no one was given.
+    if let Some(unknown) = sse.endpoint.with_session("nexo-check-no-such-session") {
         let reply = http
             .raw(
                 reqwest::Method::POST,
-                &unknown,
+                unknown.url(),
                 http.base_headers(),
-                ping(sse.next_id()),
+                ping(&unknown, sse.next_id()),
             )
             .await;
         if let Ok(accepted) = &reply
@@ -381,7 +378,7 @@ pub(crate) async fn run(run: &mut Run) {
                     "spec 2024-11-05, transports (HTTP with SSE): messages belong to the session whose stream is open; an unknown one has nowhere to be answered",
                     "answer a POST whose session id is unknown with 404 Not Found",
                 )
-                .evidence(describe(&unknown, "with an unknown sessionId", &reply))
+                .evidence(describe(unknown.url(), "with an unknown session id", &reply))
                 .subject("sessionId"),
             );
         }
@@ -391,9 +388,9 @@ pub(crate) async fn run(run: &mut Run) {
     let reply = http
         .raw(
             reqwest::Method::POST,
-            &http.url,
+            sse.endpoint.url(),
             headers,
-            ping(sse.next_id()),
+            ping(&sse.endpoint, sse.next_id()),
         )
         .await;
     if let Ok(accepted) = &reply

@@ -403,7 +403,7 @@ impl Run {
         let Some(start) = http.peek_stream().await else {
             return Legacy::Not;
         };
-        if !start.contains("endpoint") {
+        if !nexo_client::legacy_sse::opens_a_session(&start) {
             return Legacy::Not;
         }
         let url = http.url.to_string();

@@ -75,19 +75,24 @@ pub fn stream_dropped(error: &ErrorData) -> bool {
         .is_some_and(|marker| marker == &Value::Bool(true))
 }
 
-/// Where and how to POST messages.
+/// Where and how to POST messages: what a stream's first event named.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Endpoint {
+pub struct Endpoint {
     pub(crate) url: Url,
     /// Seed 001's `connectionId`: when present, every message is wrapped.
     connection_id: Option<Value>,
 }
 
 impl Endpoint {
+    /// Where messages are POSTed.
+    pub fn url(&self) -> &Url {
+        &self.url
+    }
+
     /// The session this endpoint belongs to, as the trace names it: seed
     /// 001's `connectionId`, else the `sessionId` (or `session_id`) of its
     /// query.
-    fn session(&self) -> Option<String> {
+    pub fn session(&self) -> Option<String> {
         match &self.connection_id {
             Some(Value::String(id)) => return Some(id.clone()),
             Some(id) => return Some(id.to_string()),
@@ -95,12 +100,107 @@ impl Endpoint {
         }
         self.url
             .query_pairs()
-            .find(|(key, _)| key == "sessionId" || key == "session_id")
+            .find(|(key, _)| is_session_key(key))
             .map(|(_, id)| id.into_owned())
+    }
+
+    /// The body that POSTs `message` here: the message itself, or seed
+    /// 001's `{"connectionId": ..., "message": ...}`.
+    pub fn body(&self, message: Value) -> Value {
+        match &self.connection_id {
+            Some(id) => serde_json::json!({ "connectionId": id, "message": message }),
+            None => message,
+        }
+    }
+
+    /// This endpoint with its session named `session` instead (what a
+    /// server must refuse, for `nexo check`); `None` when the endpoint
+    /// names no session.
+    pub fn with_session(&self, session: &str) -> Option<Endpoint> {
+        if self.connection_id.is_some() {
+            return Some(Endpoint {
+                url: self.url.clone(),
+                connection_id: Some(Value::from(session)),
+            });
+        }
+        if !self.url.query_pairs().any(|(key, _)| is_session_key(&key)) {
+            return None;
+        }
+        let pairs: Vec<(String, String)> = self
+            .url
+            .query_pairs()
+            .map(|(key, value)| {
+                let value = if is_session_key(&key) {
+                    session.to_owned()
+                } else {
+                    value.into_owned()
+                };
+                (key.into_owned(), value)
+            })
+            .collect();
+        let mut url = self.url.clone();
+        url.query_pairs_mut().clear().extend_pairs(&pairs);
+        Some(Endpoint {
+            url,
+            connection_id: None,
+        })
     }
 }
 
-/// What one SSE event means to the client.
+fn is_session_key(key: &str) -> bool {
+    key == "sessionId" || key == "session_id"
+}
+
+/// What one SSE event of a legacy stream means, the message as JSON: the
+/// one reading of the stream that the typed transport here and the raw
+/// links of `nexo bench` and `nexo check` share.
+#[derive(Debug)]
+pub enum Event {
+    /// Where to POST (an `endpoint` event, or seed 001's `connect`).
+    Endpoint(Endpoint),
+    /// A message, unwrapped from seed 001's `{"connectionId", "message"}`.
+    Message(Value),
+    /// Data that is no JSON, with why.
+    Unreadable(String),
+    /// `[DONE]`, an empty message, an event of another kind.
+    Skipped,
+}
+
+/// Reads one event (`name` is its `event:` field, `message` when absent)
+/// of the stream opened at `stream`. An endpoint on another origin than
+/// the stream's is an error.
+pub fn read_event(stream: &Url, name: Option<&str>, data: &str) -> Result<Event, SseError> {
+    match name.unwrap_or("message") {
+        "endpoint" => Ok(Event::Endpoint(Endpoint {
+            url: resolve(stream, data)?,
+            connection_id: None,
+        })),
+        "connect" => Ok(match connection_id(data) {
+            Some(id) => Event::Endpoint(Endpoint {
+                url: wrapped_endpoint(stream),
+                connection_id: Some(id),
+            }),
+            None => Event::Skipped,
+        }),
+        "message" if data.trim().is_empty() || data.trim() == "[DONE]" => Ok(Event::Skipped),
+        "message" => Ok(match message(data) {
+            Ok(message) => Event::Message(message),
+            Err(error) => Event::Unreadable(error.to_string()),
+        }),
+        _ => Ok(Event::Skipped),
+    }
+}
+
+/// Whether the start of an event stream (its raw text) holds the event
+/// that opens a legacy session: `endpoint`, or seed 001's `connect`.
+pub fn opens_a_session(start: &str) -> bool {
+    start.lines().any(|line| {
+        line.strip_prefix("event:")
+            .is_some_and(|name| matches!(name.trim(), "endpoint" | "connect"))
+    })
+}
+
+/// What one SSE event means to the typed transport.
 #[derive(Debug)]
 pub(crate) enum Incoming {
     Endpoint(Endpoint),
@@ -110,33 +210,24 @@ pub(crate) enum Incoming {
     Skipped,
 }
 
-/// Reads one event of the stream opened at `stream`.
+/// Reads one event of the stream opened at `stream`, as [`read_event`]
+/// does, its message typed.
 pub(crate) fn interpret(stream: &Url, event: &sse_stream::Sse) -> Result<Incoming, SseError> {
     let data = event.data.as_deref().unwrap_or_default();
-    match event.event.as_deref().unwrap_or("message") {
-        "endpoint" => Ok(Incoming::Endpoint(Endpoint {
-            url: resolve(stream, data)?,
-            connection_id: None,
-        })),
-        "connect" => Ok(match connection_id(data) {
-            Some(id) => Incoming::Endpoint(Endpoint {
-                url: wrapped_endpoint(stream),
-                connection_id: Some(id),
-            }),
-            None => Incoming::Skipped,
-        }),
-        "message" if data.trim().is_empty() || data.trim() == "[DONE]" => Ok(Incoming::Skipped),
-        "message" => Ok(match message(data) {
+    Ok(match read_event(stream, event.event.as_deref(), data)? {
+        Event::Endpoint(endpoint) => Incoming::Endpoint(endpoint),
+        Event::Message(message) => match serde_json::from_value(message) {
             Ok(message) => Incoming::Message(Box::new(message)),
             Err(error) => Incoming::Unreadable(error.to_string()),
-        }),
-        _ => Ok(Incoming::Skipped),
-    }
+        },
+        Event::Unreadable(error) => Incoming::Unreadable(error),
+        Event::Skipped => Incoming::Skipped,
+    })
 }
 
 /// The URL of an `endpoint` event, which must stay on the stream's origin
 /// (headers such as `Authorization` go with every POST).
-pub fn resolve(stream: &Url, data: &str) -> Result<Url, SseError> {
+fn resolve(stream: &Url, data: &str) -> Result<Url, SseError> {
     let url = stream
         .join(data.trim())
         .map_err(|_| SseError::BadEndpoint(data.to_owned()))?;
@@ -173,10 +264,10 @@ fn connection_id(data: &str) -> Option<Value> {
     }
 }
 
-/// A JSON-RPC message, unwrapped from seed 001's `{"connectionId", "message"}`.
-fn message(data: &str) -> Result<ServerJsonRpcMessage, serde_json::Error> {
+/// A message as JSON, unwrapped from seed 001's `{"connectionId", "message"}`.
+fn message(data: &str) -> Result<Value, serde_json::Error> {
     let value: Value = serde_json::from_str(data)?;
-    let value = match value {
+    Ok(match value {
         Value::Object(mut object)
             if !object.contains_key("jsonrpc")
                 && object.get("message").is_some_and(Value::is_object) =>
@@ -184,8 +275,7 @@ fn message(data: &str) -> Result<ServerJsonRpcMessage, serde_json::Error> {
             object.remove("message").unwrap_or_default()
         }
         other => other,
-    };
-    serde_json::from_value(value)
+    })
 }
 
 /// The id of the request `message` answers, if it is an answer.
@@ -327,10 +417,7 @@ impl Link {
         endpoint: &Endpoint,
         message: &ClientJsonRpcMessage,
     ) -> Result<(), SseError> {
-        let body = match &endpoint.connection_id {
-            Some(id) => serde_json::json!({ "connectionId": id, "message": message }),
-            None => serde_json::to_value(message)?,
-        };
+        let body = endpoint.body(serde_json::to_value(message)?);
         if let Some(trace) = &self.trace {
             let mut headers = self.headers.clone();
             headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -780,6 +867,57 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn raw_events_unwrap_and_bodies_wrap_by_dialect() {
+        let wrapped = r#"{"connectionId":"c","message":{"jsonrpc":"2.0","id":3,"result":{}}}"#;
+        match read_event(&stream(), None, wrapped) {
+            Ok(Event::Message(message)) => assert_eq!(message["id"], 3),
+            other => panic!("{other:?}"),
+        }
+        let ping = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+        let seed = match read_event(&stream(), Some("connect"), r#"{"connectionId":"c-1"}"#) {
+            Ok(Event::Endpoint(endpoint)) => endpoint,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            seed.body(ping.clone()),
+            serde_json::json!({"connectionId": "c-1", "message": ping})
+        );
+        let plain = endpoint_of(interpret(
+            &stream(),
+            &event(Some("endpoint"), "/m?sessionId=abc"),
+        ));
+        assert_eq!(plain.body(ping.clone()), ping);
+        assert_eq!(plain.session().as_deref(), Some("abc"));
+    }
+
+    #[test]
+    fn a_stream_that_opens_a_session_is_told_by_its_first_event() {
+        assert!(opens_a_session("event: endpoint\ndata: /m?sessionId=1\n\n"));
+        assert!(opens_a_session(": hi\r\nevent:connect\r\ndata: {}\r\n"));
+        assert!(!opens_a_session("data: endpoint\n\n"));
+        assert!(!opens_a_session("event: message\ndata: {}\n\n"));
+    }
+
+    #[test]
+    fn another_session_on_the_same_endpoint() {
+        let plain = endpoint_of(interpret(
+            &stream(),
+            &event(Some("endpoint"), "/m?x=1&sessionId=abc"),
+        ));
+        let other = plain.with_session("zzz").unwrap();
+        assert_eq!(
+            other.url().as_str(),
+            "http://127.0.0.1:8000/m?x=1&sessionId=zzz"
+        );
+        let seed = endpoint_of(interpret(&stream(), &event(Some("connect"), "c-1")));
+        let other = seed.with_session("zzz").unwrap();
+        assert_eq!(other.session().as_deref(), Some("zzz"));
+        assert_eq!(other.url(), seed.url());
+        let bare = endpoint_of(interpret(&stream(), &event(Some("endpoint"), "/m")));
+        assert!(bare.with_session("zzz").is_none());
     }
 
     #[test]

@@ -300,3 +300,67 @@ async fn a_stream_dropped_mid_call_fails_as_unreachable() {
     );
     assert!(failed.stdout.is_empty(), "{failed:#?}");
 }
+
+/// Issue 38: `nexo bench` and `nexo check` read a legacy stream through
+/// the client's one reader, so they speak seed 001's dialect too: every
+/// request wrapped, every answer unwrapped.
+#[tokio::test]
+async fn bench_and_check_speak_seed_001() {
+    let url = start_seed_001().await;
+    let bench = nexo(words(&[
+        "bench",
+        "--url",
+        &url,
+        "--transport",
+        "sse",
+        "echo",
+        "text=hola",
+        "-n",
+        "20",
+        "-c",
+        "1",
+        "--expect",
+        "/content/0/text=echo: hola",
+        "--json",
+    ]))
+    .await;
+    let document = bench.assert_success().stdout_json();
+    assert_eq!(document["transport"], "sse", "{document:#}");
+    assert_eq!(document["summary"]["ok"], 20, "{document:#}");
+    assert_eq!(document["summary"]["errors"], 0, "{document:#}");
+
+    let data = crate::support::TempDir::new("check-seed-001");
+    let mut command = crate::support::nexo();
+    command.env("XDG_DATA_HOME", data.path()).args([
+        "check",
+        "--url",
+        &url,
+        "--json",
+        "--timeout",
+        "10",
+    ]);
+    let check = tokio::task::spawn_blocking(move || crate::support::run_command(command))
+        .await
+        .unwrap();
+    let report = check.stdout_json();
+    assert_eq!(report["transport"], "sse", "{report:#}");
+    assert_eq!(report["server"]["name"], "seed-001", "{report:#}");
+    let ran: Vec<&str> = report["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|probe| probe["outcome"] == "ran")
+        .map(|probe| probe["name"].as_str().unwrap())
+        .collect();
+    assert!(ran.contains(&"legacy-sse-transport"), "{report:#}");
+    // The fake refuses a connection id it did not give (400), which the
+    // probe of an unknown session sends wrapped as seed 001 wraps.
+    let ids: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|finding| finding["id"].as_str().unwrap())
+        .collect();
+    assert!(ids.contains(&"legacy-sse-only"), "{ids:?}");
+    assert!(!ids.contains(&"legacy-unknown-session-accepted"), "{ids:?}");
+}
