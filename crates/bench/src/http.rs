@@ -24,6 +24,7 @@ use http::{Method, Request, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
+use nexo_client::era;
 use serde_json::{Map, Value};
 use tokio::net::TcpStream;
 
@@ -339,14 +340,12 @@ impl HttpLink {
     ) -> http::request::Builder {
         match protocol {
             Protocol::Stateless2026 => {
-                request = request
-                    .header(
-                        "mcp-protocol-version",
-                        HeaderValue::from_static(wire::REVISION_2026),
-                    )
-                    .header("mcp-method", method);
-                if let Some(name) = name.and_then(|name| HeaderValue::from_str(name).ok()) {
-                    request = request.header("mcp-name", name);
+                request = request.header(
+                    era::PROTOCOL_VERSION_HEADER,
+                    HeaderValue::from_static(era::REVISION_2026),
+                );
+                for (header, value) in era::method_headers(method, name) {
+                    request = request.header(header, value);
                 }
             }
             Protocol::Sessions2025 => {
@@ -355,7 +354,7 @@ impl HttpLink {
                         request = request.header(SESSION_HEADER, id.clone());
                     }
                     if let Some(version) = &session.version {
-                        request = request.header("mcp-protocol-version", version.clone());
+                        request = request.header(era::PROTOCOL_VERSION_HEADER, version.clone());
                     }
                 }
             }

@@ -280,7 +280,10 @@ impl Run {
     async fn go(&mut self) -> Result<(), CheckError> {
         let mut init = self
             .link
-            .request("initialize", link::initialize_params(link::REVISION))
+            .request(
+                "initialize",
+                link::initialize_params(nexo_client::era::REVISION_2025),
+            )
             .await;
         if matches!(
             &init.answer,
@@ -294,7 +297,10 @@ impl Run {
                 Legacy::Switched => {
                     init = self
                         .link
-                        .request("initialize", link::initialize_params(link::REVISION))
+                        .request(
+                            "initialize",
+                            link::initialize_params(nexo_client::era::REVISION_2025),
+                        )
                         .await;
                 }
                 Legacy::Stopped => return Ok(()),

@@ -18,12 +18,8 @@ use std::time::Duration;
 use nexo_client::raw::{Observer, RawChild, WireId};
 
 pub use crate::legacy::SseLink;
+use nexo_client::era::REVISION_2026;
 use serde_json::{Value, json};
-
-/// The revision a session asks for.
-pub const REVISION: &str = "2025-11-25";
-/// The stateless revision, probed where a server speaks it.
-pub const REVISION_2026: &str = "2026-07-28";
 
 /// Why an exchange brought no answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -527,7 +523,7 @@ impl HttpLink {
         }
         let version = self.version.lock().ok().and_then(|version| version.clone());
         if let Some(version) = version.and_then(|version| HeaderValue::from_str(&version).ok()) {
-            headers.insert("mcp-protocol-version", version);
+            headers.insert(nexo_client::era::PROTOCOL_VERSION_HEADER, version);
         }
         headers
     }
@@ -785,36 +781,19 @@ impl Drop for Listening {
 /// The 2026-07-28 headers that repeat a request's method and its tool,
 /// prompt or resource.
 pub fn method_headers(message: &Value) -> reqwest::header::HeaderMap {
-    use reqwest::header::HeaderValue;
-    let mut headers = reqwest::header::HeaderMap::new();
-    let method = message.get("method").and_then(Value::as_str).unwrap_or("");
-    if let Ok(value) = HeaderValue::from_str(method) {
-        headers.insert("mcp-method", value);
-    }
-    let params = message.get("params");
-    let name = params
-        .and_then(|params| params.get("name").or_else(|| params.get("uri")))
-        .and_then(Value::as_str);
-    if let Some(value) = name.and_then(|name| HeaderValue::from_str(name).ok()) {
-        headers.insert("mcp-name", value);
-    }
-    headers
+    let (method, name) = nexo_client::era::method_and_name(message);
+    nexo_client::era::method_headers(method, name).collect()
 }
 
 /// `params` with the `_meta` a 2026-07-28 request carries in place of a
 /// session: the revision, who the client is and what it can do.
-pub fn stateless_params(mut params: Value) -> Value {
-    if let Value::Object(object) = &mut params {
-        object.insert(
-            "_meta".to_owned(),
-            json!({
-                "io.modelcontextprotocol/protocolVersion": REVISION_2026,
-                "io.modelcontextprotocol/clientInfo": {"name": "nexo-check", "version": env!("CARGO_PKG_VERSION")},
-                "io.modelcontextprotocol/clientCapabilities": {},
-            }),
-        );
-    }
-    params
+pub fn stateless_params(params: Value) -> Value {
+    nexo_client::era::stateless_params(params, &client_info(), &json!({}))
+}
+
+/// Who the checker says it is.
+fn client_info() -> Value {
+    nexo_client::era::client_info("nexo-check")
 }
 
 /// The innermost cause of an HTTP client error (reqwest's own message
@@ -954,9 +933,5 @@ impl Link {
 
 /// A 2025-era `initialize` asking for `revision`.
 pub fn initialize_params(revision: &str) -> Value {
-    json!({
-        "protocolVersion": revision,
-        "capabilities": {},
-        "clientInfo": {"name": "nexo-check", "version": env!("CARGO_PKG_VERSION")},
-    })
+    nexo_client::era::initialize_params(revision, &client_info(), &json!({}))
 }

@@ -21,7 +21,7 @@ pub(crate) fn speaks_2026(discover: &crate::link::Exchange) -> bool {
             .is_some_and(|versions| {
                 versions
                     .iter()
-                    .any(|version| version == crate::link::REVISION_2026)
+                    .any(|version| version == nexo_client::era::REVISION_2026)
             })
     })
 }

@@ -20,6 +20,7 @@ mod classify;
 pub mod config;
 pub mod consent;
 pub mod doctor;
+pub mod era;
 mod error;
 pub mod forward;
 #[cfg(any(test, feature = "fuzzing"))]

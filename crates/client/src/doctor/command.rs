@@ -202,11 +202,11 @@ async fn start(
         "jsonrpc": "2.0",
         "id": 0,
         "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "nexo-doctor", "version": env!("CARGO_PKG_VERSION")},
-        },
+        "params": crate::era::initialize_params(
+            crate::era::REVISION_2025,
+            &crate::era::client_info("nexo-doctor"),
+            &json!({}),
+        ),
     });
     let written = child.write(&initialize).await;
     // A child that ends drops the waiter at once: no need to wait longer.

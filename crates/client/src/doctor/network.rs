@@ -9,13 +9,12 @@ use std::time::{Duration, Instant};
 
 use http::HeaderMap;
 use http::header::{ACCEPT, CONTENT_TYPE, WWW_AUTHENTICATE};
-use rmcp::transport::common::http_header::{HEADER_MCP_METHOD, HEADER_MCP_PROTOCOL_VERSION};
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
 
 use super::{Checklist, Status, Step};
-use crate::ErrorKind;
 use crate::secret::Header;
+use crate::{ErrorKind, era};
 
 /// The steps after `connect`, skipped together when it fails.
 const AFTER_CONNECT: &[&str] = &["tls", "http", "cors"];
@@ -344,16 +343,8 @@ async fn tls(
 /// A first MCP request, as `--protocol auto` sends it: `server/discover`
 /// with the 2026-07-28 headers.
 fn discover_request() -> Value {
-    json!({
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "server/discover",
-        "params": {"_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientInfo": {"name": "nexo-doctor", "version": env!("CARGO_PKG_VERSION")},
-            "io.modelcontextprotocol/clientCapabilities": {},
-        }},
-    })
+    let params = era::stateless_params(Value::Null, &era::client_info("nexo-doctor"), &json!({}));
+    json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": params})
 }
 
 /// How an HTTP answer to a first MCP request reads.
@@ -379,8 +370,8 @@ async fn post_first_request(
         .headers(extra.clone())
         .header(CONTENT_TYPE, "application/json")
         .header(ACCEPT, crate::streamable::ACCEPTED_TYPES)
-        .header(HEADER_MCP_PROTOCOL_VERSION, "2026-07-28")
-        .header(HEADER_MCP_METHOD, "server/discover")
+        .header(era::PROTOCOL_VERSION_HEADER, era::REVISION_2026)
+        .headers(era::method_headers("server/discover", None).collect())
         .json(&discover_request())
         .send()
         .await?;
