@@ -19,9 +19,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
+use futures::StreamExt;
 use http::header::{ACCEPT, CONTENT_TYPE, HOST, HeaderName, HeaderValue};
 use http::{Method, Request, StatusCode};
-use http_body_util::{BodyExt, Full};
+use http_body_util::{BodyDataStream, BodyExt, Full};
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 use nexo_client::era;
@@ -410,34 +411,43 @@ impl HttpLink {
         let mut body = response.into_body();
         let mut bytes = Vec::new();
         let mut first_event = None;
-        // SSE: events are read as they come, so that a request of the
-        // server's is answered while the stream waits for it.
-        let mut events = EventSplitter::default();
         let mut answer = None;
-        while let Some(frame) = conn.drive(body.frame()).await? {
-            let frame = frame.map_err(|error| {
-                Failed::new(
-                    ErrorClass::Transport,
-                    format!("reading the answer: {error}"),
-                )
-            })?;
-            if let Some(data) = frame.data_ref() {
-                if first_event.is_none() && !data.is_empty() {
-                    first_event = Some(Instant::now());
+        let reading = |error: &dyn std::fmt::Display| {
+            Failed::new(
+                ErrorClass::Transport,
+                format!("reading the answer: {error}"),
+            )
+        };
+        if is_sse && id.is_some() && status == StatusCode::OK {
+            // Events are read as they come, so that a request of the
+            // server's is answered while the stream waits for it.
+            let mut events = Box::pin(nexo_client::sse::events(BodyDataStream::new(body)));
+            while let Some(event) = conn.drive(events.next()).await? {
+                let data = match event {
+                    Ok(event) => event.data,
+                    Err(sse_stream::Error::Body(error)) => return Err(reading(&error)),
+                    Err(_) => continue,
+                };
+                first_event.get_or_insert_with(Instant::now);
+                let Some(Ok(message)) = data.map(|data| serde_json::from_str::<Value>(&data))
+                else {
+                    continue;
+                };
+                if crate::answers::is_request(&message) {
+                    let response = crate::answers::respond(&message, answers);
+                    self.answer_server(&response, protocol).await?;
+                } else if message.get("id").and_then(Value::as_u64) == id {
+                    answer = Some(message);
                 }
-                bytes.extend_from_slice(data);
-                if is_sse && id.is_some() && status == StatusCode::OK {
-                    while let Some(data) = events.next(&bytes) {
-                        let Ok(message) = serde_json::from_str::<Value>(&data) else {
-                            continue;
-                        };
-                        if crate::answers::is_request(&message) {
-                            let response = crate::answers::respond(&message, answers);
-                            self.answer_server(&response, protocol).await?;
-                        } else if message.get("id").and_then(Value::as_u64) == id {
-                            answer = Some(message);
-                        }
+            }
+        } else {
+            while let Some(frame) = conn.drive(body.frame()).await? {
+                let frame = frame.map_err(|error| reading(&error))?;
+                if let Some(data) = frame.data_ref() {
+                    if first_event.is_none() && !data.is_empty() {
+                        first_event = Some(Instant::now());
                     }
+                    bytes.extend_from_slice(data);
                 }
             }
         }
@@ -582,67 +592,4 @@ impl HttpLink {
             }
         }
     }
-}
-
-/// Splits an SSE body into its events as the bytes come: each call
-/// gives the next complete event that carries data, if one has come.
-#[derive(Debug, Default)]
-pub(crate) struct EventSplitter {
-    /// Where the next event begins in the body.
-    pub(crate) scanned: usize,
-}
-
-impl EventSplitter {
-    /// The next event's data lines, joined.
-    pub(crate) fn next(&mut self, body: &[u8]) -> Option<String> {
-        self.next_named(body).map(|(_, data)| data)
-    }
-
-    /// The next event's name (`message` when it has none) and data.
-    pub(crate) fn next_named(&mut self, body: &[u8]) -> Option<(String, String)> {
-        loop {
-            let rest = body.get(self.scanned..)?;
-            let (end, next) = event_end(rest)?;
-            self.scanned += next;
-            let text = String::from_utf8_lossy(&rest[..end]);
-            let mut name = "message";
-            let mut data: Option<String> = None;
-            for line in text.lines() {
-                let line = line.strip_suffix('\r').unwrap_or(line);
-                if let Some(value) = line.strip_prefix("event:") {
-                    name = value.trim();
-                } else if let Some(value) = line.strip_prefix("data:") {
-                    let value = value.strip_prefix(' ').unwrap_or(value);
-                    match &mut data {
-                        Some(joined) => {
-                            joined.push('\n');
-                            joined.push_str(value);
-                        }
-                        None => data = Some(value.to_owned()),
-                    }
-                }
-            }
-            if let Some(data) = data {
-                return Some((name.to_owned(), data));
-            }
-        }
-    }
-}
-
-/// The end of the first event in `bytes` (a blank line) and where the
-/// next begins.
-fn event_end(bytes: &[u8]) -> Option<(usize, usize)> {
-    let mut index = 0;
-    while index + 1 < bytes.len() {
-        if bytes[index] == b'\n' {
-            if bytes[index + 1] == b'\n' {
-                return Some((index, index + 2));
-            }
-            if bytes[index + 1] == b'\r' && bytes.get(index + 2) == Some(&b'\n') {
-                return Some((index, index + 3));
-            }
-        }
-        index += 1;
-    }
-    None
 }

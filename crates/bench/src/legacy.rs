@@ -15,16 +15,17 @@
 use std::time::Instant;
 
 use bytes::Bytes;
+use futures::StreamExt;
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::{Method, StatusCode};
-use http_body_util::{BodyExt, Full};
+use http_body_util::{BodyDataStream, BodyExt, Full};
 use hyper::client::conn::http1::SendRequest;
 use nexo_client::legacy_sse::{self, Event};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
 use crate::check::{ErrorClass, Failed};
-use crate::http::{Endpoint, EventSplitter, Reply};
+use crate::http::{Endpoint, Reply};
 use crate::wire;
 
 /// One legacy session: its stream and where to POST.
@@ -96,43 +97,37 @@ impl LegacyLink {
         }
         let (endpoint_tx, endpoint_rx) = tokio::sync::oneshot::channel();
         let (messages_tx, messages) = mpsc::unbounded_channel();
-        let mut body = response.into_body();
+        let body = response.into_body();
         let stream_url = self.stream.url.clone();
         let reader = tokio::spawn(async move {
             // The GET's connection lives as long as its stream is read.
             let _get = get;
             let mut endpoint_tx = Some(endpoint_tx);
-            let mut bytes = Vec::new();
-            let mut splitter = EventSplitter::default();
-            while let Some(Ok(frame)) = body.frame().await {
-                let Some(data) = frame.data_ref() else {
-                    continue;
+            let mut events = Box::pin(nexo_client::sse::events(BodyDataStream::new(body)));
+            while let Some(event) = events.next().await {
+                let event = match event {
+                    Ok(event) => event,
+                    Err(sse_stream::Error::Body(_)) => return,
+                    Err(_) => continue,
                 };
-                bytes.extend_from_slice(data);
-                while let Some((event, data)) = splitter.next_named(&bytes) {
-                    match legacy_sse::read_event(&stream_url, Some(&event), &data) {
-                        Ok(Event::Message(message)) => {
-                            if messages_tx.send(message).is_err() {
-                                return;
-                            }
+                let data = event.data.unwrap_or_default();
+                match legacy_sse::read_event(&stream_url, event.event.as_deref(), &data) {
+                    Ok(Event::Message(message)) => {
+                        if messages_tx.send(message).is_err() {
+                            return;
                         }
-                        Ok(Event::Endpoint(endpoint)) => {
-                            if let Some(tx) = endpoint_tx.take() {
-                                let _ = tx.send(Ok(endpoint));
-                            }
-                        }
-                        Err(error) => {
-                            if let Some(tx) = endpoint_tx.take() {
-                                let _ = tx.send(Err(error));
-                            }
-                        }
-                        Ok(Event::Unreadable(_) | Event::Skipped) => {}
                     }
-                }
-                // Keep the buffer small on a long stream.
-                if splitter.scanned > 1 << 16 {
-                    bytes.drain(..splitter.scanned);
-                    splitter.scanned = 0;
+                    Ok(Event::Endpoint(endpoint)) => {
+                        if let Some(tx) = endpoint_tx.take() {
+                            let _ = tx.send(Ok(endpoint));
+                        }
+                    }
+                    Err(error) => {
+                        if let Some(tx) = endpoint_tx.take() {
+                            let _ = tx.send(Err(error));
+                        }
+                    }
+                    Ok(Event::Unreadable(_) | Event::Skipped) => {}
                 }
             }
         });

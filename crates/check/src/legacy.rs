@@ -116,9 +116,7 @@ impl SseLink {
                 www_authenticate: None,
             }));
         }
-        let mut events = Box::pin(sse_stream::SseStream::from_bytes_stream(
-            nexo_client::sse::lines(Box::pin(response.bytes_stream())),
-        ));
+        let mut events = Box::pin(nexo_client::sse::events(Box::pin(response.bytes_stream())));
         let (endpoint_event, endpoint) = loop {
             let next = tokio::time::timeout(timeout, events.next())
                 .await

@@ -644,9 +644,8 @@ impl HttpLink {
                     }
                     return;
                 }
-                let mut events = Box::pin(sse_stream::SseStream::from_bytes_stream(
-                    nexo_client::sse::lines(Box::pin(response.bytes_stream())),
-                ));
+                let mut events =
+                    Box::pin(nexo_client::sse::events(Box::pin(response.bytes_stream())));
                 while let Some(event) = events.next().await {
                     if let Some(message) = event
                         .ok()

@@ -29,7 +29,7 @@ use crate::legacy_sse::{Incoming, interpret};
 fn events(chunks: Vec<Bytes>) -> Vec<Result<sse_stream::Sse, String>> {
     let stream = futures::stream::iter(chunks.into_iter().map(Ok::<_, std::io::Error>));
     futures::executor::block_on(
-        sse_stream::SseStream::from_bytes_stream(crate::sse::lines(stream))
+        crate::sse::events(stream)
             .map(|event| event.map_err(|error| error.to_string()))
             .collect(),
     )

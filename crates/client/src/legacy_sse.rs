@@ -344,10 +344,7 @@ impl Link {
         if !kind.starts_with("text/event-stream") {
             return Err(SseError::NotAStream(kind));
         }
-        let mut events: Events = sse_stream::SseStream::from_bytes_stream(crate::sse::lines(
-            Box::pin(response.bytes_stream()),
-        ))
-        .boxed();
+        let mut events: Events = crate::sse::events(Box::pin(response.bytes_stream())).boxed();
         loop {
             let next = tokio::time::timeout_at(deadline, events.next())
                 .await

@@ -1,5 +1,6 @@
-//! An SSE body handed to the event reader one line at a time (the
-//! client's transports and the chat's LLM streams both use it). sse-stream
+//! The one SSE reader: [`events`], sse-stream (the reader rmcp uses) fed
+//! the body one line at a time, for the client's transports, the chat's
+//! LLM streams and the raw links of `nexo bench` and `nexo check`. sse-stream
 //! (the reader rmcp uses) drops the rest of a chunk after a line it cannot
 //! read, so where the network happened to cut the body would decide which
 //! events survive (the fuzzer found an `endpoint` event lost or kept
@@ -7,11 +8,21 @@
 //! line only, however the body arrives: a line is held until its end is
 //! seen, and a CR until the next byte says whether an LF follows.
 //!
-//! [`event_data`] reads a whole SSE body at once, for the raw links of
-//! `nexo bench` and `nexo check`.
+//! [`event_data`] reads a whole SSE body at once, through the same reader.
 
 use bytes::{Bytes, BytesMut};
-use futures::{Stream, StreamExt};
+use futures::{FutureExt, Stream, StreamExt};
+
+/// The events of an SSE body as they come.
+pub fn events<S, E>(
+    body: S,
+) -> impl Stream<Item = Result<sse_stream::Sse, sse_stream::Error>> + Send
+where
+    S: Stream<Item = Result<Bytes, E>> + Send + Unpin,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    sse_stream::SseStream::from_bytes_stream(lines(body))
+}
 
 /// The body's lines, each with its line break (the last one may have none).
 pub fn lines<S, E>(body: S) -> impl Stream<Item = Result<Bytes, E>> + Send
@@ -85,25 +96,15 @@ impl<S> Lines<S> {
 
 /// The data of each event of a whole SSE body, in order.
 pub fn event_data(body: &str) -> Vec<String> {
-    let mut events = Vec::new();
-    let mut data: Option<String> = None;
-    for line in body.lines() {
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        if line.is_empty() {
-            events.extend(data.take());
-        } else if let Some(value) = line.strip_prefix("data:") {
-            let value = value.strip_prefix(' ').unwrap_or(value);
-            match &mut data {
-                Some(text) => {
-                    text.push('\n');
-                    text.push_str(value);
-                }
-                None => data = Some(value.to_owned()),
-            }
-        }
-    }
-    events.extend(data);
-    events
+    let whole = futures::stream::iter([Ok::<_, std::io::Error>(Bytes::copy_from_slice(
+        body.as_bytes(),
+    ))]);
+    // The body is all there: the reader never waits.
+    events(whole)
+        .filter_map(|event| std::future::ready(event.ok().and_then(|event| event.data)))
+        .collect::<Vec<_>>()
+        .now_or_never()
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -630,7 +630,7 @@ fn bounded_events(
             std::future::ready(Some(item))
         },
     );
-    sse_stream::SseStream::from_bytes_stream(crate::sse::lines(Box::pin(checked))).boxed()
+    crate::sse::events(Box::pin(checked)).boxed()
 }
 
 /// How much of the current SSE event has been read.

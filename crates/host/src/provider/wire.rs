@@ -253,7 +253,7 @@ fn events(kind: ProviderKind, response: reqwest::Response) -> Result<Events, Pro
     });
     // Line by line: which events survive a malformed line must not depend
     // on how the network cut the body (nexo_client::sse).
-    Ok(sse_stream::SseStream::from_bytes_stream(nexo_client::sse::lines(Box::pin(bytes))).boxed())
+    Ok(nexo_client::sse::events(Box::pin(bytes)).boxed())
 }
 
 /// Why the answer's bytes stopped coming.
