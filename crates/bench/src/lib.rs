@@ -11,7 +11,9 @@
 //! records into a versioned JSON document, a table, CSV, an SVG plot and
 //! a sparkline; [`assert`] checks figures against limits; [`compare`]
 //! reads two documents; [`ceiling`] raises an open loop's rate until an
-//! objective breaks. This crate prints nothing: the CLI does.
+//! objective breaks; [`measure`] makes a whole run of the command line's
+//! step, sample, repetitions or ceiling search, and document. This crate
+//! prints nothing: the CLI does, told of each moment of the run.
 //!
 //! It knows no particular server, and depends on nexo-client only (its
 //! targets, argument reader and in-process transport).
@@ -26,6 +28,7 @@ mod error;
 pub mod http;
 pub mod inprocess;
 pub mod legacy;
+pub mod measure;
 pub mod plan;
 pub mod report;
 pub mod run;

@@ -1,17 +1,19 @@
-//! `nexo bench`: the flags read into a [`nexo_bench::Plan`], the target
-//! chosen as every client command chooses it, and the report written.
-//! Generating load, checking answers and computing figures live in
-//! `nexo-bench`; this module parses, wires and prints.
+//! `nexo bench`: the flags read into a [`nexo_bench::Plan`] and the
+//! command line's call, the target chosen as every client command chooses
+//! it, the run's moments shown and the report written. Making the run
+//! (steps, sample, repetitions or ceiling search, document), generating
+//! load, checking answers and computing figures live in `nexo-bench`; this
+//! module parses, wires and prints.
 
 use std::path::Path;
 
 use nexo_bench::assert::Assertion;
-use nexo_bench::check::Expect;
-use nexo_bench::plan::{Accept, Arrivals, Load, Plan, Protocol, Rate, Sessions, Step};
-use nexo_bench::report::{Document, Environment, Setup};
+use nexo_bench::measure::{Call, Expectations, Measure, Moment};
+use nexo_bench::plan::{Accept, Arrivals, Load, Plan, Protocol, Rate, Sessions};
+use nexo_bench::report::Document;
 use nexo_bench::{Bench, BenchError};
 use nexo_client::Target;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::args::{ArrivalsArg, BenchArgs, BenchCommand, EraArg, SessionsArg};
 use crate::failure::{Exit, Failure};
@@ -48,15 +50,7 @@ pub async fn run(args: BenchArgs) -> Result<(), Failure> {
         None => Vec::new(),
     };
     let mut bench = Bench::open(&target, plan, lines).await?;
-    let steps = if from_scenario {
-        Ok(bench.plan().steps.clone())
-    } else {
-        steps(&args, &bench).await
-    };
-    let result = match steps {
-        Ok(steps) => measure(&args, &mut bench, steps, &target, &assertions).await,
-        Err(failure) => Err(failure),
-    };
+    let result = measure(&args, &mut bench, from_scenario, &target, &assertions).await;
     bench.close().await;
     let document = result?;
     report(&args, &document)?;
@@ -79,81 +73,71 @@ pub async fn run(args: BenchArgs) -> Result<(), Failure> {
     })
 }
 
-/// Sends the sample, runs the repetitions, builds the document.
+/// The run's steps (the scenario's, or the command line's one), then the
+/// run itself as nexo-bench makes it, shown as it goes.
 async fn measure(
     args: &BenchArgs,
     bench: &mut Bench,
-    steps: Vec<Step>,
+    from_scenario: bool,
     target: &Target,
     assertions: &[Assertion],
 ) -> Result<Document, Failure> {
-    bench.set_steps(steps).await?;
-    bench.plan().validate()?;
-    let sample = bench.sample().await?;
-    if !args.target.json {
-        let text = sample.to_string();
-        let shown: String = text.chars().take(400).collect();
-        let more = if shown.len() < text.len() { " ..." } else { "" };
-        output::status(&format!("sample answer: {shown}{more}"));
-        output::status(&format!(
-            "running: {}",
-            nexo_bench::report::describe(bench.plan())
-        ));
-    }
-    let environment = Environment::here();
-    if !args.load.find_ceiling.is_empty() {
-        return find_ceiling(args, bench, target, assertions, environment).await;
-    }
-    let live = live_view(bench);
-    let (summary, runs) = bench.run().await?;
-    drop(live);
-    let setup = Setup::of(bench.plan());
-    Ok(Document::new(
-        bench,
-        target.to_string(),
-        nexo_bench::report::command_line(std::env::args().skip(1)),
-        environment,
-        setup,
-        summary,
-        runs,
+    let steps = if from_scenario {
+        bench.plan().steps.clone()
+    } else {
+        let load = &args.load;
+        let words = crate::inspect::argument_words(&args.arguments)?;
+        let call = Call {
+            method: load.method.as_deref(),
+            subject: args.tool.as_deref(),
+            words: &words,
+            params: load.params.as_deref(),
+        };
+        let expectations = Expectations {
+            pointers: &load.expect,
+            regex: load.expect_regex.as_deref(),
+            output_schema: load.expect_schema,
+        };
+        let (step, undescribed) = bench.step_for(call, expectations).await?;
+        for name in undescribed {
+            output::status(&format!(
+                "warning: the tool's schema describes no argument `{name}`; sending it anyway"
+            ));
+        }
+        vec![step]
+    };
+    let ceiling = if args.load.find_ceiling.is_empty() {
+        None
+    } else {
+        Some((
+            args.load
+                .find_ceiling
+                .iter()
+                .map(|text| Assertion::parse(text))
+                .collect::<Result<Vec<_>, _>>()?,
+            ceiling_search(args),
+        ))
+    };
+    let how = Measure {
+        target: target.to_string(),
+        command_line: nexo_bench::report::command_line(std::env::args().skip(1)),
         assertions,
-        None,
-    ))
-}
-
-/// `--find-ceiling`: steps at rising rates until an objective breaks.
-async fn find_ceiling(
-    args: &BenchArgs,
-    bench: &mut Bench,
-    target: &Target,
-    assertions: &[Assertion],
-    environment: Environment,
-) -> Result<Document, Failure> {
-    let objectives = args
-        .load
-        .find_ceiling
-        .iter()
-        .map(|text| Assertion::parse(text))
-        .collect::<Result<Vec<_>, _>>()?;
-    let search = nexo_bench::ceiling::Search {
-        start: args.load.rate.unwrap_or(100.0),
-        factor: args.load.ceiling_factor,
-        step: args
-            .load
-            .duration
-            .unwrap_or(std::time::Duration::from_secs(2)),
-        arrivals: match args.load.arrivals {
-            ArrivalsArg::Uniform => Arrivals::Uniform,
-            ArrivalsArg::Poisson => Arrivals::Poisson {
-                seed: args.load.seed,
-            },
-        },
-        max_outstanding: args.load.max_outstanding,
+        ceiling,
     };
     let quiet = args.target.json;
-    let steps = nexo_bench::ceiling::search(bench, &objectives, &search, |step| {
-        if !quiet {
-            output::status(&format!(
+    let progress = bench.progress();
+    let mut live = None;
+    let document = bench
+        .whole_run(steps, how, |moment| match moment {
+            Moment::Sampled { answer, running } if !quiet => {
+                let text = answer.to_string();
+                let shown: String = text.chars().take(400).collect();
+                let more = if shown.len() < text.len() { " ..." } else { "" };
+                output::status(&format!("sample answer: {shown}{more}"));
+                output::status(&format!("running: {running}"));
+            }
+            Moment::Running => live = live_view(std::sync::Arc::clone(&progress)),
+            Moment::CeilingStep(step) if !quiet => output::status(&format!(
                 "step {:.0}/s: {:.0} req/s, p99 {}, {} errors{}",
                 step.rate,
                 step.figures.rps,
@@ -164,36 +148,42 @@ async fn find_ceiling(
                 } else {
                     ": an objective broke"
                 }
-            ));
-        }
-    })
-    .await?;
-    let ceiling = nexo_bench::ceiling::ceiling(&steps);
-    let summary = nexo_bench::ceiling::summary(&steps);
-    let mut setup = Setup::of(bench.plan());
-    setup.model = "find-ceiling".to_owned();
-    let runs = steps.into_iter().map(|step| step.figures).collect();
-    Ok(Document::new(
-        bench,
-        target.to_string(),
-        nexo_bench::report::command_line(std::env::args().skip(1)),
-        environment,
-        setup,
-        summary,
-        runs,
-        assertions,
-        ceiling,
-    ))
+            )),
+            Moment::Sampled { .. } | Moment::CeilingStep(_) => {}
+        })
+        .await;
+    drop(live);
+    Ok(document?)
+}
+
+/// `--find-ceiling`'s search: steps at rising rates from `--rate`.
+fn ceiling_search(args: &BenchArgs) -> nexo_bench::ceiling::Search {
+    nexo_bench::ceiling::Search {
+        start: args.load.rate.unwrap_or(100.0),
+        factor: args.load.ceiling_factor,
+        step: args
+            .load
+            .duration
+            .unwrap_or(std::time::Duration::from_secs(2)),
+        arrivals: arrivals(args.load.arrivals, args.load.seed),
+        max_outstanding: args.load.max_outstanding,
+    }
+}
+
+fn arrivals(arrivals: ArrivalsArg, seed: u64) -> Arrivals {
+    match arrivals {
+        ArrivalsArg::Uniform => Arrivals::Uniform,
+        ArrivalsArg::Poisson => Arrivals::Poisson { seed },
+    }
 }
 
 /// A live line on a terminal (none in CI or without one): the seconds,
 /// requests and errors so far, redrawn each second.
-fn live_view(bench: &Bench) -> Option<LiveView> {
+fn live_view(progress: std::sync::Arc<nexo_bench::run::Progress>) -> Option<LiveView> {
     use std::io::IsTerminal;
     if !std::io::stderr().is_terminal() || crate::env::var(crate::env::CI).is_some() {
         return None;
     }
-    let progress = bench.progress();
     Some(LiveView(tokio::spawn(async move {
         let started = std::time::Instant::now();
         let mut last = 0;
@@ -267,12 +257,7 @@ fn plan(args: &BenchArgs, target: &Target) -> Result<Plan, Failure> {
     let load = match load_args.rate {
         Some(rate) => Load::Open {
             rate: Rate::Constant(rate),
-            arrivals: match load_args.arrivals {
-                ArrivalsArg::Uniform => Arrivals::Uniform,
-                ArrivalsArg::Poisson => Arrivals::Poisson {
-                    seed: load_args.seed,
-                },
-            },
+            arrivals: arrivals(load_args.arrivals, load_args.seed),
             max_outstanding: load_args.max_outstanding,
         },
         None => Load::Closed {
@@ -329,56 +314,4 @@ fn plan(args: &BenchArgs, target: &Target) -> Result<Plan, Failure> {
         no_limits: load_args.no_limits,
         seed: load_args.seed,
     })
-}
-
-/// The one step of a run without a scenario: a tool call with arguments
-/// read as `nexo call` reads them, or `--method`.
-async fn steps(args: &BenchArgs, bench: &Bench) -> Result<Vec<Step>, Failure> {
-    let load = &args.load;
-    let mut step = match (load.method.as_deref(), &args.tool) {
-        (None | Some("tools/call"), Some(tool)) => {
-            let words = crate::inspect::argument_words(&args.arguments)?;
-            let (arguments, undescribed) = bench.tool_arguments(tool, &words).await?;
-            for name in undescribed {
-                output::status(&format!(
-                    "warning: the tool's schema describes no argument `{name}`; sending it anyway"
-                ));
-            }
-            Step::new("tools/call", json!({"name": tool, "arguments": arguments}))
-        }
-        (None | Some("tools/call"), None) => {
-            return Err(Failure::usage(
-                "no tool given",
-                Some("name a TOOL, a `--method` or a `--scenario FILE`".to_owned()),
-            ));
-        }
-        (Some("resources/read"), Some(uri)) => Step::new("resources/read", json!({"uri": uri})),
-        (Some("prompts/get"), Some(name)) => {
-            let arguments = nexo_client::arguments::prompt_arguments(&args.arguments)?;
-            Step::new("prompts/get", json!({"name": name, "arguments": arguments}))
-        }
-        (Some(method @ ("resources/read" | "prompts/get")), None) => {
-            return Err(Failure::usage(
-                format!("`{method}` needs a URI or name after the target"),
-                None,
-            ));
-        }
-        (Some(method), _) => {
-            let params = match &load.params {
-                Some(text) => serde_json::from_str::<Value>(text).map_err(|error| {
-                    Failure::usage(format!("`--params` is not JSON: {error}"), None)
-                })?,
-                None => json!({}),
-            };
-            Step::new(method, params)
-        }
-    };
-    for text in &load.expect {
-        step.expect.push(Expect::pointer(text)?);
-    }
-    if let Some(regex) = &load.expect_regex {
-        step.expect.push(Expect::regex(regex)?);
-    }
-    step.output_schema = load.expect_schema;
-    Ok(vec![step])
 }
