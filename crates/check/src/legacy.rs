@@ -80,8 +80,7 @@ impl SseLink {
             )))
         })?;
         // The stream stays open for the session: no overall time limit.
-        nexo_client::http::install_tls_provider();
-        let client = reqwest::Client::builder()
+        let client = nexo_client::http::client_builder(timeout)
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|error| {

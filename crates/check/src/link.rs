@@ -412,9 +412,8 @@ impl HttpLink {
         timeout: Duration,
     ) -> Result<Self, String> {
         let url = url::Url::parse(url).map_err(|error| format!("`{url}` is not a URL: {error}"))?;
-        // The workspace builds rustls without a default provider.
-        nexo_client::http::install_tls_provider();
-        let client = reqwest::Client::builder()
+        // nexo's one TLS configuration (the platform's trust, `--cacert`).
+        let client = nexo_client::http::client_builder(timeout)
             .timeout(timeout)
             .redirect(reqwest::redirect::Policy::none())
             .build()

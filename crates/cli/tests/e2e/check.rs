@@ -303,3 +303,45 @@ fn issue_39_a_server_slower_to_start_than_the_timeout_is_checked() {
         "{document:#}"
     );
 }
+
+/// Issue 38: check's links are built from nexo-client's one HTTP client
+/// builder, so an `https://` server whose certificate a CA of the user's
+/// own signed is checked once `--cacert` names that CA (before, check's
+/// own clients ignored it), and refused as unreachable without it.
+#[test]
+fn https_with_the_users_ca() {
+    let dir = TempDir::new("check-https");
+    let ca = nexo_testkit::TestCa::new("nexo test CA").unwrap();
+    let ca_file = ca.write(dir.path()).unwrap();
+    let (cert, key) = ca
+        .issue("localhost", &["localhost", "127.0.0.1"])
+        .unwrap()
+        .write(dir.path())
+        .unwrap();
+    let server = HttpServer::serve(
+        "utils",
+        &[
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ],
+    );
+    let url = format!("https://localhost:{}/mcp", server.port);
+    let (run, document) = check(&["--url", &url, "--cacert", ca_file.to_str().unwrap()]);
+    assert_eq!(run.code(), 0, "{run:#?}");
+    assert_eq!(document["transport"], "streamable-http", "{document:#}");
+    assert_eq!(document["server"]["name"], "nexo-utils", "{document:#}");
+    let data = TempDir::new("check-https-data");
+    let mut untrusted = nexo();
+    untrusted.env("XDG_DATA_HOME", data.path()).args([
+        "check",
+        "--url",
+        &url,
+        "--json",
+        "--timeout",
+        "10",
+    ]);
+    let untrusted = run_command(untrusted);
+    assert_eq!(untrusted.code(), 4, "{untrusted:#?}");
+}
