@@ -40,7 +40,7 @@ const SESSION_HEADER: &str = "mcp-session-id";
 /// allowed otherwise, and what every request carries.
 #[derive(Debug, Clone)]
 pub struct Endpoint {
-    /// The URL as given (a legacy SSE stream's `endpoint` resolves against it).
+    /// The URL as given (a legacy SSE stream's, which its link opens).
     pub(crate) url: url::Url,
     pub addr: SocketAddr,
     authority: HeaderValue,
@@ -145,15 +145,9 @@ impl Endpoint {
         })
     }
 
-    /// This endpoint at another URL of the same origin (a legacy SSE
-    /// stream's `endpoint`, which nexo-client resolved and checked to be on
-    /// the stream's origin).
-    pub(crate) fn at(&self, url: &url::Url) -> Result<Self, BenchError> {
-        Ok(Self {
-            url: url.clone(),
-            uri: uri(url)?,
-            ..self.clone()
-        })
+    /// The target's own headers.
+    pub(crate) fn headers(&self) -> http::HeaderMap {
+        self.headers.iter().cloned().collect()
     }
 
     /// A request to this endpoint with the target's own headers.

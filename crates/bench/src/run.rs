@@ -215,7 +215,7 @@ impl Bench {
             } => {
                 let endpoint = Endpoint::resolve(url.expose(), headers, plan.allow_remote).await?;
                 let links = (0..count)
-                    .map(|_| Mutex::new(LegacyLink::new(endpoint.clone())))
+                    .map(|_| Mutex::new(LegacyLink::new(endpoint.clone(), plan.timeout)))
                     .collect();
                 (Links::Legacy(links), "sse")
             }

@@ -1,32 +1,28 @@
 //! The deprecated HTTP+SSE transport of 2024-11-05, probed like the others.
-//! [`SseLink`] is its raw wire: a GET opens the session's stream, whose
-//! first `endpoint` event names where each message is POSTed; the POST is
-//! answered 202 and the answer comes back on the stream, matched by id.
-//! The stream is read by nexo-client's [`legacy_sse::read_event`], so seed
-//! 001's dialect (a `connect` event, wrapped messages) is spoken too. The session
+//! [`SseLink`] is its raw wire, nexo-client's [`LegacyLink`]: a GET opens
+//! the session's stream, whose first `endpoint` event names where each
+//! message is POSTed; the POST is answered 202 and the answer comes back
+//! on the stream, matched by id. Seed 001's dialect (a `connect` event,
+//! wrapped messages) is spoken too. The session
 //! itself runs the same probes as any other (errors, definitions,
 //! poisoning, resources); [`run`] adds what is the transport's own: a POST
 //! answered with anything but 202, an endpoint on another origin, an
 //! unknown session id on the POST URL served, a foreign `Origin` served.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::StreamExt;
-use nexo_client::legacy_sse::{self, Endpoint, Event};
-use nexo_client::raw::WireId;
-use reqwest::header::{ACCEPT, HeaderMap, HeaderValue};
+use nexo_client::legacy_sse::Endpoint;
+use nexo_client::raw::Observer;
+use nexo_client::raw::legacy::{Accepted, LegacyLink};
+use reqwest::header::HeaderValue;
 use serde_json::{Value, json};
-use tokio::sync::oneshot;
 use url::Url;
 
 use crate::Run;
 use crate::finding::{Finding, Group, Severity, trim};
 use crate::link::{HttpLink, Link, LinkError, RawReply};
-
-type Pending = Arc<Mutex<HashMap<WireId, oneshot::Sender<Value>>>>;
 
 /// What came on the stream besides answers.
 #[derive(Default)]
@@ -37,27 +33,35 @@ struct Seen {
     statuses: Vec<(u16, String)>,
 }
 
-/// One legacy session: its stream, read by a task of its own, and the
-/// URL messages are POSTed to.
-pub struct SseLink {
-    /// The POSTs go through an HTTP link whose URL is the endpoint.
-    pub http: Arc<HttpLink>,
-    /// The first event's data as the server sent it (`endpoint`, or seed
-    /// 001's `connect`).
-    pub endpoint_event: String,
-    /// Where, and in which dialect, messages are POSTed.
-    endpoint: Endpoint,
-    pending: Pending,
-    seen: Arc<Mutex<Seen>>,
-    next_id: AtomicU64,
-    timeout: Duration,
-    reader: tokio::task::JoinHandle<()>,
+/// What the checker keeps of the stream: the server's notifications and
+/// requests (answered as every link answers them).
+#[derive(Default)]
+struct Watch(Mutex<Seen>);
+
+impl Observer for Watch {
+    fn request(&self, request: &Value) -> Value {
+        if let Ok(mut seen) = self.0.lock() {
+            seen.requests.push(request.clone());
+        }
+        crate::link::answer_server_request(request)
+    }
+
+    fn notification(&self, message: Value) {
+        if let Ok(mut seen) = self.0.lock() {
+            seen.notifications.push(message);
+        }
+    }
 }
 
-impl Drop for SseLink {
-    fn drop(&mut self) {
-        self.reader.abort();
-    }
+/// One legacy session: nexo-client's raw link ([`LegacyLink`]), with what
+/// the probes keep of it.
+pub struct SseLink {
+    link: LegacyLink,
+    /// The probes' own POSTs (a foreign `Origin`, an unknown session) go
+    /// through an HTTP link whose URL is the endpoint.
+    pub http: Box<HttpLink>,
+    watch: Arc<Watch>,
+    next_id: AtomicU64,
 }
 
 /// Why a legacy stream gave no session.
@@ -79,103 +83,32 @@ impl SseLink {
                 "`{url}` is not a URL: {error}"
             )))
         })?;
-        // The stream stays open for the session: no overall time limit.
-        let client = nexo_client::http::client_builder(timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|error| {
-                OpenError::Link(LinkError::Transport(format!(
-                    "cannot build an HTTP client: {error}"
-                )))
-            })?;
-        let mut extra = HeaderMap::new();
-        for header in headers {
-            extra.insert(header.name().clone(), header.value().clone());
-        }
-        extra.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
-        let response =
-            tokio::time::timeout(timeout, client.get(stream.clone()).headers(extra).send())
-                .await
-                .map_err(|_| OpenError::Link(LinkError::Timeout))?
-                .map_err(|error| {
-                    OpenError::Link(LinkError::Transport(format!(
-                        "cannot reach `{stream}`: {error}"
-                    )))
-                })?;
-        let status = response.status().as_u16();
-        let is_sse = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|kind| kind.to_str().ok())
-            .is_some_and(|kind| kind.starts_with("text/event-stream"));
-        if status != 200 || !is_sse {
-            return Err(OpenError::Link(LinkError::Http {
-                status,
-                body: "the GET opened no event stream".to_owned(),
-                www_authenticate: None,
-            }));
-        }
-        let mut events = Box::pin(nexo_client::sse::events(Box::pin(response.bytes_stream())));
-        let (endpoint_event, endpoint) = loop {
-            let next = tokio::time::timeout(timeout, events.next())
-                .await
-                .map_err(|_| OpenError::Link(LinkError::Timeout))?;
-            let event = match next {
-                None | Some(Err(sse_stream::Error::Body(_))) => {
-                    return Err(OpenError::Link(LinkError::Ended(
-                        "the stream ended before its `endpoint` event".to_owned(),
-                    )));
-                }
-                Some(Ok(event)) => event,
-                Some(Err(_)) => continue,
-            };
-            let data = event.data.unwrap_or_default();
-            match legacy_sse::read_event(&stream, event.event.as_deref(), &data) {
-                Ok(Event::Endpoint(endpoint)) => break (data, endpoint),
-                Ok(_) => {}
-                Err(nexo_client::SseError::ForeignEndpoint(named)) => {
-                    return Err(OpenError::Foreign(data, named));
-                }
-                Err(error) => {
-                    return Err(OpenError::Link(LinkError::Transport(error.to_string())));
-                }
-            }
-        };
-        let http = Arc::new(
-            HttpLink::new(endpoint.url().as_str(), headers, timeout)
-                .map_err(|message| OpenError::Link(LinkError::Transport(message)))?,
-        );
-        let pending: Pending = Arc::default();
-        let seen: Arc<Mutex<Seen>> = Arc::default();
-        let reader = {
-            let pending = Arc::clone(&pending);
-            let seen = Arc::clone(&seen);
-            let http = Arc::clone(&http);
-            let endpoint = endpoint.clone();
-            tokio::spawn(async move {
-                while let Some(event) = events.next().await {
-                    let Ok(event) = event else { continue };
-                    let data = event.data.unwrap_or_default();
-                    if let Ok(Event::Message(message)) =
-                        legacy_sse::read_event(&stream, event.event.as_deref(), &data)
-                    {
-                        read(&message, &pending, &seen, &http, &endpoint).await;
-                    }
-                }
-                if let Ok(mut pending) = pending.lock() {
-                    pending.clear();
-                }
-            })
-        };
-        Ok(Self {
-            http,
-            endpoint_event,
-            endpoint,
-            pending,
-            seen,
-            next_id: AtomicU64::new(1),
+        let watch = Arc::new(Watch::default());
+        let target_headers = headers
+            .iter()
+            .map(|header| (header.name().clone(), header.value().clone()))
+            .collect();
+        let link = LegacyLink::open(
+            &stream,
+            target_headers,
             timeout,
-            reader,
+            Arc::clone(&watch) as Arc<dyn Observer>,
+        )
+        .await
+        .map_err(|error| match error {
+            nexo_client::raw::legacy::OpenError::Link(error) => OpenError::Link(error),
+            nexo_client::raw::legacy::OpenError::Foreign { data, named } => {
+                OpenError::Foreign(data, named)
+            }
+        })?;
+        let http = HttpLink::new(link.endpoint().url().as_str(), headers, timeout)
+            .map(Box::new)
+            .map_err(|message| OpenError::Link(LinkError::Transport(message)))?;
+        Ok(Self {
+            link,
+            http,
+            watch,
+            next_id: AtomicU64::new(1),
         })
     }
 
@@ -183,125 +116,61 @@ impl SseLink {
         self.next_id.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// POSTs `message` and waits for its answer on the stream.
-    pub async fn send(&self, message: &Value) -> Result<Value, LinkError> {
-        let id = WireId::of(message.get("id").unwrap_or(&Value::Null));
-        let (waiter, answer) = oneshot::channel();
-        if let Ok(mut pending) = self.pending.lock() {
-            pending.insert(id.clone(), waiter);
-        }
-        if let Err(error) = self.post(message).await {
-            self.forget(&id);
-            return Err(error);
-        }
-        match tokio::time::timeout(self.timeout, answer).await {
-            Ok(Ok(answer)) => Ok(answer),
-            Ok(Err(_)) => Err(LinkError::Ended("the stream closed".to_owned())),
-            Err(_) => {
-                self.forget(&id);
-                Err(LinkError::Timeout)
-            }
-        }
+    /// The first event's data as the server sent it.
+    pub fn endpoint_event(&self) -> &str {
+        self.link.endpoint_event()
     }
 
-    fn forget(&self, id: &WireId) {
-        if let Ok(mut pending) = self.pending.lock() {
-            pending.remove(id);
-        }
+    fn endpoint(&self) -> &Endpoint {
+        self.link.endpoint()
+    }
+
+    /// POSTs `message` and waits for its answer on the stream.
+    pub async fn send(&self, message: &Value) -> Result<Value, LinkError> {
+        let ((answer, _), accepted) = self.link.send(message).await?;
+        self.keep(&accepted);
+        Ok(answer)
     }
 
     /// POSTs a message; any 2xx is taken (another than 202 is kept for the
     /// transport probe).
     pub async fn post(&self, message: &Value) -> Result<(), LinkError> {
-        post(&self.http, &self.endpoint, message, &self.seen).await
+        let accepted = self.link.post(message).await?;
+        self.keep(&accepted);
+        Ok(())
+    }
+
+    fn keep(&self, accepted: &Accepted) {
+        if accepted.status != 202
+            && let Ok(mut seen) = self.watch.0.lock()
+        {
+            seen.statuses
+                .push((accepted.status, trim(&accepted.body, 200)));
+        }
     }
 
     pub fn notifications(&self) -> Vec<Value> {
-        self.seen
+        self.watch
+            .0
             .lock()
             .map(|seen| seen.notifications.clone())
             .unwrap_or_default()
     }
 
     pub fn requests(&self) -> Vec<Value> {
-        self.seen
+        self.watch
+            .0
             .lock()
             .map(|seen| seen.requests.clone())
             .unwrap_or_default()
     }
 
     fn statuses(&self) -> Vec<(u16, String)> {
-        self.seen
+        self.watch
+            .0
             .lock()
             .map(|seen| seen.statuses.clone())
             .unwrap_or_default()
-    }
-}
-
-async fn post(
-    http: &HttpLink,
-    endpoint: &Endpoint,
-    message: &Value,
-    seen: &Mutex<Seen>,
-) -> Result<(), LinkError> {
-    let body = endpoint.body(message.clone()).to_string().into_bytes();
-    let reply = http
-        .raw(
-            reqwest::Method::POST,
-            endpoint.url(),
-            http.base_headers(),
-            Some(body),
-        )
-        .await?;
-    if reply.status != 202
-        && (200..300).contains(&reply.status)
-        && let Ok(mut seen) = seen.lock()
-    {
-        seen.statuses
-            .push((reply.status, trim(reply.body.trim(), 200)));
-    }
-    if (200..300).contains(&reply.status) {
-        Ok(())
-    } else {
-        Err(LinkError::Http {
-            status: reply.status,
-            body: trim(reply.body.trim(), 300),
-            www_authenticate: reply.header("www-authenticate").map(str::to_owned),
-        })
-    }
-}
-
-/// One message of the stream: an answer to its waiter, a request of the
-/// server's answered by a POST, a notification kept.
-async fn read(
-    message: &Value,
-    pending: &Pending,
-    seen: &Mutex<Seen>,
-    http: &HttpLink,
-    endpoint: &Endpoint,
-) {
-    match (message.get("id"), message.get("method")) {
-        (Some(_), Some(_)) => {
-            if let Ok(mut seen) = seen.lock() {
-                seen.requests.push(message.clone());
-            }
-            let answer = crate::link::answer_server_request(message);
-            let _ = post(http, endpoint, &answer, seen).await;
-        }
-        (Some(id), None) => {
-            let waiter = pending
-                .lock()
-                .ok()
-                .and_then(|mut pending| pending.remove(&WireId::of(id)));
-            if let Some(waiter) = waiter {
-                let _ = waiter.send(message.clone());
-            }
-        }
-        (None, _) => {
-            if let Ok(mut seen) = seen.lock() {
-                seen.notifications.push(message.clone());
-            }
-        }
     }
 }
 
@@ -333,7 +202,7 @@ pub(crate) async fn run(run: &mut Run) {
         "legacy-sse-transport",
         Group::Http,
         "ran",
-        format!("endpoint `{}`", sse.endpoint_event),
+        format!("endpoint `{}`", sse.endpoint_event()),
     );
     if let Some((status, body)) = sse.statuses().first() {
         run.push(
@@ -354,7 +223,7 @@ pub(crate) async fn run(run: &mut Run) {
         Some(endpoint.body(ping).to_string().into_bytes())
     };
     // The same endpoint with a session id no one was given.
-    if let Some(unknown) = sse.endpoint.with_session("nexo-check-no-such-session") {
+    if let Some(unknown) = sse.endpoint().with_session("nexo-check-no-such-session") {
         let reply = http
             .raw(
                 reqwest::Method::POST,
@@ -385,9 +254,9 @@ pub(crate) async fn run(run: &mut Run) {
     let reply = http
         .raw(
             reqwest::Method::POST,
-            sse.endpoint.url(),
+            sse.endpoint().url(),
             headers,
-            ping(&sse.endpoint, sse.next_id()),
+            ping(sse.endpoint(), sse.next_id()),
         )
         .await;
     if let Ok(accepted) = &reply

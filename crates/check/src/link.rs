@@ -21,33 +21,7 @@ pub use crate::legacy::SseLink;
 use nexo_client::era::REVISION_2026;
 use serde_json::{Value, json};
 
-/// Why an exchange brought no answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LinkError {
-    /// No answer within the time limit.
-    Timeout,
-    /// The child ended (or the connection closed) before answering.
-    Ended(String),
-    /// An HTTP status other than 200/202, with the body's start.
-    Http {
-        status: u16,
-        body: String,
-        www_authenticate: Option<String>,
-    },
-    /// Anything else: a refused connection, an answer that is not JSON.
-    Transport(String),
-}
-
-impl std::fmt::Display for LinkError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            LinkError::Timeout => f.write_str("no answer within the time limit"),
-            LinkError::Ended(why) => write!(f, "the server ended: {why}"),
-            LinkError::Http { status, body, .. } => write!(f, "HTTP {status}: {body}"),
-            LinkError::Transport(why) => f.write_str(why),
-        }
-    }
-}
+pub use nexo_client::raw::LinkError;
 
 /// When a stray stdout line came.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

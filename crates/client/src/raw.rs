@@ -1,7 +1,8 @@
-//! Raw JSON-RPC with a child process, for tools that must see the wire as
-//! it is rather than through a session: `nexo bench` (a pipelined window
-//! of requests, measured) and `nexo check` (every stray stdout line, every
-//! late answer, observed). A [`RawChild`] is the child with piped stdio,
+//! Raw JSON-RPC, for tools that must see the wire as it is rather than
+//! through a session: `nexo bench` (a pipelined window of requests,
+//! measured) and `nexo check` (every stray stdout line, every late answer,
+//! observed). [`legacy`] is the same over the legacy HTTP+SSE transport.
+//! A [`RawChild`] is the child with piped stdio,
 //! one message a line: requests are written as given and their answers
 //! matched back by id (so many can be in flight at once), and what else
 //! comes (the server's own requests, notifications, lines that are not
@@ -22,6 +23,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::oneshot;
 
+pub mod legacy;
+
 /// A JSON-RPC id as a map key: numbers as they are, anything else (a
 /// string, a fraction, null) by its JSON text.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -35,6 +38,34 @@ impl WireId {
         match id.as_u64() {
             Some(number) => WireId::Number(number),
             None => WireId::Other(id.to_string()),
+        }
+    }
+}
+
+/// Why a raw exchange brought no answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkError {
+    /// No answer within the time limit.
+    Timeout,
+    /// The child ended (or the stream closed) before answering.
+    Ended(String),
+    /// An HTTP status other than a success, with the body's start.
+    Http {
+        status: u16,
+        body: String,
+        www_authenticate: Option<String>,
+    },
+    /// Anything else: a refused connection, an answer that is not JSON.
+    Transport(String),
+}
+
+impl std::fmt::Display for LinkError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LinkError::Timeout => f.write_str("no answer within the time limit"),
+            LinkError::Ended(why) => write!(f, "the server ended: {why}"),
+            LinkError::Http { status, body, .. } => write!(f, "HTTP {status}: {body}"),
+            LinkError::Transport(why) => f.write_str(why),
         }
     }
 }
@@ -246,30 +277,46 @@ async fn read_stdout(
             observer.stray(line);
             continue;
         };
-        match (message.get("id"), message.get("method")) {
-            (Some(_), Some(_)) => {
-                let answer = observer.request(&message);
-                let _ = write_line(&stdin, &answer).await;
-            }
-            (Some(id), None) => {
-                let id = WireId::of(id);
-                let waiter = pending
-                    .lock()
-                    .ok()
-                    .and_then(|mut pending| pending.remove(&id));
-                match waiter {
-                    Some(waiter) => {
-                        let _ = waiter.send((message, at));
-                    }
-                    None => observer.unexpected(message),
-                }
-            }
-            (None, _) => observer.notification(message),
+        if let Some(answer) = dispatch(message, at, &pending, observer.as_ref()) {
+            let _ = write_line(&stdin, &answer).await;
         }
     }
     ended.store(true, Ordering::SeqCst);
     if let Ok(mut pending) = pending.lock() {
         pending.clear();
+    }
+}
+
+/// Where one message from the server goes: an answer to its waiter (or,
+/// with none, to the observer as unexpected), a notification to the
+/// observer, a request to the observer, whose answer is given back to be
+/// sent to the server.
+fn dispatch(
+    message: Value,
+    at: Instant,
+    pending: &Pending,
+    observer: &dyn Observer,
+) -> Option<Value> {
+    match (message.get("id"), message.get("method")) {
+        (Some(_), Some(_)) => Some(observer.request(&message)),
+        (Some(id), None) => {
+            let id = WireId::of(id);
+            let waiter = pending
+                .lock()
+                .ok()
+                .and_then(|mut pending| pending.remove(&id));
+            match waiter {
+                Some(waiter) => {
+                    let _ = waiter.send((message, at));
+                }
+                None => observer.unexpected(message),
+            }
+            None
+        }
+        (None, _) => {
+            observer.notification(message);
+            None
+        }
     }
 }
 
