@@ -34,8 +34,6 @@ use crate::check::{ErrorClass, Failed};
 use crate::plan::{Accept, Protocol};
 use crate::wire;
 
-const SESSION_HEADER: &str = "mcp-session-id";
-
 /// Where a URL target is: its address, checked to be loopback unless
 /// allowed otherwise, and what every request carries.
 #[derive(Debug, Clone)]
@@ -346,7 +344,7 @@ impl HttpLink {
             Protocol::Sessions2025 => {
                 if let Some(session) = &self.session {
                     if let Some(id) = &session.id {
-                        request = request.header(SESSION_HEADER, id.clone());
+                        request = request.header(era::SESSION_HEADER, id.clone());
                     }
                     if let Some(version) = &session.version {
                         request = request.header(era::PROTOCOL_VERSION_HEADER, version.clone());
@@ -396,7 +394,7 @@ impl HttpLink {
             .await?
             .map_err(|error| Failed::new(ErrorClass::Transport, format!("{error}")))?;
         let status = response.status();
-        let session = response.headers().get(SESSION_HEADER).cloned();
+        let session = response.headers().get(era::SESSION_HEADER).cloned();
         let is_sse = response
             .headers()
             .get(CONTENT_TYPE)
@@ -574,7 +572,7 @@ impl HttpLink {
         let Ok(request) = self
             .endpoint
             .request(Method::DELETE)
-            .header(SESSION_HEADER, id)
+            .header(era::SESSION_HEADER, id)
             .body(Full::new(Bytes::new()))
         else {
             return;

@@ -95,7 +95,7 @@ async fn transport(run: &mut Run, http: &HttpLink) {
             .subject("Mcp-Session-Id"),
         );
         let mut headers = http.base_headers();
-        headers.remove("mcp-session-id");
+        headers.remove(nexo_client::era::SESSION_HEADER);
         let (status, text) = send(
             http,
             Method::POST,
@@ -120,7 +120,7 @@ async fn transport(run: &mut Run, http: &HttpLink) {
         }
         let mut headers = http.base_headers();
         headers.insert(
-            "mcp-session-id",
+            nexo_client::era::SESSION_HEADER,
             HeaderValue::from_static("nexo-check-no-such-session"),
         );
         let (status, text) = send(

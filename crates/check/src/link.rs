@@ -492,7 +492,7 @@ impl HttpLink {
             .session()
             .and_then(|id| HeaderValue::from_str(&id).ok())
         {
-            headers.insert("mcp-session-id", session);
+            headers.insert(nexo_client::era::SESSION_HEADER, session);
         }
         let version = self.version.lock().ok().and_then(|version| version.clone());
         if let Some(version) = version.and_then(|version| HeaderValue::from_str(&version).ok()) {
@@ -701,7 +701,11 @@ impl HttpLink {
             });
         }
         if message.get("method").and_then(Value::as_str) == Some("initialize") {
-            self.set_session(reply.header("mcp-session-id").map(str::to_owned));
+            self.set_session(
+                reply
+                    .header(nexo_client::era::SESSION_HEADER.as_str())
+                    .map(str::to_owned),
+            );
         }
         self.keep(&reply);
         reply.message(message.get("id")).ok_or_else(|| {

@@ -13,6 +13,8 @@ pub const REVISION_2025: &str = "2025-11-25";
 /// The stateless revision.
 pub const REVISION_2026: &str = "2026-07-28";
 
+/// The header carrying a 2025-era session's id over HTTP.
+pub const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 /// The header naming the revision of a request over HTTP.
 pub const PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 /// The 2026-07-28 header repeating a request's method.
