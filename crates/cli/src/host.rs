@@ -309,6 +309,9 @@ pub async fn servers(args: ServersArgs) -> Result<(), Failure> {
     let options = ConnectOptions {
         trace: trace.clone(),
         startup: args.startup.seconds,
+        // A server slow to start is shown as it starts ("starting `npx -y
+        // ...`: 12 s"), as every client command shows it.
+        notices: Some(Arc::new(output::notice)),
         ..ConnectOptions::default()
     };
     let Started { hub, skipped } = start(&config, &mut store, args.timeout, options).await?;

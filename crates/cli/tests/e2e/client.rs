@@ -572,6 +572,13 @@ fn issue_39_a_stdio_server_slow_to_start_is_reached() {
                 .unwrap()
         )
     );
+    let config = crate::support::TempDir::new("slow-servers");
+    let file = config.path().join("mcp.json");
+    let servers = serde_json::json!({"mcpServers": {"slow": {
+        "command": "sh",
+        "args": ["-c", format!("sleep 11; exec {}", serve_morse_command())],
+    }}});
+    std::fs::write(&file, servers.to_string()).unwrap();
     std::thread::scope(|threads| {
         let nexo = threads.spawn(|| {
             run(&[
@@ -584,6 +591,12 @@ fn issue_39_a_stdio_server_slow_to_start_is_reached() {
         });
         let python =
             threads.spawn(|| run(&["call", "--stdio", &slow(python), "add", "a=2", "b=3"]));
+        // `nexo servers` shows the start as it goes, as `call` does (off a
+        // terminal, a line every ten seconds).
+        let listed = threads.spawn(|| run(&["servers", "--config", file.to_str().unwrap()]));
+        let listed = listed.join().unwrap();
+        assert!(listed.stdout.contains("connected"), "{listed:#?}");
+        assert!(listed.stderr.contains("starting `sh -c "), "{listed:#?}");
         let nexo = nexo.join().unwrap();
         assert_eq!(nexo.assert_success().stdout, format!("{SOS_PRUEBA}\n"));
         let python = python.join().unwrap();
