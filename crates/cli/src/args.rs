@@ -78,6 +78,10 @@ pub enum Command {
     /// configuration.
     #[command(after_help = DOCTOR_EXAMPLES)]
     Doctor(DoctorArgs),
+    /// Sign out of a server: revoke the OAuth tokens kept for it at the
+    /// authorization server that issued them (RFC 7009), then delete them.
+    #[command(after_help = LOGOUT_EXAMPLES)]
+    Logout(LogoutArgs),
     /// The security gateway: every server of a configuration behind one HTTP
     /// endpoint, each request decided by a policy, inspected for secrets and
     /// prompt injection, and written to a hash-chained audit log; and its
@@ -572,6 +576,46 @@ pub struct DoctorArgs {
     #[command(flatten)]
     pub target: TargetArgs,
 }
+
+/// `nexo logout --url URL | --server NAME`.
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("target").required(true).args(["url", "server"])))]
+pub struct LogoutArgs {
+    /// The server's URL, as it was given when signing in.
+    #[arg(
+        long,
+        value_name = "URL",
+        value_parser = |text: &str| Ok::<_, Infallible>(TargetUrl::new(text))
+    )]
+    pub url: Option<TargetUrl>,
+    /// A server of the configuration file, by its name there.
+    #[arg(long, value_name = "NAME")]
+    pub server: Option<String>,
+    /// The configuration file for --server [default: ./.mcp.json, else
+    /// ~/.config/nexo/config.json].
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The client secret, for a confidential client registered out of band
+    /// (`--client-id` when signing in); a public client needs none.
+    #[arg(long, value_name = "SECRET", value_parser = secret)]
+    pub client_secret: Option<Secret>,
+    /// Seconds to wait for the authorization server.
+    #[arg(long, value_name = "SECONDS", default_value = "15", value_parser = positive_seconds)]
+    pub timeout: Duration,
+    /// Print what was revoked and deleted as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+const LOGOUT_EXAMPLES: &str = "\
+Examples:
+  nexo logout --url https://mcp.example.com/mcp
+  nexo logout --server github --json
+
+The tokens are deleted whatever the authorization server says. Exit status:
+0 when they were revoked there, or the server offers no revocation (they
+stay valid there until they expire, and nexo says so); 4 when it offers
+revocation and could not be reached or refused it.";
 
 #[derive(Debug, Args)]
 pub struct ServersArgs {

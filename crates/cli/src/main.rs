@@ -19,6 +19,7 @@ mod gateway;
 mod gateway_serve;
 mod host;
 mod inspect;
+mod logout;
 mod output;
 mod serve;
 mod trace;
@@ -79,6 +80,7 @@ fn main() -> ExitCode {
             Some(Command::Trace(command)) => trace::run(command),
             Some(Command::Servers(args)) => host::servers(args).await,
             Some(Command::Doctor(args)) => doctor::run(args).await,
+            Some(Command::Logout(args)) => logout::run(args).await,
             Some(Command::Gateway(args)) => match args.command {
                 Some(command) => gateway::run(command).await,
                 None => gateway_serve::run(args).await,

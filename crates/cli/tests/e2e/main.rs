@@ -42,6 +42,7 @@ mod http_policy;
 mod http_wire;
 mod legacy_sse;
 mod music;
+mod oauth;
 mod secrets;
 mod serve_auth;
 mod serve_tls;

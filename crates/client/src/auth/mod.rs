@@ -11,10 +11,12 @@
 //! `offline_access`, RFC 9207 `iss` checks, and token refresh. What is here
 //! is what rmcp leaves to its caller: [`OAuthHttp`], the HTTP client that
 //! decides when to authorize and retries; the [`agent`]s that carry the
-//! authorization URL to the server and the redirect back; and the
-//! per-issuer [`store`] that keeps tokens between runs.
+//! authorization URL to the server and the redirect back; the per-issuer
+//! [`store`] that keeps tokens between runs (refreshes locked across
+//! processes); and logging out, [`revoke`].
 
 pub mod agent;
+pub mod revoke;
 pub mod store;
 
 use std::fmt;

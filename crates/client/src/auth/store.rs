@@ -6,19 +6,34 @@
 //! a temporary file and renamed so that a crash never leaves half a token.
 //! Keying by issuer is what makes an authorization-server migration safe: a
 //! token minted by the old server is simply not found under the new one.
+//!
+//! Two nexo processes may share one record (a chat and a `nexo call` at
+//! once). Refreshing is what they must not do together: where the
+//! authorization server rotates refresh tokens, the second to spend the old
+//! one is refused and must authorize again. So a refresh holds a lock
+//! ([`CredentialStore::acquire_refresh_guard`]): an advisory lock on
+//! `<resource>.lock` beside the record, taken for the load, the token
+//! request and the save, so the second process reads the first one's new
+//! refresh token. The lock file stays (removing a lock file another process
+//! holds would let a third take it at once).
 
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
+use rmcp::transport::auth::{
+    AuthError, CredentialRefreshGuard, CredentialStore, StoredCredentials,
+};
 
 /// The token store: a directory, or memory only (tests, the conformance client).
 #[derive(Clone, Debug)]
 pub struct TokenStore {
     root: Option<PathBuf>,
     memory: Arc<Mutex<HashMap<String, StoredCredentials>>>,
+    /// Refreshes of an in-memory store, one at a time (a directory's are
+    /// serialized by file locks, across processes too).
+    memory_refresh: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl TokenStore {
@@ -27,6 +42,7 @@ impl TokenStore {
         Self {
             root: Some(root.into()),
             memory: Arc::default(),
+            memory_refresh: Arc::default(),
         }
     }
 
@@ -35,6 +51,7 @@ impl TokenStore {
         Self {
             root: None,
             memory: Arc::default(),
+            memory_refresh: Arc::default(),
         }
     }
 
@@ -45,6 +62,55 @@ impl TokenStore {
             relative: Path::new(&encode(issuer)).join(format!("{}.json", encode(resource))),
         }
     }
+
+    /// Every record kept for `resource`, whichever issuer minted it, with
+    /// the issuer's name (`nexo logout`).
+    pub fn records_for(&self, resource: &str) -> Result<Vec<(String, StoreEntry)>, AuthError> {
+        let file = format!("{}.json", encode(resource));
+        let Some(root) = &self.root else {
+            let memory = self.memory.lock().map_err(|_| poisoned())?;
+            let mut records = Vec::new();
+            for key in memory.keys() {
+                let relative = PathBuf::from(key);
+                if relative.file_name().and_then(|name| name.to_str()) == Some(file.as_str())
+                    && let Some(issuer) = relative.parent().and_then(issuer_of_dir)
+                {
+                    records.push((issuer, self.entry_at(relative)));
+                }
+            }
+            records.sort_by(|a, b| a.0.cmp(&b.0));
+            return Ok(records);
+        };
+        let issuers = match fs::read_dir(root) {
+            Ok(issuers) => issuers,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(error) => return Err(store_error("read", root, error)),
+        };
+        let mut records = Vec::new();
+        for dir in issuers {
+            let dir = dir.map_err(|error| store_error("read", root, error))?;
+            let relative = Path::new(&dir.file_name()).join(&file);
+            if root.join(&relative).is_file()
+                && let Some(issuer) = relative.parent().and_then(issuer_of_dir)
+            {
+                records.push((issuer, self.entry_at(relative)));
+            }
+        }
+        records.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(records)
+    }
+
+    fn entry_at(&self, relative: PathBuf) -> StoreEntry {
+        StoreEntry {
+            store: self.clone(),
+            relative,
+        }
+    }
+}
+
+/// The issuer an issuer directory's name stands for ([`encode`] undone).
+fn issuer_of_dir(dir: &Path) -> Option<String> {
+    decode(dir.to_str()?)
 }
 
 /// Percent-encodes everything but ASCII letters, digits, `-` and `.`, so
@@ -59,6 +125,23 @@ fn encode(value: &str) -> String {
         }
     }
     out
+}
+
+/// [`encode`] undone; `None` for a name [`encode`] cannot have made.
+fn decode(name: &str) -> Option<String> {
+    let mut bytes = Vec::with_capacity(name.len());
+    let mut rest = name.as_bytes();
+    while let Some((&first, tail)) = rest.split_first() {
+        if first == b'%' {
+            let hex = std::str::from_utf8(tail.get(..2)?).ok()?;
+            bytes.push(u8::from_str_radix(hex, 16).ok()?);
+            rest = &tail[2..];
+        } else {
+            bytes.push(first);
+            rest = tail;
+        }
+    }
+    String::from_utf8(bytes).ok()
 }
 
 /// One issuer's record for one resource.
@@ -112,6 +195,36 @@ impl StoreEntry {
         crate::replace::replace(&path, &body).map_err(|error| store_error("write", &path, error))
     }
 
+    /// Takes the refresh lock of this record, waiting for another holder
+    /// (in this process or another) to let it go.
+    async fn refresh_lock(&self) -> Result<CredentialRefreshGuard, AuthError> {
+        let Some(root) = &self.store.root else {
+            let guard = self.store.memory_refresh.clone().lock_owned().await;
+            return Ok(CredentialRefreshGuard::new(guard));
+        };
+        let mut path = root.join(&self.relative);
+        path.set_extension("lock");
+        let lock = tokio::task::spawn_blocking(move || -> Result<fs::File, AuthError> {
+            let dir = path.parent().unwrap_or(Path::new("."));
+            create_private_dir(dir).map_err(|error| store_error("create", dir, error))?;
+            let file = fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&path)
+                .map_err(|error| store_error("open", &path, error))?;
+            file.lock()
+                .map_err(|error| store_error("lock", &path, error))?;
+            Ok(file)
+        })
+        .await
+        .map_err(|error| {
+            AuthError::CredentialStoreError(format!("the lock was lost: {error}"))
+        })??;
+        // Closing the file (dropping the guard) lets the lock go.
+        Ok(CredentialRefreshGuard::new(lock))
+    }
+
     fn clear_sync(&self) -> Result<(), AuthError> {
         let Some(root) = &self.store.root else {
             let mut memory = self.store.memory.lock().map_err(|_| poisoned())?;
@@ -159,6 +272,10 @@ impl CredentialStore for StoreEntry {
     async fn clear(&self) -> Result<(), AuthError> {
         self.clear_sync()
     }
+
+    async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
+        self.refresh_lock().await.map(Some)
+    }
 }
 
 #[cfg(test)]
@@ -175,6 +292,58 @@ mod tests {
         assert_ne!(encode("a/b"), encode("a_b"));
         assert_eq!(encode(".."), "%2E.");
         assert!(!encode("../../etc/passwd").contains('/'));
+        for name in ["https://as.example/t1", "..", "a/b", "é%", ""] {
+            assert_eq!(decode(&encode(name)).as_deref(), Some(name));
+        }
+        assert_eq!(decode("%4"), None);
+        assert_eq!(decode("%ZZ"), None);
+    }
+
+    #[tokio::test]
+    async fn records_are_found_by_resource_whatever_the_issuer() {
+        let dir = tempfile::tempdir().unwrap();
+        let resource = "http://127.0.0.1:1/mcp";
+        for store in [TokenStore::in_dir(dir.path()), TokenStore::in_memory()] {
+            let saved = StoredCredentials::new("client".into(), None, Vec::new(), Some(1));
+            for issuer in ["https://as2.example", "https://as1.example/t"] {
+                store
+                    .entry(issuer, resource)
+                    .save(saved.clone())
+                    .await
+                    .unwrap();
+            }
+            store
+                .entry("https://as1.example/t", "http://other/mcp")
+                .save(saved)
+                .await
+                .unwrap();
+            let found: Vec<String> = store
+                .records_for(resource)
+                .unwrap()
+                .into_iter()
+                .map(|(issuer, _)| issuer)
+                .collect();
+            assert_eq!(found, ["https://as1.example/t", "https://as2.example"]);
+        }
+    }
+
+    /// A second holder of a record's refresh lock waits for the first, as
+    /// a second process does.
+    #[tokio::test]
+    async fn refreshes_of_one_record_wait_for_each_other() {
+        let dir = tempfile::tempdir().unwrap();
+        for store in [TokenStore::in_dir(dir.path()), TokenStore::in_memory()] {
+            let entry = store.entry("https://as.example", "http://127.0.0.1:1/mcp");
+            let first = entry.acquire_refresh_guard().await.unwrap();
+            let second = {
+                let entry = entry.clone();
+                tokio::spawn(async move { entry.acquire_refresh_guard().await.map(|_| ()) })
+            };
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            assert!(!second.is_finished(), "the lock was taken twice");
+            drop(first);
+            second.await.unwrap().unwrap();
+        }
     }
 
     #[tokio::test]
