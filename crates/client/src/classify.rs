@@ -200,6 +200,19 @@ pub(crate) fn classify(
                         seconds: *seconds,
                     };
                 }
+                SseError::Silent(_) => {
+                    return ClientError::Unreachable {
+                        target: target.to_owned(),
+                        detail: sse.to_string(),
+                        hint: "a proxy between nexo and the server may be holding the stream \
+                               back (buffering it): turn buffering off for this location \
+                               (nginx: `proxy_buffering off;`, or have the server send \
+                               `X-Accel-Buffering: no`); a server still starting needs a \
+                               longer `--timeout`"
+                            .into(),
+                        stderr: Vec::new(),
+                    };
+                }
                 SseError::Closed => {
                     return ClientError::Unreachable {
                         target: target.to_owned(),

@@ -445,6 +445,12 @@ pub enum SseError {
     Request(#[source] reqwest::Error),
     #[error("no answer within {0:.1} s")]
     TimedOut(f64),
+    /// The stream opened and then carried nothing at all: what a proxy that
+    /// buffers responses (nginx's default) makes of an event stream.
+    #[error(
+        "the event stream opened but carried nothing within {0:.1} s, not even its `endpoint` event"
+    )]
+    Silent(f64),
     #[error("the server answered HTTP {status}: {body}")]
     Status { status: u16, body: String },
     #[error("the server answered with content type `{0}`, not an event stream")]

@@ -345,10 +345,15 @@ impl Link {
             return Err(SseError::NotAStream(kind));
         }
         let mut events: Events = crate::sse::events(Box::pin(response.bytes_stream())).boxed();
+        let mut heard = false;
         loop {
             let next = tokio::time::timeout_at(deadline, events.next())
                 .await
-                .map_err(|_| self.timed_out())?;
+                .map_err(|_| match heard {
+                    true => self.timed_out(),
+                    false => SseError::Silent(self.timeout.as_secs_f64()),
+                })?;
+            heard = true;
             match next {
                 None => return Err(SseError::NoEndpoint),
                 Some(Err(sse_stream::Error::Body(error))) => {

@@ -2,8 +2,9 @@
 //! servers written here, for what our own server never does: seed 001's
 //! dialect (a `connect` event with a `connectionId`, messages POSTed to
 //! `/sse/message` wrapped as `{"connectionId", "message"}`, `[DONE]` lines,
-//! foreign events), a server that needs a header on every request, and a
-//! stream that drops in the middle of a call. (`client` runs the same
+//! foreign events), a server that needs a header on every request, a
+//! stream that drops in the middle of a call, and a proxy that buffers the
+//! stream. (`client` runs the same
 //! commands against `nexo serve morse`.)
 
 use std::convert::Infallible;
@@ -363,4 +364,89 @@ async fn bench_and_check_speak_seed_001() {
         .collect();
     assert!(ids.contains(&"legacy-sse-only"), "{ids:?}");
     assert!(!ids.contains(&"legacy-unknown-session-accepted"), "{ids:?}");
+}
+
+/// Issue 39, point 2: a legacy server behind a proxy that buffers
+/// responses (nginx's default) whose stream opens and then carries
+/// nothing. The proxy here passes the response head at once and holds the
+/// body until it has 16 KiB, as a buffering proxy does; the error says
+/// what is happening and how to turn the buffering off.
+#[tokio::test]
+async fn a_buffering_proxy_is_named() {
+    let upstream = start(Behaviour {
+        dialect: Dialect::Standard,
+        needs_key: false,
+        drop_on_call: false,
+    })
+    .await;
+    let upstream_addr = upstream
+        .trim_start_matches("http://")
+        .trim_end_matches("/sse")
+        .to_owned();
+    let proxy = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/sse", proxy.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((client, _)) = proxy.accept().await {
+            let upstream_addr = upstream_addr.clone();
+            tokio::spawn(async move {
+                let Ok(server) = tokio::net::TcpStream::connect(&upstream_addr).await else {
+                    return;
+                };
+                buffer_responses(client, server).await;
+            });
+        }
+    });
+    let failed = nexo(words(&[
+        "tools",
+        "--url",
+        &url,
+        "--transport",
+        "sse",
+        "--timeout",
+        "2",
+    ]))
+    .await;
+    let error = failed.error_line();
+    assert_eq!(
+        (failed.code(), error["error"]["code"].as_str()),
+        (4, Some("unreachable")),
+        "{failed:#?}"
+    );
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(message.contains("carried nothing"), "{message}");
+    let hint = error["error"]["hint"].as_str().unwrap();
+    assert!(hint.contains("proxy_buffering off"), "{hint}");
+}
+
+/// Copies `client`'s bytes to `server` as they come, and `server`'s back:
+/// the response head at once, then the body in 16 KiB blocks only.
+async fn buffer_responses(client: tokio::net::TcpStream, server: tokio::net::TcpStream) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (mut client_read, mut client_write) = client.into_split();
+    let (mut server_read, mut server_write) = server.into_split();
+    tokio::spawn(async move { tokio::io::copy(&mut client_read, &mut server_write).await });
+    let mut held = Vec::new();
+    let mut head_sent = false;
+    let mut buffer = [0_u8; 4096];
+    while let Ok(read) = server_read.read(&mut buffer).await {
+        if read == 0 {
+            break;
+        }
+        held.extend_from_slice(&buffer[..read]);
+        if !head_sent && let Some(end) = held.windows(4).position(|w| w == b"\r\n\r\n") {
+            let body = held.split_off(end + 4);
+            if client_write.write_all(&held).await.is_err() {
+                return;
+            }
+            held = body;
+            head_sent = true;
+        }
+        if head_sent && held.len() >= 16 * 1024 {
+            if client_write.write_all(&held).await.is_err() {
+                return;
+            }
+            held.clear();
+        }
+    }
+    let _ = client_write.write_all(&held).await;
 }

@@ -107,10 +107,19 @@ impl LegacyLink {
             }));
         }
         let mut events = Box::pin(crate::sse::events(Box::pin(response.bytes_stream())));
+        let mut heard = false;
         let (endpoint_event, endpoint) = loop {
-            let next = tokio::time::timeout(timeout, events.next())
-                .await
-                .map_err(|_| OpenError::Link(LinkError::Timeout))?;
+            let next =
+                tokio::time::timeout(timeout, events.next())
+                    .await
+                    .map_err(|_| match heard {
+                        true => OpenError::Link(LinkError::Timeout),
+                        // A buffering proxy's doing, as the client explains it.
+                        false => {
+                            transport(crate::SseError::Silent(timeout.as_secs_f64()).to_string())
+                        }
+                    })?;
+            heard = true;
             let event = match next {
                 None | Some(Err(sse_stream::Error::Body(_))) => {
                     return Err(OpenError::Link(LinkError::Ended(
