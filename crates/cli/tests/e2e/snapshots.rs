@@ -13,25 +13,29 @@ use serde_json::json;
 
 use crate::support::{ClosedPort, Run, nexo, nexo_path, run};
 
-const SUBCOMMANDS: [&str; 17] = [
-    "serve",
-    "tools",
-    "call",
-    "bench",
-    "check",
-    "resources",
-    "read",
-    "prompts",
-    "prompt",
-    "discover",
-    "trace",
-    "ui",
-    "completions",
-    "man",
-    "servers",
-    "gateway",
-    "chat",
-];
+/// Every subcommand `nexo --help` lists (`help` aside), so that a new one
+/// cannot go without the snapshot of its own `--help`.
+fn subcommands() -> Vec<String> {
+    let help = run(&["--help"]);
+    let listed: Vec<String> = help
+        .assert_success()
+        .stdout
+        .lines()
+        .skip_while(|line| *line != "Commands:")
+        .skip(1)
+        .take_while(|line| !line.trim().is_empty())
+        // A name starts its line after two spaces; wrapped text is further in.
+        .filter(|line| line.starts_with("  ") && !line.starts_with("   "))
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_owned)
+        .collect();
+    assert!(
+        listed.len() >= 19,
+        "the list of commands was not read: {listed:?}"
+    );
+    listed
+}
 
 /// `text` as a regular expression matching itself.
 pub fn literal(text: &str) -> String {
@@ -90,9 +94,9 @@ fn help() {
 
 #[test]
 fn help_of_every_subcommand() {
-    for subcommand in SUBCOMMANDS {
+    for subcommand in subcommands() {
         let mut command = nexo();
-        command.args([subcommand, "--help"]);
+        command.args([&subcommand, "--help"]);
         settings().bind(|| assert_cmd_snapshot!(format!("help_{subcommand}"), command));
     }
     // The nested ones not snapshotted beside their parent's tests
