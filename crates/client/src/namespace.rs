@@ -54,6 +54,13 @@ pub fn split<'q, 's>(
         .max_by_key(|(server, _)| server.len())
 }
 
+/// `server` and `name` as one qualified name, `server__name`, as they are
+/// (a gateway's federated names; the host's go through [`Namespace`],
+/// which also makes them safe for every provider).
+pub fn join(server: &str, name: &str) -> String {
+    format!("{server}{SEPARATOR}{name}")
+}
+
 /// Whether `name` is safe for every provider: `^[A-Za-z0-9_-]{1,64}$`.
 pub fn is_safe(name: &str) -> bool {
     (1..=MAX_LEN).contains(&name.len())

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use futures::future::join_all;
 use nexo_client::hub::{Changed, Hub};
-use nexo_client::namespace::{self, Namespace, SEPARATOR, UriNamespace};
+use nexo_client::namespace::{self, Namespace, UriNamespace};
 use nexo_client::{ClientError, Secret, Session};
 
 use crate::exchange::Exchanges;
@@ -210,7 +210,7 @@ impl Federation {
 
     /// The federated id of the task `id` that `server` runs.
     pub fn qualify_task(&self, server: &str, id: &str) -> String {
-        format!("{server}{SEPARATOR}{id}")
+        namespace::join(server, id)
     }
 
     /// The server and its own id of the task a federated id stands for.

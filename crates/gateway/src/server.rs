@@ -207,11 +207,7 @@ impl GatewayServer {
     /// the refusal, audited and counted.
     async fn limit(&self, request: &Request, started: Instant, span: &Span) -> Result<(), Refusal> {
         let tool = match (&request.method[..], &request.tool) {
-            ("tools/call", Some(tool)) => Some(format!(
-                "{}{}{tool}",
-                request.server,
-                nexo_client::namespace::SEPARATOR
-            )),
+            ("tools/call", Some(tool)) => Some(nexo_client::namespace::join(&request.server, tool)),
             _ => None,
         };
         let Err(limited) = self
@@ -264,7 +260,7 @@ impl GatewayServer {
         server: &str,
         tool: &str,
     ) -> Option<MissingScopes> {
-        let federated = format!("{server}{}{tool}", nexo_client::namespace::SEPARATOR);
+        let federated = nexo_client::namespace::join(server, tool);
         self.shared
             .auth
             .missing_tool_scopes(&identity.scopes, &federated)
@@ -918,10 +914,9 @@ impl Guard<'_> {
         let request = &self.request;
         let name = match &request.tool {
             Some(tool) => format!(
-                "{} {}{}{tool}",
+                "{} {}",
                 request.method,
-                request.server,
-                nexo_client::namespace::SEPARATOR
+                nexo_client::namespace::join(&request.server, tool)
             ),
             None => format!("{} {}", request.method, request.server),
         };

@@ -34,7 +34,7 @@ use nexo_client::{ClientError, TaskObserver, TaskUpdate};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ResourceContents, ToolAnnotations};
 use serde_json::Value;
 
-use crate::approval::{Answer, ApprovalGate, Scope, qualified};
+use crate::approval::{Answer, ApprovalGate, Scope};
 use crate::context::{self, Fitted};
 use crate::long_results::{self, LongResults};
 use crate::provider::{
@@ -95,7 +95,7 @@ impl Toolset {
             let Some(name) = names.qualified(server, &tool.name) else {
                 continue;
             };
-            if !selection.offers(&qualified(server, &tool.name)) {
+            if !selection.offers(&nexo_client::namespace::join(server, &tool.name)) {
                 continue;
             }
             if blocked
@@ -391,7 +391,10 @@ impl Agent<'_> {
         if size as f64 > self.search_share * self.context_window as f64 {
             let always = tools
                 .iter()
-                .filter(|(server, tool)| self.selection.always(&qualified(server, &tool.name)))
+                .filter(|(server, tool)| {
+                    self.selection
+                        .always(&nexo_client::namespace::join(server, &tool.name))
+                })
                 .filter_map(|(server, tool)| toolset.names.qualified(server, &tool.name))
                 .map(str::to_owned)
                 .collect();

@@ -44,7 +44,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use nexo_client::namespace::SEPARATOR;
+use nexo_client::namespace::{self, SEPARATOR};
 use rmcp::model::ToolAnnotations;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -142,7 +142,7 @@ impl Pattern {
 
     /// The pattern naming exactly `tool` of `server`.
     pub fn exact(server: &str, tool: &str) -> Self {
-        Self::literal_then(&qualified(server, tool), false)
+        Self::literal_then(&namespace::join(server, tool), false)
     }
 
     /// The pattern naming every tool of `server`: `server__*`.
@@ -229,11 +229,6 @@ impl fmt::Display for Pattern {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.text)
     }
-}
-
-/// `server__tool`, the name rules match.
-pub fn qualified(server: &str, tool: &str) -> String {
-    format!("{server}{SEPARATOR}{tool}")
 }
 
 /// One rule of the policy.
@@ -397,7 +392,7 @@ impl Policy {
 
     /// Decides about `call` (the rules in the module comment).
     pub fn decide(&self, call: &Call<'_>) -> Decision {
-        let name = qualified(call.server, call.tool);
+        let name = namespace::join(call.server, call.tool);
         let matching = self.rules.iter().filter(|rule| {
             !(rule.source == RuleSource::ProjectConfig && rule.action == Action::Allow)
                 && rule.pattern.matches(&name)
