@@ -126,11 +126,13 @@ pub fn command_line(words: impl IntoIterator<Item = String>) -> String {
     for word in words {
         let shown = match after.as_deref() {
             Some("--header") => match nexo_client::Header::parse(&word) {
-                Ok(header) if header.is_credential() => format!("{}: [redacted]", header.name()),
+                Ok(header) if header.is_credential() => {
+                    format!("{}: {}", header.name(), nexo_client::secret::REDACTED)
+                }
                 _ => word.clone(),
             },
             Some("-e") => match word.split_once('=') {
-                Some((key, _)) => format!("{key}=[redacted]"),
+                Some((key, _)) => format!("{key}={}", nexo_client::secret::REDACTED),
                 None => word.clone(),
             },
             Some("--url") => nexo_client::secret::redact_userinfo(&word).into_owned(),

@@ -99,7 +99,7 @@ pub enum WhenDown {
     Allow,
 }
 
-/// A Redis URL, whose password is shown as `***` by Display and Debug.
+/// A Redis URL, whose userinfo (a password) Display and Debug redact.
 #[derive(Clone, PartialEq, Eq)]
 pub struct RedisUrl(String);
 
@@ -112,18 +112,7 @@ impl RedisUrl {
 
 impl fmt::Display for RedisUrl {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match url::Url::parse(&self.0) {
-            Ok(mut url) => {
-                if url.password().is_some() {
-                    let _ = url.set_password(Some("***"));
-                }
-                if !url.username().is_empty() {
-                    let _ = url.set_username("***");
-                }
-                formatter.write_str(url.as_str())
-            }
-            Err(_) => formatter.write_str("(a Redis URL)"),
-        }
+        formatter.write_str(&nexo_client::secret::redact_userinfo(&self.0))
     }
 }
 
@@ -626,7 +615,7 @@ mod tests {
             assert!(!error.contains("hunter2"), "{error}");
         }
         let url = check_url("redis://user:hunter2@db:6379/0").unwrap();
-        assert_eq!(url.to_string(), "redis://***:***@db:6379/0");
+        assert_eq!(url.to_string(), "redis://[redacted]@db:6379/0");
         assert!(!format!("{url:?}").contains("hunter2"));
     }
 
