@@ -337,9 +337,19 @@ impl HostingArgs {
                 .map(|(cert, key)| nexo_serve::TlsFiles { cert, key }),
             auth,
             limits,
+            http: nexo_client::http::client_builder(ISSUER_FETCH_CONNECT)
+                .build()
+                .map_err(|error| {
+                    nexo_serve::ServeError::Access(format!(
+                        "cannot build the HTTP client that fetches the issuer's keys: {error}"
+                    ))
+                })?,
         })
     }
 }
+
+/// How long `nexo serve` gives a connection to an OAuth issuer.
+const ISSUER_FETCH_CONNECT: Duration = Duration::from_secs(5);
 
 /// The options of `nexo serve dns`; refused with any other server.
 #[derive(Debug, Args)]

@@ -271,7 +271,10 @@ fn jwt() {
         noun: "gateway",
         tool_scope_rule: "toolScopes[{}]",
     };
-    let auth = Auth::new(&AuthSettings::OAuth(settings), naming);
+    let http = nexo_client::http::client_builder(std::time::Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let auth = Auth::new(&AuthSettings::OAuth(settings), naming, http);
     let token = issuer
         .sign(&issuer.claims("alice", audience, "mcp files:read"))
         .unwrap();

@@ -75,7 +75,12 @@ pub struct Prepared {
     redis: Option<Arc<Redis>>,
     /// Where spans go, when `otlp` is configured.
     spans: Option<Spans>,
+    /// What fetches an OAuth issuer's metadata and key set.
+    http: reqwest::Client,
 }
+
+/// How long the gateway gives a connection to an OAuth issuer.
+const ISSUER_FETCH_CONNECT: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl Prepared {
     /// Loads every policy the settings name, opens the audit log and sets
@@ -102,6 +107,13 @@ impl Prepared {
             .map(Spans::new)
             .transpose()
             .map_err(StartError::Otlp)?;
+        let http = nexo_client::http::client_builder(ISSUER_FETCH_CONNECT)
+            .build()
+            .map_err(|error| {
+                StartError::Serve(nexo_serve::ServeError::Access(format!(
+                    "cannot build the HTTP client that fetches the issuer's keys: {error}"
+                )))
+            })?;
         Ok(Self {
             settings,
             policy,
@@ -110,6 +122,7 @@ impl Prepared {
             metrics,
             redis,
             spans,
+            http,
         })
     }
 
@@ -140,7 +153,7 @@ impl Prepared {
                 .map(|(redis, settings)| {
                     Arc::new(RedisSessions::new(redis.clone(), settings.session_ttl))
                 });
-        let auth = Auth::new(&self.settings.auth, GATEWAY);
+        let auth = Auth::new(&self.settings.auth, GATEWAY, self.http);
         let shared = Shared::new(
             Federation::new(hub, servers, exchanges),
             self.audit,

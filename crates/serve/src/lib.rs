@@ -92,6 +92,10 @@ pub struct ServeOptions {
     pub auth: auth::AuthSettings,
     /// The rate limits over HTTP.
     pub limits: limits::LimitSettings,
+    /// What serving fetches itself with (an OAuth issuer's metadata and
+    /// key set): the caller's client, so that its trust (`--cacert`) and
+    /// proxies are those of every other request nexo makes.
+    pub http: reqwest::Client,
 }
 
 impl ServeOptions {
@@ -211,7 +215,7 @@ where
     let logger = options.logger()?;
     let trace = options.tracer()?;
     let guard = Arc::new(guard::Guard {
-        auth: auth::Auth::new(&options.auth, auth::SERVER),
+        auth: auth::Auth::new(&options.auth, auth::SERVER, options.http.clone()),
         limits: limits::Limits::new(&options.limits, "the server", None),
         metrics: metrics::Metrics::new("nexo_serve"),
         server: options.server_name.clone(),

@@ -124,17 +124,9 @@ fn family_of(algorithm: Algorithm) -> Option<Family> {
 }
 
 impl Verifier {
-    pub fn new(settings: &OAuthSettings, noun: &'static str) -> Self {
-        static INSTALL: std::sync::Once = std::sync::Once::new();
-        INSTALL.call_once(|| {
-            // Err means another provider was installed first; that one serves.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        });
-        let http = reqwest::Client::builder()
-            .timeout(FETCH_TIMEOUT)
-            .user_agent(concat!("nexo/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .unwrap_or_default();
+    /// A verifier of `settings`' tokens, fetching the issuer's metadata
+    /// and key set with `http` (each fetch limited to [`FETCH_TIMEOUT`]).
+    pub fn new(settings: &OAuthSettings, noun: &'static str, http: reqwest::Client) -> Self {
         Self {
             noun,
             issuer: settings.issuer.clone(),
@@ -345,6 +337,7 @@ impl Verifier {
         let response = self
             .http
             .get(url.clone())
+            .timeout(FETCH_TIMEOUT)
             .header(http::header::ACCEPT, "application/json")
             .send()
             .await
@@ -484,7 +477,7 @@ mod tests {
             names,
         )
         .unwrap();
-        Verifier::new(&settings, "server")
+        Verifier::new(&settings, "server", crate::auth::tests_http())
     }
 
     fn digest(token: &str) -> [u8; 32] {
@@ -587,7 +580,7 @@ mod tests {
             ["issuer", "audience", "jwksUri", "toolScopes"],
         )
         .unwrap();
-        let verifier = Verifier::new(&issuer_settings, "server");
+        let verifier = Verifier::new(&issuer_settings, "server", crate::auth::tests_http());
         let identity = Authenticated::default();
         for index in 0..MAX_REMEMBERED + 10 {
             verifier.remember(digest(&index.to_string()), &identity, unix_now() + 60);

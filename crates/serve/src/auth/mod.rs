@@ -189,12 +189,15 @@ struct OAuth {
 }
 
 impl Auth {
-    pub fn new(settings: &AuthSettings, naming: Naming) -> Arc<Self> {
+    /// The authentication `settings` ask for; `http` fetches an OAuth
+    /// issuer's metadata and key set (the caller's client, with the trust
+    /// and proxies of the rest of nexo: nexo_client::http::client_builder).
+    pub fn new(settings: &AuthSettings, naming: Naming, http: reqwest::Client) -> Arc<Self> {
         let mode = match settings {
             AuthSettings::Unset | AuthSettings::None => Mode::Open,
             AuthSettings::ApiKeys(keys) => Mode::Keys(keys.clone()),
             AuthSettings::OAuth(oauth) => Mode::OAuth(Box::new(OAuth {
-                verifier: jwt::Verifier::new(oauth, naming.noun),
+                verifier: jwt::Verifier::new(oauth, naming.noun, http),
                 tool_scopes: oauth
                     .tool_scopes
                     .iter()
@@ -734,6 +737,13 @@ fn json_response(status: StatusCode, value: &serde_json::Value) -> Response {
     response
 }
 
+/// An HTTP client for the unit tests' fetches (plain HTTP on loopback).
+#[cfg(test)]
+pub(crate) fn tests_http() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}
+
 #[cfg(test)]
 #[expect(clippy::unwrap_used, reason = "tests fail loudly on a missing value")]
 mod tests {
@@ -761,6 +771,7 @@ mod tests {
                 scopes: vec!["tools".to_owned()],
             }]),
             SERVER,
+            tests_http(),
         );
         let mut headers = HeaderMap::new();
         let rt = tokio::runtime::Builder::new_current_thread()
