@@ -373,10 +373,12 @@ fn label(record: &TraceRecord, paired: &Paired) -> String {
         None => format!("{} (id {id})", record.kind.as_str()),
     };
     let took = latency.map_or_else(String::new, |us| format!(" {}", show::duration(us)));
-    let orphan = if matches!(paired, Paired::Orphan) {
-        ", answers no request"
-    } else {
-        ""
+    let orphan = match paired {
+        Paired::Orphan => ", answers no request".to_owned(),
+        Paired::Answer { request, .. } => request
+            .given_up
+            .map_or_else(String::new, |why| format!(", late: {}", why.as_str())),
+        _ => String::new(),
     };
     match record.kind {
         Kind::Request => match record.tool_name() {

@@ -76,6 +76,7 @@ pub use crate::calllog::{ToolCallLog, ToolCallRecord};
 pub use crate::envelope::Envelope;
 pub use crate::error::{Lookalike, ReadError};
 pub use crate::flow::{Flow, FlowFormat};
+pub use crate::pairing::GivenUp;
 pub use crate::pending::MAX_PENDING;
 pub use crate::read::{ReadWarnings, TraceReader};
 pub use crate::record::{

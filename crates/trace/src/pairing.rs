@@ -9,6 +9,13 @@
 //! waiting outside any session (the `initialize` that opened it). An answer
 //! that finds none is an orphan; what is still waiting at the end is
 //! unanswered.
+//!
+//! A request its sender gave up on is marked so, and its answer, if one
+//! still comes, is late rather than an answer like the others: a request
+//! named by a `notifications/cancelled` of the same sender, and a
+//! `server/discover` era probe still waiting when the same client sent
+//! `initialize` (a server slow to start reads and answers both). A given-up
+//! request never answered is not unanswered: nobody waits for it.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -25,6 +32,27 @@ pub struct Waiting {
     pub session: Option<String>,
     pub from_client: bool,
     pub id: Option<serde_json::Value>,
+    /// Why its sender stopped waiting, if it did.
+    pub given_up: Option<GivenUp>,
+}
+
+/// Why a request's sender stopped waiting for its answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GivenUp {
+    /// A `notifications/cancelled` named it.
+    Cancelled,
+    /// An era probe (`server/discover`) the client gave up on for `initialize`.
+    AbandonedProbe,
+}
+
+impl GivenUp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Cancelled => "cancelled",
+            Self::AbandonedProbe => "probe abandoned for initialize",
+        }
+    }
 }
 
 /// What a record is to the pairing.
@@ -32,7 +60,8 @@ pub struct Waiting {
 pub enum Paired {
     /// A request, now waiting.
     Request,
-    /// An answer to `request`, which waited `latency_us`.
+    /// An answer to `request`, which waited `latency_us`; late when the
+    /// request was given up ([`Waiting::given_up`]).
     Answer { request: Waiting, latency_us: u64 },
     /// An answer to no request seen.
     Orphan,
@@ -60,6 +89,14 @@ fn key(record: &TraceRecord, direction: Direction, session: Option<&str>, id: &s
 impl Pairing {
     /// Pairs `record`, the `index`th read.
     pub fn observe(&mut self, index: usize, record: &TraceRecord) -> Paired {
+        if record.kind == Kind::Notification
+            && record.method.as_deref() == Some("notifications/cancelled")
+        {
+            self.cancelled(record);
+        }
+        if record.kind == Kind::Request && record.method.as_deref() == Some("initialize") {
+            self.abandon_probes(record);
+        }
         let Some(id) = record.id_key() else {
             return Paired::Unpaired;
         };
@@ -74,6 +111,7 @@ impl Pairing {
                     session: record.session.clone(),
                     from_client: record.from_client(),
                     id: record.id.clone(),
+                    given_up: None,
                 });
                 Paired::Request
             }
@@ -95,6 +133,59 @@ impl Pairing {
         }
     }
 
+    /// Marks the request a `notifications/cancelled` names (its
+    /// `params.requestId`, read from the message where the trace kept it)
+    /// as given up: the sender sent both, the same way.
+    fn cancelled(&mut self, record: &TraceRecord) {
+        #[derive(serde::Deserialize)]
+        struct Cancel {
+            params: Params,
+        }
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Params {
+            request_id: serde_json::Value,
+        }
+        let Some(cancel) = record
+            .message
+            .as_ref()
+            .and_then(|message| serde_json::from_str::<Cancel>(message.get()).ok())
+        else {
+            return;
+        };
+        let id = cancel.params.request_id.to_string();
+        let keys = [
+            key(record, record.direction, record.session.as_deref(), &id),
+            key(record, record.direction, None, &id),
+        ];
+        for key in keys {
+            if let Some(request) = self
+                .waiting
+                .get_mut(&key)
+                .and_then(|queue| queue.iter_mut().find(|request| request.given_up.is_none()))
+            {
+                request.given_up = Some(GivenUp::Cancelled);
+                return;
+            }
+        }
+    }
+
+    /// Marks every `server/discover` the same client still waits for on
+    /// the same server as abandoned: `initialize` is sent instead.
+    fn abandon_probes(&mut self, record: &TraceRecord) {
+        let prefix = key(record, record.direction, None, "");
+        for (key, queue) in &mut self.waiting {
+            if !key.starts_with(&prefix) {
+                continue;
+            }
+            for request in queue.iter_mut() {
+                if request.method.as_deref() == Some("server/discover") {
+                    request.given_up.get_or_insert(GivenUp::AbandonedProbe);
+                }
+            }
+        }
+    }
+
     fn take(&mut self, key: &str) -> Option<Waiting> {
         let queue = self.waiting.get_mut(key)?;
         let found = queue.pop_front();
@@ -104,9 +195,15 @@ impl Pairing {
         found
     }
 
-    /// The requests never answered, in the order they were read.
+    /// The requests never answered and not given up, in the order they
+    /// were read.
     pub fn unanswered(self) -> Vec<Waiting> {
-        let mut waiting: Vec<Waiting> = self.waiting.into_values().flatten().collect();
+        let mut waiting: Vec<Waiting> = self
+            .waiting
+            .into_values()
+            .flatten()
+            .filter(|request| request.given_up.is_none())
+            .collect();
         waiting.sort_by_key(|request| request.index);
         waiting
     }

@@ -17,7 +17,7 @@ use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 use serde::Serialize;
 
 use crate::error::ReadError;
-use crate::pairing::{Paired, Pairing};
+use crate::pairing::{GivenUp, Paired, Pairing};
 use crate::read::{ReadWarnings, TraceReader};
 use crate::record::{Kind, TraceRecord};
 use crate::show;
@@ -48,6 +48,10 @@ pub struct Summary {
     pub unanswered: Vec<Unanswered>,
     /// Responses and errors that answer no request in the trace.
     pub orphans: Vec<Orphan>,
+    /// Answers to requests their sender had given up on (cancelled, or an
+    /// era probe abandoned for `initialize`): dropped by the receiver, and
+    /// counted in no latency.
+    pub late: Vec<Late>,
     /// Messages that are no JSON-RPC message.
     pub invalid: Vec<Seen>,
     /// What reading skipped.
@@ -212,6 +216,18 @@ pub struct Unanswered {
     pub id: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub method: Option<String>,
+}
+
+/// An answer that came after its request was given up.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Late {
+    #[serde(flatten)]
+    pub seen: Seen,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    pub given_up: GivenUp,
 }
 
 /// A response or error answering no request in the trace.
@@ -425,6 +441,23 @@ impl Summary {
                 })
                 .collect(),
         );
+        if !self.late.is_empty() {
+            list(
+                "late answers (to requests given up)",
+                self.late
+                    .iter()
+                    .map(|late| {
+                        vec![
+                            at(late.seen.time_us),
+                            where_(&late.seen),
+                            late.method.clone().unwrap_or_else(|| "-".into()),
+                            format!("id {}", show::id(late.id.as_ref())),
+                            late.given_up.as_str().to_owned(),
+                        ]
+                    })
+                    .collect(),
+            );
+        }
         list(
             "answers to no request",
             self.orphans
@@ -544,6 +577,15 @@ impl Builder {
         let paired = self.pairing.observe(self.index, record);
         self.index += 1;
         let (answered, latency_us) = match paired {
+            Paired::Answer { request, .. } if request.given_up.is_some() => {
+                self.summary.late.push(Late {
+                    seen: Seen::of(record),
+                    id: record.id.clone(),
+                    method: request.method.clone(),
+                    given_up: request.given_up.unwrap_or(GivenUp::Cancelled),
+                });
+                (request.method, None)
+            }
             Paired::Answer {
                 request,
                 latency_us,
@@ -732,6 +774,60 @@ mod tests {
         assert_eq!(summary.orphans[0].id, Some(9.into()));
         assert_eq!(summary.invalid.len(), 1);
         assert_eq!(summary.invalid[0].from, "server");
+    }
+
+    /// Issue 39: an answer to a request its sender gave up on is late,
+    /// not an answer counted in latency, and a request given up is not
+    /// unanswered: the probe a slow server answered after `initialize`
+    /// went out, and a call cancelled then answered anyway.
+    #[test]
+    fn answers_to_requests_given_up_are_late() {
+        use serde_json::json;
+        use testdata::line;
+        let cancel = json!({
+            "jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 2, "reason": "timed out"}
+        });
+        let lines = [
+            line(0, "slow", "out", "request", json!({"id": 0, "method": "server/discover"})),
+            line(10_000, "slow", "out", "request", json!({"id": 1, "method": "initialize", "lifecycle": true})),
+            line(12_000, "slow", "in", "error", json!({"id": 0, "error_code": -32601})),
+            line(12_100, "slow", "in", "response", json!({"id": 1, "lifecycle": true})),
+            line(13_000, "slow", "out", "request", json!({"id": 2, "method": "tools/call"})),
+            line(14_000, "slow", "out", "notification", json!({"method": "notifications/cancelled", "message": cancel})),
+            line(15_000, "slow", "out", "request", json!({"id": 3, "method": "tools/call"})),
+            line(15_500, "slow", "in", "response", json!({"id": 3})),
+            line(19_000, "slow", "in", "response", json!({"id": 2})),
+            line(20_000, "slow", "out", "request", json!({"id": 4, "method": "tools/call"})),
+            line(21_000, "slow", "out", "notification", json!({"method": "notifications/cancelled", "message": {
+                "jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 4}
+            }})),
+        ]
+        .join("\n");
+        let summary = Summary::of(&testdata::records(&lines));
+        let late: Vec<(String, GivenUp)> = summary
+            .late
+            .iter()
+            .map(|late| (show::id(late.id.as_ref()), late.given_up))
+            .collect();
+        assert_eq!(
+            late,
+            [
+                ("0".to_owned(), GivenUp::AbandonedProbe),
+                ("2".to_owned(), GivenUp::Cancelled)
+            ]
+        );
+        assert!(summary.unanswered.is_empty(), "{:?}", summary.unanswered);
+        assert!(summary.orphans.is_empty(), "{:?}", summary.orphans);
+        let call = method(&summary, "tools/call");
+        let latency = call.latency.unwrap_or_else(|| panic!("no latency"));
+        assert_eq!((latency.count, latency.max_us), (1, 500));
+        let text = summary.to_text();
+        assert!(
+            text.contains("late answers (to requests given up)"),
+            "{text}"
+        );
+        assert!(text.contains("probe abandoned for initialize"), "{text}");
     }
 
     #[test]
