@@ -15,7 +15,7 @@ use nexo_host::provider::{Content, Message, Role};
 use tokio::sync::{mpsc, watch};
 
 use crate::apps::Apps;
-use crate::error::report_html;
+use crate::error::error_block;
 use crate::events::Events;
 use crate::inbox::{Inbox, PageApprover};
 use crate::render::{escape, json_tree};
@@ -38,9 +38,23 @@ enum Part {
         /// The frame of its MCP App, once drawn.
         app: Option<String>,
     },
+    Aside(Aside),
+}
+
+/// What is said about the turn rather than by the model.
+enum Aside {
     Notice(String),
     /// The turn failed: the error, as the page draws every error.
     Failed(Report),
+}
+
+impl Aside {
+    fn html(&self) -> String {
+        match self {
+            Aside::Notice(text) => format!("<p class=\"notice\">{}</p>", escape(text)),
+            Aside::Failed(report) => error_block(report),
+        }
+    }
 }
 
 /// The conversation as drawn, and where new pieces go.
@@ -194,16 +208,7 @@ impl Chat {
                     status,
                     app.as_deref(),
                 )),
-                Part::Notice(text) => {
-                    let _ = write!(out, "<p class=\"notice\">{}</p>", escape(text));
-                }
-                Part::Failed(report) => {
-                    let _ = write!(
-                        out,
-                        "<div class=\"error-block\" role=\"alert\">{}</div>",
-                        report_html(report)
-                    );
-                }
+                Part::Aside(aside) => out.push_str(&aside.html()),
             }
         }
         if open {
@@ -359,14 +364,14 @@ impl Chat {
             }
             AgentEvent::Fitted { fitted, .. } => notice(
                 &mut drawn,
-                Part::Notice(format!(
+                Aside::Notice(format!(
                     "the conversation was shortened to fit the model's context ({} results shortened, {} messages left out)",
                     fitted.shortened, fitted.dropped
                 )),
             ),
             AgentEvent::Skill { skill, error, .. } => notice(
                 &mut drawn,
-                Part::Notice(match error {
+                Aside::Notice(match error {
                     Some(error) => format!("the skill `{skill}` was not loaded: {error}"),
                     None => format!("the model loaded the skill `{skill}`"),
                 }),
@@ -418,13 +423,13 @@ impl Chat {
 
     /// Ends the turn: a notice of how it ended (or the error it failed
     /// with), and the box ready again.
-    fn end(&self, ending: Option<Part>) {
+    fn end(&self, ending: Option<Aside>) {
         let mut drawn = self.lock();
         drawn.busy = false;
         drawn.calls.clear();
         let closed = closed_text(&drawn);
         let html = match ending {
-            Some(part) => closed + &notice(&mut drawn, part),
+            Some(aside) => closed + &notice(&mut drawn, aside),
             None => closed,
         };
         drop(drawn);
@@ -469,21 +474,14 @@ fn closed_text(drawn: &Drawn) -> String {
         .unwrap_or_default()
 }
 
-/// A notice or a failure (`part`) at the end of the answer being written.
-fn notice(drawn: &mut Drawn, part: Part) -> String {
-    let inner = match &part {
-        Part::Failed(report) => format!(
-            "<div class=\"error-block\" role=\"alert\">{}</div>",
-            report_html(report)
-        ),
-        Part::Notice(text) => format!("<p class=\"notice\">{}</p>", escape(text)),
-        _ => String::new(),
-    };
+/// A notice or a failure at the end of the answer being written.
+fn notice(drawn: &mut Drawn, aside: Aside) -> String {
     let html = format!(
-        "<div hx-swap-oob=\"beforeend:#answer-{}\">{inner}</div>",
-        drawn.answer
+        "<div hx-swap-oob=\"beforeend:#answer-{}\">{}</div>",
+        drawn.answer,
+        aside.html()
     );
-    drawn.parts.push(part);
+    drawn.parts.push(Part::Aside(aside));
     html
 }
 
@@ -576,12 +574,16 @@ pub async fn work(
             _ = stops.changed() => None,
         };
         chat.end(match ended {
-            Some(Ok(end)) if end.cut_short => Some(Part::Notice(format!(
+            Some(Ok(end)) if end.cut_short => Some(Aside::Notice(format!(
                 "the turn stopped after {} steps while the model still asked for tools",
                 end.steps
             ))),
             Some(Ok(_)) => None,
-            Some(Err(error)) => Some(Part::Failed(Report::of(&error))),
+            Some(Err(error)) => {
+                let mut report = Report::of(&error);
+                report.message = format!("the model could not answer: {}", report.message);
+                Some(Aside::Failed(report))
+            }
             None => {
                 // The question stays, answered by the stop; the calls under
                 // way were cancelled when the turn was dropped.
@@ -590,7 +592,7 @@ pub async fn work(
                     role: Role::Assistant,
                     content: vec![Content::Text("(The user stopped this turn.)".into())],
                 });
-                Some(Part::Notice(
+                Some(Aside::Notice(
                     "you stopped this turn; the calls under way were cancelled".to_owned(),
                 ))
             }

@@ -41,6 +41,14 @@ impl Hinted for UiError {
     }
 }
 
+/// An error as a block of its own (a failed call, a failed turn).
+pub fn error_block(report: &Report) -> String {
+    format!(
+        "<div class=\"error-block\" role=\"alert\">{}</div>",
+        report_html(report)
+    )
+}
+
 /// An error as the page draws it, wherever it appears: its message, its
 /// causes, and its hint as the page says it.
 pub fn report_html(report: &Report) -> String {

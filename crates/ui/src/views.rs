@@ -24,7 +24,7 @@ use rmcp::model::{JsonObject, Prompt, Tool};
 use serde::Deserialize;
 
 use crate::chat::Refused;
-use crate::error::report_html;
+use crate::error::{error_block, report_html};
 use crate::form::{self, Fields};
 use crate::inbox::NotTaken;
 use crate::render::{self, escape, json_tree};
@@ -115,12 +115,9 @@ fn html(template: &impl Template) -> Response {
     }
 }
 
-/// An error as a fragment: what failed and what to do.
-fn error_block(error: &ClientError) -> String {
-    format!(
-        "<div class=\"error-block\" role=\"alert\">{}</div>",
-        report_html(&Report::of(error))
-    )
+/// A failed call as a fragment: what failed and what to do.
+fn call_error(error: &ClientError) -> String {
+    error_block(&Report::of(error))
 }
 
 // --- chat and inbox ------------------------------------------------------
@@ -289,7 +286,7 @@ async fn servers(State(page): State<Arc<Page>>) -> Response {
 async fn reconnect(State(page): State<Arc<Page>>, Path(server): Path<String>) -> Response {
     match page.hub.reconnect(&server) {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
-        Err(error) => (StatusCode::NOT_FOUND, Html(error_block(&error))).into_response(),
+        Err(error) => (StatusCode::NOT_FOUND, Html(call_error(&error))).into_response(),
     }
 }
 
@@ -507,7 +504,7 @@ async fn call_tool(
     };
     let arguments = match form::arguments(&tool.input_schema, &submitted) {
         Ok(arguments) => arguments,
-        Err(error) => return Html(error_block(&error)).into_response(),
+        Err(error) => return Html(call_error(&error)).into_response(),
     };
     let started = Instant::now();
     let called = page.hub.call_tool(&server, &name, arguments.clone()).await;
@@ -522,7 +519,7 @@ async fn call_tool(
             ));
             Html(html).into_response()
         }
-        Err(error) => Html(error_block(&error)).into_response(),
+        Err(error) => Html(call_error(&error)).into_response(),
     }
 }
 
@@ -632,7 +629,7 @@ async fn read_resource(
 ) -> Response {
     let session = match page.hub.session(&server, SESSION_WAIT).await {
         Ok(session) => session,
-        Err(error) => return Html(error_block(&error)).into_response(),
+        Err(error) => return Html(call_error(&error)).into_response(),
     };
     match session.read_resource(&form.uri).await {
         Ok(read) => {
@@ -657,7 +654,7 @@ async fn read_resource(
             out.push_str("</section>");
             Html(out).into_response()
         }
-        Err(error) => Html(error_block(&error)).into_response(),
+        Err(error) => Html(call_error(&error)).into_response(),
     }
 }
 
@@ -787,7 +784,7 @@ async fn get_prompt(
     }
     let session = match page.hub.session(&server, SESSION_WAIT).await {
         Ok(session) => session,
-        Err(error) => return Html(error_block(&error)).into_response(),
+        Err(error) => return Html(call_error(&error)).into_response(),
     };
     match session.get_prompt(&name, arguments).await {
         Ok(got) => {
@@ -809,7 +806,7 @@ async fn get_prompt(
             out.push_str("</section>");
             Html(out).into_response()
         }
-        Err(error) => Html(error_block(&error)).into_response(),
+        Err(error) => Html(call_error(&error)).into_response(),
     }
 }
 
