@@ -383,3 +383,62 @@ impl StoreError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A provider's failures, each to its exit status: what the person
+    /// must set up is usage (1), a refused key is authorization (3), a
+    /// provider gone or busy is unreachable (4), and what it answered
+    /// wrongly is the remote's error (5); the code follows the status.
+    #[test]
+    fn provider_errors_map_to_their_exit_statuses() {
+        let provider = ProviderKind::Anthropic;
+        let table = [
+            (
+                ProviderError::NotConfigured { tried: Vec::new() },
+                Exit::Usage,
+                "usage",
+            ),
+            (ProviderError::MissingKey { provider }, Exit::Usage, "usage"),
+            (
+                ProviderError::Unauthorized {
+                    provider,
+                    status: 401,
+                },
+                Exit::Unauthorized,
+                "unauthorized",
+            ),
+            (
+                ProviderError::Busy {
+                    provider,
+                    status: 529,
+                    tries: 3,
+                    retry_after: None,
+                },
+                Exit::Unreachable,
+                "unreachable",
+            ),
+            (
+                ProviderError::Truncated { provider },
+                Exit::Unreachable,
+                "unreachable",
+            ),
+            (
+                ProviderError::Api {
+                    provider,
+                    status: 400,
+                    message: String::new(),
+                },
+                Exit::Remote,
+                "provider_error",
+            ),
+        ];
+        for (error, exit, code) in table {
+            assert_eq!((error.exit(), error.code()), (exit, code), "{error:?}");
+            let agent = AgentError::Provider(error);
+            assert_eq!((agent.exit(), agent.code()), (exit, code), "{agent:?}");
+        }
+    }
+}
