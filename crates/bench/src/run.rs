@@ -367,7 +367,7 @@ impl Bench {
         match exchange.result {
             Ok(result) => Ok(result),
             Err(failed) => Err(BenchError::Sample {
-                class: failed.class.to_string(),
+                class: failed.class,
                 message: failed.message,
             }),
         }
@@ -428,7 +428,7 @@ impl Bench {
             .exchange(0, &step.method, &params, Some(step))
             .await;
         exchange.result.map_err(|failed| BenchError::Sample {
-            class: failed.class.to_string(),
+            class: failed.class,
             message: failed.message,
         })
     }

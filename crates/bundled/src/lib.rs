@@ -13,6 +13,7 @@ mod options;
 use std::fmt;
 use std::str::FromStr;
 
+use nexo_hint::{Exit, Hint, Hinted};
 use rmcp::model::Tool;
 
 pub use crate::any::AnyServer;
@@ -57,14 +58,22 @@ pub enum BuildError {
     Music(#[from] nexo_music::StoreError),
 }
 
-impl BuildError {
-    /// What to do about it.
-    pub fn hint(&self) -> String {
-        match self {
+impl Hinted for BuildError {
+    fn code(&self) -> &'static str {
+        "error"
+    }
+
+    fn exit(&self) -> Exit {
+        Exit::Usage
+    }
+
+    /// What to do about it (the server crates word their own hints).
+    fn hint(&self) -> Option<Hint> {
+        Some(Hint::new(match self {
             BuildError::Dns(_) => "give the resolver with `--resolver ADDR[:PORT]`".to_owned(),
             BuildError::Files(error) => error.hint(),
             BuildError::Music(error) => error.hint(),
-        }
+        }))
     }
 }
 
@@ -154,6 +163,20 @@ impl fmt::Display for UnknownServer {
 
 impl std::error::Error for UnknownServer {}
 
+impl Hinted for UnknownServer {
+    fn code(&self) -> &'static str {
+        "usage"
+    }
+
+    fn exit(&self) -> Exit {
+        Exit::Usage
+    }
+
+    fn hint(&self) -> Option<Hint> {
+        Some(Hint::new("run `nexo serve --help` to see the servers"))
+    }
+}
+
 impl FromStr for Bundled {
     type Err = UnknownServer;
 
@@ -176,5 +199,20 @@ mod tests {
             assert_eq!(bundled.name().parse::<Bundled>(), Ok(*bundled));
         }
         assert!("nope".parse::<Bundled>().is_err());
+    }
+
+    /// Issue 15, point 7: an unknown server and a foreign option are bad
+    /// usage, each with what to do.
+    #[test]
+    fn issue_15_bad_names_and_options_are_usage() {
+        let unknown = UnknownServer("nope".into());
+        let foreign = OptionsError::NoRoots;
+        for (code, exit, hint) in [
+            (unknown.code(), unknown.exit(), unknown.hint()),
+            (foreign.code(), foreign.exit(), foreign.hint()),
+        ] {
+            assert_eq!((code, exit), ("usage", Exit::Usage));
+            assert!(hint.is_some());
+        }
     }
 }

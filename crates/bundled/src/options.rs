@@ -18,6 +18,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use nexo_hint::{Exit, Hint, Hinted};
 use serde_json::Value;
 
 use crate::{Bundled, ServerOptions};
@@ -95,10 +96,18 @@ pub enum OptionsError {
     },
 }
 
-impl OptionsError {
+impl Hinted for OptionsError {
+    fn code(&self) -> &'static str {
+        "usage"
+    }
+
+    fn exit(&self) -> Exit {
+        Exit::Usage
+    }
+
     /// What to do about it.
-    pub fn hint(&self) -> String {
-        match self {
+    fn hint(&self) -> Option<Hint> {
+        let text = match self {
             OptionsError::Foreign { given, owner, .. } => {
                 format!("remove `{given}`, or run `nexo serve {owner}`")
             }
@@ -129,9 +138,12 @@ impl OptionsError {
                 format!("remove `{key}`, or give it to an entry `{{\"builtin\": \"{owner}\"}}`")
             }
             OptionsError::BadOption { example, .. } => format!("write it as `{example}`"),
-        }
+        };
+        Some(Hint::new(text))
     }
+}
 
+impl OptionsError {
     /// The configuration file's key at fault, when one is.
     pub fn option(&self) -> Option<&str> {
         match self {
@@ -598,7 +610,8 @@ mod tests {
             match GivenOptions::from_json(server, &json(text), base) {
                 Err(error) => {
                     assert_eq!(error.to_string(), message, "{text}");
-                    assert!(error.hint().contains(hint), "{text}: {}", error.hint());
+                    let shown = error.hint().map(|hint| hint.terminal()).unwrap_or_default();
+                    assert!(shown.contains(hint), "{text}: {shown}");
                     let key = text.split('"').nth(1);
                     assert_eq!(error.option(), key, "{text}");
                 }

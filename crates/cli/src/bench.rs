@@ -64,13 +64,12 @@ pub async fn run(args: BenchArgs) -> Result<(), Failure> {
         }
         return Ok(());
     }
-    Err(Failure {
-        exit: Exit::AssertionFailed,
-        code: "assertion_failed",
-        message: format!("the run failed {}", failed.join(", ")),
-        causes: Vec::new(),
-        hint: Some("the figures are above; the limits are the --assert expressions".to_owned()),
-    })
+    Err(Failure::new(
+        Exit::AssertionFailed,
+        "assertion_failed",
+        format!("the run failed {}", failed.join(", ")),
+    )
+    .hint("the figures are above; the limits are the --assert expressions".to_owned()))
 }
 
 /// The run's steps (the scenario's, or the command line's one), then the
@@ -228,7 +227,7 @@ fn report(args: &BenchArgs, document: &Document) -> Result<(), Failure> {
 
 fn write(path: &Path, text: &str) -> Result<(), Failure> {
     std::fs::write(path, text).map_err(|source| {
-        Failure::from_error(&BenchError::File {
+        Failure::from(BenchError::File {
             action: "write",
             path: path.to_owned(),
             source,

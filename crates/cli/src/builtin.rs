@@ -10,11 +10,8 @@ use crate::failure::Failure;
 
 /// `bundled` built with `given` options, ready to run in-process.
 pub fn in_process(bundled: Bundled, given: &GivenOptions) -> Result<InProcess, Failure> {
-    let options = ServerOptions::for_server(bundled, given, crate::serve::defaults(bundled))
-        .map_err(|error| Failure::from_error(&error))?;
-    let built = bundled
-        .build(&options)
-        .map_err(|error| Failure::from_error(&error))?;
+    let options = ServerOptions::for_server(bundled, given, crate::serve::defaults(bundled))?;
+    let built = bundled.build(&options)?;
     Ok(InProcess::new(bundled.name(), built.server))
 }
 

@@ -41,12 +41,14 @@ pub async fn run(args: CheckArgs) -> Result<(), Failure> {
     let report = nexo_check::check(&target, &options).await?;
     if let Some(path) = &args.sarif {
         let text = serde_json::to_string_pretty(&report.to_sarif()).unwrap_or_default();
-        std::fs::write(path, format!("{text}\n")).map_err(|error| Failure {
-            exit: Exit::Usage,
-            code: "io_error",
-            message: format!("cannot write `{}`", path.display()),
-            causes: vec![error.to_string()],
-            hint: Some("give --sarif a path in a directory you can write to".to_owned()),
+        std::fs::write(path, format!("{text}\n")).map_err(|error| {
+            Failure::new(
+                Exit::Usage,
+                "io_error",
+                format!("cannot write `{}`", path.display()),
+            )
+            .caused_by(vec![error.to_string()])
+            .hint("give --sarif a path in a directory you can write to")
         })?;
     }
     if args.target.json {
@@ -62,20 +64,18 @@ pub async fn run(args: CheckArgs) -> Result<(), Failure> {
     if failing == 0 {
         return Ok(());
     }
-    Err(Failure {
-        exit: Exit::Findings,
-        code: "findings",
-        message: format!(
+    Err(Failure::new(
+        Exit::Findings,
+        "findings",
+        format!(
             "{failing} finding(s) at or above `{}`; {}",
             args.fail_on,
             report.score_line()
         ),
-        causes: Vec::new(),
-        hint: Some(
-            "each finding above says why it matters and how to fix it; --fail-on sets the level that fails"
-                .to_owned(),
-        ),
-    })
+    )
+    .hint(
+        "each finding above says why it matters and how to fix it; --fail-on sets the level that fails",
+    ))
 }
 
 /// The options of the configuration entry `name` (a `builtin` one).
@@ -90,24 +90,24 @@ fn entry_options(config: Option<&std::path::Path>, name: &str) -> Result<GivenOp
     else {
         return Ok(GivenOptions::default());
     };
-    let bundled: Bundled = bundled
-        .parse()
-        .map_err(|error| Failure::from_error(&error))?;
-    GivenOptions::from_json(bundled, options, base_dir).map_err(|error| Failure::from_error(&error))
+    let bundled: Bundled = bundled.parse()?;
+    GivenOptions::from_json(bundled, options, base_dir).map_err(Failure::from)
 }
 
 /// A bundled server as the child `nexo serve NAME` of this very binary
 /// (in-process there is no wire to probe), its options given as the
 /// flags `nexo serve` reads them from.
 fn as_child(name: &str, given: &GivenOptions) -> Result<Target, Failure> {
-    let program = std::env::current_exe().map_err(|error| Failure {
-        exit: Exit::Usage,
-        code: "usage",
-        message: "cannot find nexo's own executable to run the bundled server".to_owned(),
-        causes: vec![error.to_string()],
-        hint: Some(format!(
+    let program = std::env::current_exe().map_err(|error| {
+        Failure::new(
+            Exit::Usage,
+            "usage",
+            "cannot find nexo's own executable to run the bundled server",
+        )
+        .caused_by(vec![error.to_string()])
+        .hint(format!(
             "check it as a child: nexo check --stdio 'nexo serve {name}'"
-        )),
+        ))
     })?;
     let mut command = vec![
         program.to_string_lossy().into_owned(),

@@ -4,7 +4,7 @@
 //! from the first step that failed.
 
 use nexo_client::doctor::{self, Step};
-use nexo_client::{ConnectOptions, ElicitationPolicy, Era, Target};
+use nexo_client::{ConnectOptions, ElicitationPolicy, Era, ErrorKind, Target};
 use serde_json::json;
 
 use crate::args::DoctorArgs;
@@ -70,12 +70,14 @@ pub async fn run(args: DoctorArgs) -> Result<(), Failure> {
             first_step.summary
         ),
     };
-    Err(Failure {
-        exit: first_step.kind.map_or(Exit::Usage, Exit::of),
-        code: "doctor_failed",
+    let failure = Failure::new(
+        first_step.kind.map_or(Exit::Usage, ErrorKind::exit),
+        "doctor_failed",
         message,
-        causes: Vec::new(),
-        hint: first_step.hint.clone(),
+    );
+    Err(match &first_step.hint {
+        Some(hint) => failure.hint(hint.as_str()),
+        None => failure,
     })
 }
 

@@ -3,7 +3,7 @@
 //! --config`) is not here yet.
 
 use nexo_gateway::audit;
-use nexo_gateway::check::{self, CheckError};
+use nexo_gateway::check;
 use nexo_gateway::policy::{Resolver, StaticResolver, SystemResolver};
 
 use crate::args::{CheckPolicyArgs, GatewayCommand, VerifyAuditArgs};
@@ -31,12 +31,8 @@ async fn check_policy(args: &CheckPolicyArgs) -> Result<(), Failure> {
         },
         None => Box::new(StaticResolver::new()),
     };
-    let report = check::check_policy(&args.file, args.request.as_deref(), resolver.as_ref())
-        .await
-        .map_err(|error| match &error {
-            CheckError::Policy(error) => Failure::from_error(error),
-            CheckError::Request(error) => Failure::from_error(error),
-        })?;
+    let report =
+        check::check_policy(&args.file, args.request.as_deref(), resolver.as_ref()).await?;
     if args.json {
         output::json(&report);
     } else {
@@ -46,8 +42,7 @@ async fn check_policy(args: &CheckPolicyArgs) -> Result<(), Failure> {
 }
 
 fn verify_audit(args: &VerifyAuditArgs) -> Result<(), Failure> {
-    let report = audit::verify(&args.file, args.head.as_deref())
-        .map_err(|error| Failure::from_error(&error))?;
+    let report = audit::verify(&args.file, args.head.as_deref())?;
     if args.json {
         output::json(&report);
     } else {
@@ -58,20 +53,19 @@ fn verify_audit(args: &VerifyAuditArgs) -> Result<(), Failure> {
     };
     let count = report.problems.len();
     let noun = if count == 1 { "problem" } else { "problems" };
-    Err(Failure {
-        exit: Exit::Usage,
-        code: "audit_broken",
-        message: format!(
+    Err(Failure::new(
+        Exit::Usage,
+        "audit_broken",
+        format!(
             "the audit log `{}` has {count} {noun}; the first is at line {}: {}",
             args.file.display(),
             first.line,
             first.detail
         ),
-        causes: Vec::new(),
-        hint: Some(
-            "keep the file as evidence and find out who could write it; the gateway starts a \
+    )
+    .hint(
+        "keep the file as evidence and find out who could write it; the gateway starts a \
              new chain in a new file"
-                .to_owned(),
-        ),
-    })
+            .to_owned(),
+    ))
 }

@@ -31,29 +31,25 @@ pub async fn run(args: GatewayArgs) -> Result<(), Failure> {
     let section = config
         .gateway
         .as_ref()
-        .ok_or_else(|| Failure::from_error(&StartError::NoSettings { config: path }))?;
+        .ok_or_else(|| Failure::from(StartError::NoSettings { config: path }))?;
     let servers: Vec<_> = config
         .servers
         .iter()
         .filter(|server| !server.disabled)
         .collect();
     let names: Vec<&str> = servers.iter().map(|server| server.name.as_str()).collect();
-    let serve_options = args
-        .hosting
-        .into_options("gateway", None)
-        .map_err(|error| Failure::from_error(&error))?;
+    let serve_options = args.hosting.into_options("gateway", None)?;
     let settings = Settings::read(section, &names)
-        .map_err(|error| Failure::from_error(&StartError::from(error)))?
+        .map_err(|error| Failure::from(StartError::from(error)))?
         .with_flag_auth(serve_options.auth.clone())
         .map_err(|message| {
-            Failure::from_error(&StartError::from(SettingsError {
+            Failure::from(StartError::from(SettingsError {
                 location: section.location.to_string(),
                 message,
                 hint: "remove `auth` from the file, or the flags from the command line".to_owned(),
             }))
         })?;
-    let addr = nexo_serve::listen_address(args.http.as_deref(), env::var(env::PORT).as_deref())
-        .map_err(|error| Failure::from_error(&error))?;
+    let addr = nexo_serve::listen_address(args.http.as_deref(), env::var(env::PORT).as_deref())?;
     let policy = settings.policy.clone();
     let audit = settings.audit.clone();
     let auth = nexo_gateway::settings::auth_summary(&settings.auth);
@@ -62,7 +58,7 @@ pub async fn run(args: GatewayArgs) -> Result<(), Failure> {
         None => String::new(),
     };
     // The policies and the audit log are checked before any upstream starts.
-    let prepared = Prepared::load(settings).map_err(|error| Failure::from_error(&error))?;
+    let prepared = Prepared::load(settings)?;
     let resolver: Arc<dyn Resolver> = match SystemResolver::from_system() {
         Ok(resolver) => Arc::new(resolver),
         Err(reason) => {
@@ -92,7 +88,7 @@ pub async fn run(args: GatewayArgs) -> Result<(), Failure> {
         })
         .collect();
     let exchanges = Exchanges::new(exchanged, &options).map_err(|message| {
-        Failure::from_error(&StartError::from(SettingsError {
+        Failure::from(StartError::from(SettingsError {
             location: section.location.to_string(),
             message,
             hint: "trade tokens only for upstreams of `\"type\": \"http\"` (or `sse`)".to_owned(),
@@ -139,5 +135,5 @@ pub async fn run(args: GatewayArgs) -> Result<(), Failure> {
             ));
         })
         .await
-        .map_err(|error| Failure::from_error(&error))
+        .map_err(Failure::from)
 }

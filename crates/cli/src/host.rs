@@ -12,6 +12,7 @@ use nexo_client::config::{self, Config, ServerConfig, ServerSpec, Source};
 use nexo_client::consent::ConsentStore;
 use nexo_client::hub::{Hub, RestartPolicy, ServerPlan, ServerStatus, State, ToolLimits};
 use nexo_client::{CallLimits, ClientError, ConnectOptions, Target};
+use nexo_hint::Hinted;
 
 use nexo_trace::{TraceOptions, Tracer};
 
@@ -51,7 +52,7 @@ pub fn load(explicit: Option<&Path>) -> Result<Config, Failure> {
                 .map_err(|error| config::BuiltinProblem {
                     option: None,
                     message: error.to_string(),
-                    hint: Some(error.hint()),
+                    hint: error.hint().map(|hint| hint.terminal()),
                 })
         };
     let request = config::LoadRequest {
@@ -62,7 +63,7 @@ pub fn load(explicit: Option<&Path>) -> Result<Config, Failure> {
         env: &lookup,
         check_builtin: Some(&check),
     };
-    config::load(&request).map_err(|error| Failure::from_error(&error))
+    config::load(&request).map_err(Failure::from)
 }
 
 /// Where `nexo servers` and `--server` remember which project servers the
@@ -74,7 +75,7 @@ pub fn consent_store() -> Result<ConsentStore, Failure> {
             Some(format!("set `{}` or `{}`", env::XDG_CONFIG_HOME, env::HOME)),
         ))
     })?;
-    ConsentStore::open(dir.join("consent.json")).map_err(|error| Failure::from_error(&error))
+    ConsentStore::open(dir.join("consent.json")).map_err(Failure::from)
 }
 
 /// The server called `name`, if the configuration has it and may start it.
@@ -120,9 +121,7 @@ fn allowed(store: &mut ConsentStore, server: &ServerConfig) -> Result<bool, Fail
     if output::ask(&question) != Some(true) {
         return Ok(false);
     }
-    store
-        .grant(server)
-        .map_err(|error| Failure::from_error(&error))?;
+    store.grant(server)?;
     output::status(&format!("allowed `{}` to start", server.name));
     Ok(true)
 }
@@ -149,10 +148,8 @@ pub fn target_of(server: &ServerConfig) -> Result<Target, Failure> {
             options,
             base_dir,
         } => {
-            let bundled: nexo_bundled::Bundled =
-                name.parse().map_err(|error| Failure::from_error(&error))?;
-            let given = nexo_bundled::GivenOptions::from_json(bundled, options, base_dir)
-                .map_err(|error| Failure::from_error(&error))?;
+            let bundled: nexo_bundled::Bundled = name.parse()?;
+            let given = nexo_bundled::GivenOptions::from_json(bundled, options, base_dir)?;
             Ok(Target::InProcess(crate::builtin::in_process(
                 bundled, &given,
             )?))
@@ -297,9 +294,7 @@ pub async fn servers(args: ServersArgs) -> Result<(), Failure> {
                     None,
                 ))
             })?;
-        store
-            .grant(server)
-            .map_err(|error| Failure::from_error(&error))?;
+        store.grant(server)?;
         output::status(&format!("allowed `{name}` to start"));
     }
     let trace = match trace_choice(&args.trace, Some(&config)) {
@@ -350,21 +345,20 @@ pub async fn servers(args: ServersArgs) -> Result<(), Failure> {
     }
     if !status.is_empty() && status.iter().all(|server| server.state != State::Connected) {
         let count = status.len();
-        return Err(Failure {
-            exit: crate::failure::Exit::Unreachable,
-            code: "unreachable",
-            message: if count == 1 {
+        return Err(Failure::new(
+            crate::failure::Exit::Unreachable,
+            "unreachable",
+            if count == 1 {
                 "the configured server did not connect".to_owned()
             } else {
                 format!("none of the {count} configured servers connected")
             },
-            causes: Vec::new(),
-            hint: Some(if args.json {
-                "each server's `lastError` says why".to_owned()
-            } else {
-                "each server's last error, above, says why".to_owned()
-            }),
-        });
+        )
+        .hint(if args.json {
+            "each server's `lastError` says why".to_owned()
+        } else {
+            "each server's last error, above, says why".to_owned()
+        }));
     }
     Ok(())
 }
@@ -411,16 +405,22 @@ pub fn table(status: &[ServerStatus], config_flag: Option<&Path>) -> String {
 /// authorization, the command that signs in (in a browser) and stores the
 /// token the next `nexo servers` uses.
 fn hint_of(server: &ServerStatus, config_flag: Option<&Path>) -> Option<String> {
+    let config = config_flag
+        .map(|path| format!(" --config {}", path.display()))
+        .unwrap_or_default();
     if server.state == State::NeedsAuthorization {
-        let config = config_flag
-            .map(|path| format!(" --config {}", path.display()))
-            .unwrap_or_default();
         return Some(format!(
             "sign in with `nexo tools --server {}{config}` (it opens the authorization page), then run `nexo servers{config}` again",
             server.name
         ));
     }
-    server.last_error.as_ref().and_then(|error| error.hint())
+    // The server is known here: its commands name it.
+    let target = format!("--server {}{config}", server.name);
+    server
+        .last_error
+        .as_ref()
+        .and_then(|error| error.hint())
+        .map(|hint| hint.at(&target).terminal())
 }
 
 fn status_json(server: &ServerStatus, config_flag: Option<&Path>) -> serde_json::Value {

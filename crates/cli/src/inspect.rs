@@ -523,12 +523,12 @@ pub async fn prompt(args: PromptArgs) -> Result<(), Failure> {
 
 pub async fn discover(args: ListArgs) -> Result<(), Failure> {
     let (info, transport) = with_session(&args.target, async |session, _| {
-        let info = session.server_info().ok_or_else(|| Failure {
-            exit: Exit::Usage,
-            code: "protocol_error",
-            message: "the server gave no information about itself".into(),
-            causes: Vec::new(),
-            hint: None,
+        let info = session.server_info().ok_or_else(|| {
+            Failure::new(
+                Exit::Usage,
+                "protocol_error",
+                "the server gave no information about itself",
+            )
         })?;
         Ok((info, session.transport()))
     })

@@ -2,12 +2,12 @@
 //! token records revoked and deleted by nexo-client's `auth::revoke`, and
 //! what became of each one told.
 
-use nexo_client::auth::revoke::{self, LoggedOut, Revocation};
+use nexo_client::auth::revoke::{self, LoggedOut, NotRevoked, Revocation};
 use nexo_client::{ClientError, Target};
 use serde_json::json;
 
 use crate::args::LogoutArgs;
-use crate::failure::{Exit, Failure};
+use crate::failure::Failure;
 use crate::{env, output};
 
 pub async fn run(args: LogoutArgs) -> Result<(), Failure> {
@@ -68,17 +68,9 @@ pub async fn run(args: LogoutArgs) -> Result<(), Failure> {
         Revocation::Failed(reason) => Some(reason),
         _ => None,
     }) {
-        Some(reason) => Err(Failure {
-            exit: Exit::Unreachable,
-            code: "revocation_failed",
-            message: format!("the tokens were deleted here but not revoked: {reason}"),
-            causes: Vec::new(),
-            hint: Some(
-                "they stay valid at the authorization server until they expire; revoke them \
-                 there (its account or application settings) if they may have leaked"
-                    .to_owned(),
-            ),
-        }),
+        Some(reason) => Err(Failure::from(NotRevoked {
+            reason: reason.clone(),
+        })),
         None => Ok(()),
     }
 }

@@ -51,7 +51,7 @@ fn main() -> ExitCode {
     if let Some(file) = &cli.cacert
         && let Err(error) = nexo_client::tls::trust_file(file)
     {
-        return Failure::usage(error.to_string(), Some(error.hint().into())).report();
+        return Failure::from(error).report();
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

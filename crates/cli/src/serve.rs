@@ -8,30 +8,23 @@ use crate::env;
 use crate::failure::Failure;
 
 pub async fn run(args: ServeArgs) -> Result<(), Failure> {
-    let bundled: Bundled = args
-        .server
-        .parse()
-        .map_err(|error| Failure::from_error(&error))?;
+    let bundled: Bundled = args.server.parse()?;
     let http = match &args.http {
         Some(spec) => {
             let spec = (!spec.is_empty()).then_some(spec.as_str());
-            Some(
-                nexo_serve::listen_address(spec, env::var(env::PORT).as_deref())
-                    .map_err(|error| Failure::from_error(&error))?,
-            )
+            Some(nexo_serve::listen_address(
+                spec,
+                env::var(env::PORT).as_deref(),
+            )?)
         }
         None => None,
     };
     let server_options =
-        ServerOptions::for_server(bundled, &given_options(&args), defaults(bundled))
-            .map_err(|error| Failure::from_error(&error))?;
+        ServerOptions::for_server(bundled, &given_options(&args), defaults(bundled))?;
     let options = args
         .hosting
-        .into_options(bundled.name(), Some(&args.limits))
-        .map_err(|error| Failure::from_error(&error))?;
-    let Built { server, tools } = bundled
-        .build(&server_options)
-        .map_err(|error| Failure::from_error(&error))?;
+        .into_options(bundled.name(), Some(&args.limits))?;
+    let Built { server, tools } = bundled.build(&server_options)?;
     let options = ServeOptions { tools, ..options };
     let served =
         match http {
@@ -47,7 +40,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
             })
             .await,
         };
-    served.map_err(|error| Failure::from_error(&error))
+    served.map_err(Failure::from)
 }
 
 /// What the command line gave for any server's options.

@@ -18,8 +18,8 @@ pub fn run(command: TraceCommand) -> Result<(), Failure> {
 }
 
 fn summary(args: &TraceSummaryArgs) -> Result<(), Failure> {
-    let reader = read::open(&args.file).map_err(|error| Failure::from_error(&error))?;
-    let summary = Summary::read(reader).map_err(|error| Failure::from_error(&error))?;
+    let reader = read::open(&args.file)?;
+    let summary = Summary::read(reader)?;
     warn(&summary.warnings);
     if args.json {
         output::json(&summary);
@@ -30,9 +30,9 @@ fn summary(args: &TraceSummaryArgs) -> Result<(), Failure> {
 }
 
 fn flow(args: &TraceFlowArgs) -> Result<(), Failure> {
-    let reader = read::open(&args.file).map_err(|error| Failure::from_error(&error))?;
+    let reader = read::open(&args.file)?;
     let limit = (args.limit > 0).then_some(args.limit);
-    let flow = Flow::read(reader, limit).map_err(|error| Failure::from_error(&error))?;
+    let flow = Flow::read(reader, limit)?;
     warn(&flow.warnings);
     let format = match args.format {
         FlowFormatArg::Text => FlowFormat::Text,

@@ -7,6 +7,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 
 use nexo_client::{ConnectOptions, ElicitationPolicy};
+use nexo_hint::Report;
 use nexo_ui::{Bound, Prepared};
 
 use crate::args::UiArgs;
@@ -51,7 +52,7 @@ pub async fn run(args: UiArgs) -> Result<(), Failure> {
             blocked,
             skills,
         )?),
-        Err(error) => Err(format!("{error} ({})", error.hint())),
+        Err(error) => Err(Report::of(&error)),
     };
     let model = agent
         .as_ref()

@@ -242,11 +242,9 @@ pub fn tool_arguments(schema: &JsonObject, words: &[String]) -> Result<ToolArgum
 }
 
 fn coerce(key: &str, raw: &str, kind: Option<&str>) -> Result<Value, ClientError> {
-    let mismatch = |expected: &str| {
-        ClientError::usage(
-            format!("`{key}` must be {expected}, got `{raw}`"),
-            Some("see the tool's schema with `nexo tools TARGET --json`".to_owned()),
-        )
+    let mismatch = |expected: &str| ClientError::Usage {
+        message: format!("`{key}` must be {expected}, got `{raw}`"),
+        hint: Some(crate::error::schema_hint("see the tool's schema")),
     };
     match kind {
         Some("integer") => raw
@@ -276,6 +274,8 @@ fn coerce(key: &str, raw: &str, kind: Option<&str>) -> Result<Value, ClientError
 
 #[cfg(test)]
 mod tests {
+    use nexo_hint::Hinted;
+
     use super::*;
 
     fn schema() -> JsonObject {
@@ -399,7 +399,10 @@ mod tests {
             }
         }
         match tool_arguments(&closed, &words(&["textoo=x"])) {
-            Err(error) => assert_eq!(error.hint().as_deref(), Some("its arguments: texto")),
+            Err(error) => assert_eq!(
+                error.hint().map(|hint| hint.terminal()).as_deref(),
+                Some("its arguments: texto")
+            ),
             Ok(_) => panic!("accepted"),
         }
     }

@@ -21,7 +21,7 @@ pub(crate) fn spawn_error(target: &str, program: &str, error: &std::io::Error) -
         target: target.to_owned(),
         program: program.to_owned(),
         detail: error.to_string(),
-        hint,
+        hint: hint.into(),
     }
 }
 
@@ -46,7 +46,7 @@ pub(crate) fn stray_output(error: ClientError, program: &str, stray: &StrayOutpu
              first: `{first}`)",
             are = if count == 1 { "is" } else { "are" },
         ),
-        hint: Via::Stdio(program).protocol_hint(),
+        hint: Via::Stdio(program).protocol_hint().into(),
         stderr: Vec::new(),
     }
 }
@@ -152,7 +152,7 @@ impl Via<'_> {
         ClientError::Unreachable {
             target: target.to_owned(),
             detail,
-            hint,
+            hint: hint.into(),
             stderr: Vec::new(),
         }
     }
@@ -272,7 +272,7 @@ pub(crate) fn classify(
     ClientError::Protocol {
         target: target.to_owned(),
         detail: chain(error).join(": "),
-        hint: via.protocol_hint(),
+        hint: via.protocol_hint().into(),
         stderr: Vec::new(),
     }
 }
@@ -385,6 +385,7 @@ fn unreachable(target: &str, error: &(dyn std::error::Error + 'static)) -> Clien
 
 #[cfg(test)]
 mod tests {
+    use nexo_hint::Hinted;
     use rmcp::model::ErrorData;
     use rmcp::service::ClientInitializeError as Init;
     use rmcp::transport::TokioChildProcess;

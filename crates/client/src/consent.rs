@@ -23,6 +23,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use nexo_hint::{Exit, Hint, Hinted};
 use serde::{Deserialize, Serialize};
 
 use crate::config::{Config, ServerConfig, Source, Written};
@@ -66,22 +67,26 @@ pub enum ConsentError {
     Write { path: PathBuf, reason: String },
 }
 
-impl ConsentError {
-    /// A stable snake_case code for scripts.
-    pub fn code(&self) -> &'static str {
+impl Hinted for ConsentError {
+    fn code(&self) -> &'static str {
         "consent"
     }
 
+    fn exit(&self) -> Exit {
+        Exit::Usage
+    }
+
     /// What to do about it.
-    pub fn hint(&self) -> Option<String> {
-        Some(match self {
+    fn hint(&self) -> Option<Hint> {
+        Some(Hint::new(match self {
             Self::Read { .. } | Self::Write { .. } => {
-                "check the permissions of the file and of its directory".into()
+                "check the permissions of the file and of its directory"
             }
-            Self::Damaged { .. } => "the file holds your consent to projects' servers: repair \
+            Self::Damaged { .. } => {
+                "the file holds your consent to projects' servers: repair \
                                      it, or remove it to be asked again about each"
-                .into(),
-        })
+            }
+        }))
     }
 }
 

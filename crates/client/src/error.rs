@@ -1,9 +1,11 @@
 //! Errors of reaching and calling a server, each with the kind that decides
-//! the CLI's exit status and a hint saying what to try.
+//! its exit class ([`ErrorKind::exit`]) and a hint saying what to try
+//! ([`Hinted`]).
 
+use nexo_hint::{Exit, Hint, Hinted};
 use rmcp::model::ErrorCode;
 
-/// What kind of failure this was; the CLI maps each to an exit status.
+/// What kind of failure this was; each is one exit class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
     /// The request itself was wrong (bad arguments, unknown target form).
@@ -18,6 +20,19 @@ pub enum ErrorKind {
     NeedsConfirmation,
     /// The peer broke the protocol, or something unexpected failed.
     Protocol,
+}
+
+impl ErrorKind {
+    /// The exit status of a failure of this kind (the MCP Inspector CLI's).
+    pub fn exit(self) -> Exit {
+        match self {
+            Self::Usage | Self::Protocol => Exit::Usage,
+            Self::Unauthorized => Exit::Unauthorized,
+            Self::Unreachable => Exit::Unreachable,
+            Self::Remote => Exit::Remote,
+            Self::NeedsConfirmation => Exit::NeedsConfirmation,
+        }
+    }
 }
 
 /// The request a [`ClientError::Rpc`] answered, which decides its hint.
@@ -41,10 +56,7 @@ pub enum Method {
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ClientError {
     #[error("{message}")]
-    Usage {
-        message: String,
-        hint: Option<String>,
-    },
+    Usage { message: String, hint: Option<Hint> },
     #[error("the server at `{target}` requires authorization")]
     Unauthorized { target: String, detail: String },
     /// A 401/403 although the user gave an `Authorization` header.
@@ -58,7 +70,7 @@ pub enum ClientError {
     Unreachable {
         target: String,
         detail: String,
-        hint: String,
+        hint: Hint,
         /// The last lines a stdio server wrote to its stderr, if it failed.
         stderr: Vec<String>,
     },
@@ -69,7 +81,7 @@ pub enum ClientError {
         target: String,
         program: String,
         detail: String,
-        hint: String,
+        hint: Hint,
     },
     #[error("`{target}` did not answer within {seconds} s")]
     Timeout { target: String, seconds: f64 },
@@ -128,7 +140,7 @@ pub enum ClientError {
     Protocol {
         target: String,
         detail: String,
-        hint: String,
+        hint: Hint,
         /// The last lines a stdio server wrote to its stderr, if it failed.
         stderr: Vec<String>,
     },
@@ -156,139 +168,9 @@ impl ClientError {
         }
     }
 
-    /// A stable snake_case code for scripts (the `code` of the JSON error line).
-    pub fn code(&self) -> &'static str {
-        match self {
-            Self::Usage { .. } => "usage",
-            Self::Unauthorized { .. } | Self::TokenRefused { .. } => "unauthorized",
-            Self::ExchangeRefused { .. } => "exchange_refused",
-            Self::Unreachable { .. } | Self::CannotStart { .. } => "unreachable",
-            Self::Timeout { .. } | Self::Overran { .. } => "timeout",
-            Self::Rpc { .. } => "server_error",
-            Self::Tool { .. } => "tool_error",
-            Self::UnknownTool { .. } => "unknown_tool",
-            Self::TaskFailed { .. } => "task_failed",
-            Self::TaskCancelled { .. } => "task_cancelled",
-            Self::TaskLost { .. } => "task_lost",
-            Self::NeedsConfirmation { .. } => "needs_confirmation",
-            Self::Protocol { .. } => "protocol_error",
-        }
-    }
-
-    /// What to try next.
-    pub fn hint(&self) -> Option<String> {
-        match self {
-            Self::Usage { hint, .. } => hint.clone(),
-            Self::TokenRefused { .. } => Some(
-                "the server refused the `Authorization` header given with `--header`: check \
-                 that the token is valid and not expired, or leave the header out to let nexo \
-                 authorize with OAuth"
-                    .into(),
-            ),
-            Self::ExchangeRefused { .. } => Some(
-                "the caller's token must be one the authorization server trades (RFC 8693 token \
-                 exchange): check the gateway's `tokenExchange` settings (clientId, audience, \
-                 scope) against what that server allows"
-                    .into(),
-            ),
-            Self::Unauthorized { .. } => Some(
-                "nexo authorizes with OAuth when the server asks; if its authorization server \
-                 needs a registered client, pass `--client-id` (and `--client-secret`), or pass \
-                 a token with `--header 'Authorization: Bearer TOKEN'`"
-                    .into(),
-            ),
-            Self::Unreachable { hint, .. } | Self::CannotStart { hint, .. } => Some(hint.clone()),
-            Self::Timeout { .. } => Some(
-                "raise the limit with `--timeout SECONDS` (`timeout` in a config entry; progress \
-                 notifications start it again), or check the server's logs"
-                    .into(),
-            ),
-            Self::Overran { .. } => Some(
-                "raise the maximum with `maxTimeout` in the server's config entry (or the \
-                 tool's, under `toolTimeouts`)"
-                    .into(),
-            ),
-            Self::Rpc { code, .. } if *code == ErrorCode::METHOD_NOT_FOUND.0 => Some(
-                "the server does not implement this method; `nexo discover` shows what it offers"
-                    .into(),
-            ),
-            Self::Rpc { method, code, .. }
-                if *code == ErrorCode::INVALID_PARAMS.0
-                    || *code == ErrorCode::RESOURCE_NOT_FOUND.0 =>
-            {
-                match method {
-                    Method::CallTool => Some(
-                        "check the arguments against the tool's schema: `nexo tools TARGET --json`"
-                            .into(),
-                    ),
-                    Method::ReadResource => {
-                        Some("check the URI: `nexo resources TARGET` lists them".into())
-                    }
-                    Method::GetPrompt => Some(
-                        "check the prompt's name and arguments: `nexo prompts TARGET` lists them"
-                            .into(),
-                    ),
-                    Method::GetSkill => Some(
-                        "the server serves no skill at that URI now; list its skills again".into(),
-                    ),
-                    _ => None,
-                }
-            }
-            Self::NeedsConfirmation { retry_with, .. } if retry_with.is_empty() => {
-                Some("call the tool again once you have decided".into())
-            }
-            Self::NeedsConfirmation { retry_with, .. } => Some(format!(
-                "to go ahead, call it again with the same arguments and {}",
-                retry_with
-                    .iter()
-                    .map(|name| if name == "confirm" {
-                        "`confirm=true`".to_owned()
-                    } else {
-                        format!("`{name}=...`")
-                    })
-                    .collect::<Vec<_>>()
-                    .join(" or ")
-            )),
-            Self::UnknownTool { known, .. } if known.is_empty() => {
-                Some("the server lists no tools".into())
-            }
-            Self::UnknownTool { known, .. } => Some(format!(
-                "the server's tools: {}; `nexo tools TARGET NAME` describes one",
-                known.join(", ")
-            )),
-            Self::TaskFailed { .. } => Some(
-                "the server ran the tool as a task and reported this error; see the server's \
-                 logs, then call the tool again"
-                    .into(),
-            ),
-            Self::TaskCancelled { .. } => {
-                Some("call the tool again to run it anew, if it is still wanted".into())
-            }
-            Self::TaskLost { .. } => Some(
-                "the server discarded the task (or restarted without it); call the tool again \
-                 to run it anew"
-                    .into(),
-            ),
-            Self::Rpc { .. } | Self::Tool { .. } => None,
-            Self::Protocol { hint, .. } => Some(hint.clone()),
-        }
-    }
-
-    /// What lies under the message, for `caused by:` lines: the detail of
-    /// a refused authorization, the last stderr lines of a failed child.
-    pub fn causes(&self) -> Vec<String> {
-        match self {
-            Self::Unauthorized { detail, .. } | Self::TokenRefused { detail, .. } => {
-                vec![detail.clone()]
-            }
-            Self::Unreachable { stderr, .. } | Self::Protocol { stderr, .. } => stderr.clone(),
-            _ => Vec::new(),
-        }
-    }
-
     /// This error with `hint` in place of its own, for the kinds that carry
     /// one (an unreachable or misbehaving server).
-    pub(crate) fn with_hint(mut self, new: String) -> Self {
+    pub(crate) fn with_hint(mut self, new: Hint) -> Self {
         if let Self::Unreachable { hint, .. } | Self::Protocol { hint, .. } = &mut self {
             *hint = new;
         }
@@ -324,7 +206,7 @@ impl ClientError {
         match self {
             Self::Usage { message, hint } => Self::Usage {
                 message: scrub(message),
-                hint: hint.map(scrub),
+                hint: hint.map(|hint| hint.map(scrub)),
             },
             Self::Unauthorized { target, detail } => Self::Unauthorized {
                 target: scrub(target),
@@ -346,7 +228,7 @@ impl ClientError {
             } => Self::Unreachable {
                 target: scrub(target),
                 detail: scrub(detail),
-                hint: scrub(hint),
+                hint: hint.map(scrub),
                 stderr: stderr.into_iter().map(scrub).collect(),
             },
             Self::CannotStart {
@@ -358,7 +240,7 @@ impl ClientError {
                 target: scrub(target),
                 program: scrub(program),
                 detail: scrub(detail),
-                hint: scrub(hint),
+                hint: hint.map(scrub),
             },
             Self::Timeout { target, seconds } => Self::Timeout {
                 target: scrub(target),
@@ -428,12 +310,160 @@ impl ClientError {
         }
     }
 
+    /// Bad usage, with what to do in words the same on every surface.
     pub fn usage(message: impl Into<String>, hint: impl Into<Option<String>>) -> Self {
         Self::Usage {
             message: message.into(),
-            hint: hint.into(),
+            hint: hint.into().map(Hint::new),
         }
     }
+}
+
+impl Hinted for ClientError {
+    fn code(&self) -> &'static str {
+        match self {
+            Self::Usage { .. } => "usage",
+            Self::Unauthorized { .. } | Self::TokenRefused { .. } => "unauthorized",
+            Self::ExchangeRefused { .. } => "exchange_refused",
+            Self::Unreachable { .. } | Self::CannotStart { .. } => "unreachable",
+            Self::Timeout { .. } | Self::Overran { .. } => "timeout",
+            Self::Rpc { .. } => "server_error",
+            Self::Tool { .. } => "tool_error",
+            Self::UnknownTool { .. } => "unknown_tool",
+            Self::TaskFailed { .. } => "task_failed",
+            Self::TaskCancelled { .. } => "task_cancelled",
+            Self::TaskLost { .. } => "task_lost",
+            Self::NeedsConfirmation { .. } => "needs_confirmation",
+            Self::Protocol { .. } => "protocol_error",
+        }
+    }
+
+    fn exit(&self) -> Exit {
+        self.kind().exit()
+    }
+
+    /// What to try next.
+    fn hint(&self) -> Option<Hint> {
+        match self {
+            Self::Usage { hint, .. } => hint.clone(),
+            Self::TokenRefused { .. } => Some(
+                "the server refused the `Authorization` header given with `--header`: check \
+                 that the token is valid and not expired, or leave the header out to let nexo \
+                 authorize with OAuth"
+                    .into(),
+            ),
+            Self::ExchangeRefused { .. } => Some(
+                "the caller's token must be one the authorization server trades (RFC 8693 token \
+                 exchange): check the gateway's `tokenExchange` settings (clientId, audience, \
+                 scope) against what that server allows"
+                    .into(),
+            ),
+            Self::Unauthorized { .. } => Some(
+                "nexo authorizes with OAuth when the server asks; if its authorization server \
+                 needs a registered client, pass `--client-id` (and `--client-secret`), or pass \
+                 a token with `--header 'Authorization: Bearer TOKEN'`"
+                    .into(),
+            ),
+            Self::Unreachable { hint, .. } | Self::CannotStart { hint, .. } => Some(hint.clone()),
+            Self::Timeout { .. } => Some(
+                "raise the limit with `--timeout SECONDS` (`timeout` in a config entry; progress \
+                 notifications start it again), or check the server's logs"
+                    .into(),
+            ),
+            Self::Overran { .. } => Some(
+                "raise the maximum with `maxTimeout` in the server's config entry (or the \
+                 tool's, under `toolTimeouts`)"
+                    .into(),
+            ),
+            Self::Rpc { code, .. } if *code == ErrorCode::METHOD_NOT_FOUND.0 => Some(
+                Hint::new("the server does not implement this method")
+                    .command("nexo discover TARGET", "shows what it offers")
+                    .on_page("the Servers view shows what it offers"),
+            ),
+            Self::Rpc { method, code, .. }
+                if *code == ErrorCode::INVALID_PARAMS.0
+                    || *code == ErrorCode::RESOURCE_NOT_FOUND.0 =>
+            {
+                match method {
+                    Method::CallTool => {
+                        Some(schema_hint("check the arguments against the tool's schema"))
+                    }
+                    Method::ReadResource => Some(
+                        Hint::new("check the URI")
+                            .command("nexo resources TARGET", "lists them")
+                            .on_page("the Resources view lists them"),
+                    ),
+                    Method::GetPrompt => Some(
+                        Hint::new("check the prompt's name and arguments")
+                            .command("nexo prompts TARGET", "lists them")
+                            .on_page("the Prompts view lists them"),
+                    ),
+                    Method::GetSkill => Some(
+                        "the server serves no skill at that URI now; list its skills again".into(),
+                    ),
+                    _ => None,
+                }
+            }
+            Self::NeedsConfirmation { retry_with, .. } if retry_with.is_empty() => {
+                Some("call the tool again once you have decided".into())
+            }
+            Self::NeedsConfirmation { retry_with, .. } => Some(Hint::new(format!(
+                "to go ahead, call it again with the same arguments and {}",
+                retry_with
+                    .iter()
+                    .map(|name| if name == "confirm" {
+                        "`confirm=true`".to_owned()
+                    } else {
+                        format!("`{name}=...`")
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            ))),
+            Self::UnknownTool { known, .. } if known.is_empty() => {
+                Some("the server lists no tools".into())
+            }
+            Self::UnknownTool { known, .. } => Some(
+                Hint::new(format!("the server's tools: {}", known.join(", ")))
+                    .command("nexo tools TARGET NAME", "describes one")
+                    .on_page("the Tools view describes each"),
+            ),
+            Self::TaskFailed { .. } => Some(
+                "the server ran the tool as a task and reported this error; see the server's \
+                 logs, then call the tool again"
+                    .into(),
+            ),
+            Self::TaskCancelled { .. } => {
+                Some("call the tool again to run it anew, if it is still wanted".into())
+            }
+            Self::TaskLost { .. } => Some(
+                "the server discarded the task (or restarted without it); call the tool again \
+                 to run it anew"
+                    .into(),
+            ),
+            Self::Rpc { .. } | Self::Tool { .. } => None,
+            Self::Protocol { hint, .. } => Some(hint.clone()),
+        }
+    }
+
+    /// What lies under the message, for `caused by:` lines: the detail of
+    /// a refused authorization, the last stderr lines of a failed child.
+    fn causes(&self) -> Vec<String> {
+        match self {
+            Self::Unauthorized { detail, .. } | Self::TokenRefused { detail, .. } => {
+                vec![detail.clone()]
+            }
+            Self::Unreachable { stderr, .. } | Self::Protocol { stderr, .. } => stderr.clone(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// `advice` about a tool's schema, with where it is seen: `nexo tools
+/// TARGET --json` on the terminal, the Tools view on the page.
+pub(crate) fn schema_hint(advice: &str) -> Hint {
+    Hint::new(advice)
+        .command("nexo tools TARGET --json", "shows it")
+        .on_page("the Tools view shows it")
 }
 
 /// Failures of the legacy HTTP+SSE transport ([`crate::legacy_sse`]).
@@ -469,4 +499,43 @@ pub enum SseError {
     Encode(#[from] serde_json::Error),
     #[error("the SSE stream is closed and could not be reopened")]
     Closed,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_statuses_follow_the_inspector_cli() {
+        let table = [
+            (ErrorKind::Usage, 1),
+            (ErrorKind::Protocol, 1),
+            (ErrorKind::Unauthorized, 3),
+            (ErrorKind::Unreachable, 4),
+            (ErrorKind::Remote, 5),
+            (ErrorKind::NeedsConfirmation, 6),
+        ];
+        for (kind, status) in table {
+            assert_eq!(kind.exit().status(), status, "{kind:?}");
+        }
+    }
+
+    /// Issue 15, point 7: an unknown tool is the server's error (5), with
+    /// the tools it has; the terminal names the command, the page its view.
+    #[test]
+    fn issue_15_an_unknown_tool_reports_its_code_and_the_known_tools() {
+        let tool = ClientError::UnknownTool {
+            tool: "x".into(),
+            known: vec!["a".into()],
+        };
+        assert_eq!((tool.code(), tool.exit()), ("unknown_tool", Exit::Remote));
+        let hint = tool.hint().map(|hint| (hint.terminal(), hint.page()));
+        assert_eq!(
+            hint,
+            Some((
+                "the server's tools: a; `nexo tools TARGET NAME` describes one".to_owned(),
+                "the server's tools: a; the Tools view describes each".to_owned()
+            ))
+        );
+    }
 }

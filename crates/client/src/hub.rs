@@ -32,6 +32,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use nexo_hint::{Hint, Hinted};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, JsonObject, Skill,
     Tool,
@@ -577,7 +578,12 @@ fn not_ready(
                 "the server is still starting after {} s",
                 waited.as_secs_f64()
             ),
-            hint: format!("see its state with `nexo servers`{}", log_hint(plan)),
+            hint: Hint::new(format!(
+                "wait for it, or look at its state{}",
+                log_hint(plan)
+            ))
+            .command("nexo servers", "shows every server's state")
+            .on_page("the Servers view shows every server's state"),
             stderr: Vec::new(),
         },
     }
@@ -595,12 +601,14 @@ fn interrupted(plan: &ServerPlan, tool: &str, cause: ClientError) -> ClientError
     ClientError::Unreachable {
         target: plan.name.clone(),
         detail: format!("the server went away while `{tool}` was running ({cause})"),
-        hint: format!(
+        hint: Hint::new(format!(
             "nexo is connecting to it again; `{tool}` was not called again because it is not \
              annotated read-only or idempotent, so it may have done part of its work: check \
-             before calling it again; see its state with `nexo servers`{}",
+             before calling it again, and look at its state{}",
             log_hint(plan)
-        ),
+        ))
+        .command("nexo servers", "shows every server's state")
+        .on_page("the Servers view shows every server's state"),
         stderr: Vec::new(),
     }
 }
@@ -740,7 +748,7 @@ async fn supervise(
                 ClientError::Unreachable {
                     target: plan.name.clone(),
                     detail: "the server went away".to_owned(),
-                    hint: format!("nexo connects to it again{}", log_hint(plan)),
+                    hint: format!("nexo connects to it again{}", log_hint(plan)).into(),
                     stderr: Vec::new(),
                 }
             }
@@ -798,9 +806,9 @@ async fn supervise(
 fn crash_loop(plan: &ServerPlan, failures: u32, last: ClientError) -> ClientError {
     let hint = match &last {
         ClientError::Unreachable { hint, .. } | ClientError::Protocol { hint, .. } => {
-            format!("{hint}{}", log_hint(plan))
+            hint.clone().append(&log_hint(plan))
         }
-        other => other.hint().unwrap_or_default(),
+        other => other.hint().unwrap_or_else(|| Hint::new("")),
     };
     ClientError::Unreachable {
         target: plan.name.clone(),

@@ -547,12 +547,14 @@ async fn elsewhere(target: &Target, error: ClientError, timeout: Duration) -> Cl
     let nothing_there = detail.contains("HTTP 404") || detail.contains("HTTP 405");
     let error = health_mount(url, error, timeout).await;
     match &error {
-        ClientError::Protocol { hint, .. } if nothing_there && !hint.contains("serves MCP at") => {
+        ClientError::Protocol { hint, .. }
+            if nothing_there && !hint.terminal().contains("serves MCP at") =>
+        {
             let headers = header_map(headers);
             match doctor::where_mcp_answers(url.expose(), &headers, HEALTH_WAIT.min(timeout)).await
             {
                 Some(found) => {
-                    error.with_hint(doctor::elsewhere_hint(&secret::redact_userinfo(&found)))
+                    error.with_hint(doctor::elsewhere_hint(&secret::redact_userinfo(&found)).into())
                 }
                 None => error,
             }
@@ -599,7 +601,8 @@ async fn health_mount(url: &TargetUrl, error: ClientError, timeout: Duration) ->
                 hint: format!(
                     "this server serves MCP at `{mount}`: try `--url {}`",
                     secret::redact_userinfo(parsed.as_str())
-                ),
+                )
+                .into(),
             }
         }
         (_, error) => error,
@@ -727,7 +730,7 @@ async fn streamable(
             let error = ClientError::Protocol {
                 target: name.to_owned(),
                 detail: format!("cannot build the HTTP client: {error}"),
-                hint: Via::Http.protocol_hint(),
+                hint: Via::Http.protocol_hint().into(),
                 stderr: Vec::new(),
             };
             return (Err(error), None);
@@ -1444,6 +1447,7 @@ impl Session {
 
 #[cfg(test)]
 mod tests {
+    use nexo_hint::Hinted;
     use rmcp::model::ErrorCode;
 
     use super::*;
@@ -1487,7 +1491,12 @@ mod tests {
             message: String::new(),
             data: None,
         };
-        let hint = |code| rpc(code).hint().unwrap_or_default();
+        let hint = |code| {
+            rpc(code)
+                .hint()
+                .map(|hint| hint.terminal())
+                .unwrap_or_default()
+        };
         assert!(hint(ErrorCode::METHOD_NOT_FOUND).contains("nexo discover"));
         assert!(hint(ErrorCode::INVALID_PARAMS).contains("schema"));
         assert_eq!(rpc(ErrorCode::INTERNAL_ERROR).hint(), None);

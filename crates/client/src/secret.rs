@@ -219,6 +219,8 @@ pub fn redact_userinfo(url: &str) -> Cow<'_, str> {
 
 #[cfg(test)]
 mod tests {
+    use nexo_hint::Hinted;
+
     use super::*;
 
     const TOKEN: &str = "tok-9f3a";
@@ -260,9 +262,12 @@ mod tests {
             format!("X-Api-Key {TOKEN}"),
             format!("Authorization={TOKEN}"),
         ] {
-            let error = Header::parse(&text)
-                .err()
-                .map(|error| format!("{error} {error:?} {}", error.hint().unwrap_or_default()));
+            let error = Header::parse(&text).err().map(|error| {
+                format!(
+                    "{error} {error:?} {}",
+                    error.hint().map(|hint| hint.terminal()).unwrap_or_default()
+                )
+            });
             let Some(shown) = error else {
                 panic!("`{text}` was accepted");
             };

@@ -18,6 +18,7 @@ pub(crate) mod certificate;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
+use nexo_hint::{Exit, Hint, Hinted};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
@@ -41,15 +42,23 @@ pub enum TrustError {
     TooLate,
 }
 
-impl TrustError {
-    pub fn hint(&self) -> &'static str {
-        match self {
+impl Hinted for TrustError {
+    fn code(&self) -> &'static str {
+        "usage"
+    }
+
+    fn exit(&self) -> Exit {
+        Exit::Usage
+    }
+
+    fn hint(&self) -> Option<Hint> {
+        Some(Hint::new(match self {
             Self::Unreadable { .. } | Self::Empty { .. } => {
                 "name a PEM file of certificates: an authority's, or the server's own \
                  (`openssl req -x509 ... -out cert.pem` writes one)"
             }
             Self::TooLate => "give `--cacert` before anything else connects",
-        }
+        }))
     }
 }
 

@@ -5,6 +5,7 @@
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
+use nexo_hint::{Exit, Hint, Hinted};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -19,6 +20,29 @@ pub enum CheckError {
     Policy(#[from] PolicyError),
     #[error(transparent)]
     Request(#[from] RequestError),
+}
+
+impl Hinted for CheckError {
+    fn code(&self) -> &'static str {
+        match self {
+            Self::Policy(error) => error.code(),
+            Self::Request(error) => error.code(),
+        }
+    }
+
+    fn exit(&self) -> Exit {
+        match self {
+            Self::Policy(error) => error.exit(),
+            Self::Request(error) => error.exit(),
+        }
+    }
+
+    fn hint(&self) -> Option<Hint> {
+        match self {
+            Self::Policy(error) => error.hint(),
+            Self::Request(error) => error.hint(),
+        }
+    }
 }
 
 /// A valid policy, and how it decides the sample request if one was given.

@@ -1,8 +1,11 @@
 //! Errors of the gateway library: a policy file that cannot be loaded, a
 //! sample request that cannot be read, an audit log that cannot be written
-//! or read. Each says what failed; `hint` says what to do.
+//! or read, a gateway that cannot start. Each says what failed, and its
+//! code, exit class and hint ([`Hinted`]).
 
 use std::path::PathBuf;
+
+use nexo_hint::{Exit, Hint, Hinted};
 
 /// Why a policy file could not be loaded. The policy in force, if any, is
 /// kept (see [`crate::policy::PolicyHandle`]).
@@ -28,9 +31,8 @@ pub enum PolicyError {
     },
 }
 
-impl PolicyError {
-    /// A stable code for scripts.
-    pub fn code(&self) -> &'static str {
+impl Hinted for PolicyError {
+    fn code(&self) -> &'static str {
         match self {
             Self::Read { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                 "not_found"
@@ -40,15 +42,19 @@ impl PolicyError {
         }
     }
 
+    fn exit(&self) -> Exit {
+        Exit::Usage
+    }
+
     /// What the person writing the policy can do about it.
-    pub fn hint(&self) -> String {
-        match self {
+    fn hint(&self) -> Option<Hint> {
+        Some(Hint::new(match self {
             Self::Read { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                 "check the path; examples/gateway/policy.toml is a policy to start from".to_owned()
             }
             Self::Read { .. } => "check that the file is readable".to_owned(),
             Self::Invalid { hint, .. } => hint.clone(),
-        }
+        }))
     }
 }
 
@@ -63,17 +69,22 @@ pub enum RequestError {
     Invalid { field: &'static str, reason: String },
 }
 
-impl RequestError {
-    pub fn code(&self) -> &'static str {
+impl Hinted for RequestError {
+    fn code(&self) -> &'static str {
         "bad_request"
     }
 
-    pub fn hint(&self) -> String {
-        "write the request as `{\"identity\": {\"subject\": \"alice\", \"scopes\": [\"files:read\"], \
+    fn exit(&self) -> Exit {
+        Exit::Usage
+    }
+
+    fn hint(&self) -> Option<Hint> {
+        Some(Hint::new(
+            "write the request as `{\"identity\": {\"subject\": \"alice\", \"scopes\": [\"files:read\"], \
          \"client\": \"10.0.0.7\"}, \"server\": \"files\", \"method\": \"tools/call\", \"tool\": \
          \"read_file\", \"arguments\": {\"path\": \"/srv/work/a.txt\"}}`, or as a JSON-RPC \
-         `tools/call` message whose tool is named `server__tool`"
-            .to_owned()
+         `tools/call` message whose tool is named `server__tool`",
+        ))
     }
 }
 
@@ -106,8 +117,8 @@ pub enum AuditError {
     },
 }
 
-impl AuditError {
-    pub fn code(&self) -> &'static str {
+impl Hinted for AuditError {
+    fn code(&self) -> &'static str {
         match self {
             Self::Open { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                 "not_found"
@@ -118,8 +129,12 @@ impl AuditError {
         }
     }
 
-    pub fn hint(&self) -> String {
-        match self {
+    fn exit(&self) -> Exit {
+        Exit::Usage
+    }
+
+    fn hint(&self) -> Option<Hint> {
+        Some(Hint::new(match self {
             Self::Open { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                 "check the path; the gateway creates its audit log when it starts".to_owned()
             }
@@ -136,7 +151,7 @@ impl AuditError {
                  start a new audit log (move this one aside)",
                 path.display()
             ),
-        }
+        }))
     }
 }
 
@@ -173,46 +188,50 @@ pub enum StartError {
     Serve(#[from] nexo_serve::ServeError),
 }
 
-impl StartError {
-    pub fn code(&self) -> &'static str {
+impl Hinted for StartError {
+    fn code(&self) -> &'static str {
         match self {
             Self::NoSettings { .. } | Self::Settings(_) => "bad_config",
             Self::Policy(error) => error.code(),
             Self::Audit(error) => error.code(),
-            Self::Serve(nexo_serve::ServeError::BadAddress { .. }) => "usage",
             Self::OpenOnNetwork { .. } | Self::Redis(_) | Self::Otlp(_) => "bad_config",
-            Self::Serve(_) => "error",
+            Self::Serve(error) => error.code(),
         }
     }
 
-    pub fn hint(&self) -> Option<String> {
-        match self {
-            Self::NoSettings { config } => Some(format!(
+    fn exit(&self) -> Exit {
+        Exit::Usage
+    }
+
+    fn hint(&self) -> Option<Hint> {
+        let text = match self {
+            Self::NoSettings { config } => format!(
                 "add a `\"gateway\": {{\"policy\": \"policy.toml\"}}` object to `{}`; \
                  examples/gateway/config.json is a configuration to start from",
                 config.display()
-            )),
-            Self::Settings(error) => Some(error.hint.clone()),
-            Self::Policy(error) => Some(error.hint()),
-            Self::Audit(error) => Some(error.hint()),
-            Self::OpenOnNetwork { .. } => Some(
+            ),
+            Self::Settings(error) => error.hint.clone(),
+            Self::Policy(error) => return error.hint(),
+            Self::Audit(error) => return error.hint(),
+            Self::OpenOnNetwork { .. } => {
                 "listen on a loopback address (`--http 127.0.0.1:8000`), or give the `gateway` \
                  settings an `auth` (OAuth or API keys; `\"auth\": \"none\"` to stay open on \
                  purpose), or the flags `--token-file FILE` or `--auth-issuer URL \
                  --auth-audience URI` (`--no-auth` to stay open on purpose)"
-                    .to_owned(),
-            ),
-            Self::Otlp(_) => Some(
+                    .to_owned()
+            }
+            Self::Otlp(_) => {
                 "write the `otlp` setting as `{\"endpoint\": \"http://HOST:4318\"}` (README, \
                  gateway, Metrics)"
-                    .to_owned(),
-            ),
-            Self::Redis(_) => Some(
+                    .to_owned()
+            }
+            Self::Redis(_) => {
                 "write the `redis` setting as `redis://HOST:6379/0` (README, gateway, Two \
                  instances)"
-                    .to_owned(),
-            ),
-            Self::Serve(error) => error.hint(),
-        }
+                    .to_owned()
+            }
+            Self::Serve(error) => return error.hint(),
+        };
+        Some(Hint::new(text))
     }
 }

@@ -238,7 +238,7 @@ impl Exchanges {
                 target: endpoint.to_owned(),
                 detail: format!("the token exchange failed: {}", without_url(&error)),
                 hint: "check `tokenExchange.tokenEndpoint` and that the authorization server is up"
-                    .to_owned(),
+                    .into(),
                 stderr: Vec::new(),
             })?;
         let status = response.status();

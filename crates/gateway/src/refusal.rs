@@ -7,6 +7,7 @@
 //! rule, the detector or the upstream, and `data` (or the result's `_meta`
 //! under [`META_KEY`]) carries it for programs.
 
+use nexo_hint::Hinted;
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResult, ContentBlock, ErrorCode, MetaObject};
 use serde_json::{Value, json};
@@ -154,7 +155,11 @@ impl Refusal {
                          /metrics)"
                             .to_owned()
                     }
-                    _ => failure.error.hint().unwrap_or_default(),
+                    _ => failure
+                        .error
+                        .hint()
+                        .map(|hint| hint.terminal())
+                        .unwrap_or_default(),
                 };
                 if hint.is_empty() {
                     format!("upstream `{}` failed: {}", failure.server, failure.error)

@@ -34,6 +34,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use nexo_client::Secret;
 use nexo_client::hub::{Change, Changed};
+use nexo_hint::Hinted;
 use opentelemetry::KeyValue;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
@@ -1019,7 +1020,7 @@ fn write(audit: &AuditLog, entry: Entry) {
     if let Err(error) = audit.append(entry) {
         tracing::error!(
             "cannot write the audit log: {error}; hint: {}",
-            error.hint()
+            error.hint().map(|hint| hint.terminal()).unwrap_or_default()
         );
     }
 }

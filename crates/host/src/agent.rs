@@ -31,15 +31,17 @@ use futures::future::{BoxFuture, join_all};
 use nexo_client::hub::Hub;
 use nexo_client::namespace::Namespace;
 use nexo_client::{ClientError, TaskObserver, TaskUpdate};
+use nexo_hint::Hinted;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ResourceContents, ToolAnnotations};
 use serde_json::Value;
 
 use crate::approval::{Answer, ApprovalGate, Scope};
 use crate::context::{self, Fitted};
+use crate::error::AgentError;
 use crate::long_results::{self, LongResults};
 use crate::provider::{
-    Content, Image, Message, Provider, ProviderError, ProviderKind, Request, ResultPart, ToolCall,
-    ToolDefinition, ToolResult, Usage, tool_calls_in_text,
+    Content, Image, Message, Provider, ProviderKind, Request, ResultPart, ToolCall, ToolDefinition,
+    ToolResult, Usage, tool_calls_in_text,
 };
 use crate::schema::{Dialect, Normalization, normalize, truncate_description};
 use crate::skills::{self, SkillTrust, Skillset};
@@ -323,20 +325,6 @@ pub struct TurnEnd {
     pub usage: Usage,
     /// The step limit ended it while the model still asked for tools.
     pub cut_short: bool,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum AgentError {
-    #[error(transparent)]
-    Provider(#[from] ProviderError),
-}
-
-impl AgentError {
-    pub fn hint(&self) -> String {
-        match self {
-            Self::Provider(error) => error.hint(),
-        }
-    }
 }
 
 /// The model, the servers and the policy a conversation runs with.
@@ -657,7 +645,7 @@ pub(crate) fn outcome_parts(
         }
         Err(error) => {
             let text = match error.hint() {
-                Some(hint) => format!("{error} (hint: {hint})"),
+                Some(hint) => format!("{error} (hint: {})", hint.terminal()),
                 None => error.to_string(),
             };
             (vec![ResultPart::Text(text)], true)

@@ -50,7 +50,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::agent::{Approver, Pending};
-use crate::store::{self, StoreError};
+use crate::error::{ApprovalError, StoreError};
+use crate::store;
 
 /// What a rule does to the calls it matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -654,32 +655,6 @@ impl Approvals {
     }
 }
 
-/// The approvals file cannot be used, or a pattern is not one.
-#[derive(Debug, thiserror::Error)]
-pub enum ApprovalError {
-    #[error("`{pattern}` is not a tool pattern: {reason}")]
-    Pattern { pattern: String, reason: String },
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-impl ApprovalError {
-    /// A stable snake_case code for scripts.
-    pub fn code(&self) -> &'static str {
-        "approvals"
-    }
-
-    /// What to do about it.
-    pub fn hint(&self) -> String {
-        match self {
-            Self::Pattern { .. } => "write `server__tool`, with `*` for any run of characters \
-                                     (`files__*`, `*__delete_*`)"
-                .into(),
-            Self::Store(error) => error.hint(),
-        }
-    }
-}
-
 /// What the approvals file says.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -787,6 +762,8 @@ fn load(path: &Path) -> Result<Remembered, ApprovalError> {
 
 #[cfg(test)]
 mod tests {
+    use nexo_hint::Hinted;
+
     use super::*;
 
     type Result = std::result::Result<(), Box<dyn std::error::Error>>;
@@ -1150,7 +1127,8 @@ mod tests {
             match ApprovalStore::open(&path) {
                 Err(error @ ApprovalError::Store(StoreError::Damaged { .. })) => {
                     assert!(error.to_string().contains("approvals.json"), "{error}");
-                    assert!(error.hint().contains("repair"));
+                    let hint = error.hint().map(|hint| hint.terminal());
+                    assert!(hint.is_some_and(|hint| hint.contains("repair")));
                 }
                 other => panic!("{text}: {other:?}"),
             }

@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::{ConversationError, StoreError};
 use crate::provider::{Content, Message, Role};
-use crate::store::{self, StoreError};
+use crate::store;
 use crate::tasks::KeptTask;
 
 const KIND: &str = "conversation";
@@ -70,33 +71,6 @@ impl Conversation {
         match line.char_indices().nth(TITLE_CHARS) {
             Some((cut, _)) => format!("{}…", &line[..cut]),
             None => line.to_owned(),
-        }
-    }
-}
-
-/// A conversation cannot be found, read or written.
-#[derive(Debug, thiserror::Error)]
-pub enum ConversationError {
-    #[error("there is no saved conversation `{id}`")]
-    Unknown { id: String },
-    #[error("there is no saved conversation to resume")]
-    None,
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-impl ConversationError {
-    pub fn code(&self) -> &'static str {
-        "conversation"
-    }
-
-    pub fn hint(&self) -> String {
-        match self {
-            Self::Unknown { .. } => {
-                "`/resume` in the chat lists the saved conversations; give one of their ids".into()
-            }
-            Self::None => "start one with `nexo chat`; it is saved after every turn".into(),
-            Self::Store(error) => error.hint(),
         }
     }
 }

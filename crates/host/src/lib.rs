@@ -2,8 +2,8 @@
 //! connected server, on nexo-client's hub. Its parts, each a module: the
 //! providers' APIs, the agent loop, the approval policy and tool pinning,
 //! the client side of elicitation, sampling and roots, the servers' skills,
-//! the slash commands, tool calls run as tasks kept across chats, and the
-//! chat log.
+//! the slash commands, tool calls run as tasks kept across chats, the
+//! chat log, and the errors of them all ([`error`]).
 
 pub mod agent;
 pub mod approval;
@@ -11,6 +11,7 @@ pub mod chatlog;
 pub mod context;
 pub mod conversations;
 pub mod elicitation;
+pub mod error;
 pub mod long_results;
 pub mod pins;
 pub mod provider;

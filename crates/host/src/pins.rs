@@ -44,7 +44,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::store::{self, StoreError};
+use crate::error::{PinError, StoreError};
+use crate::store;
 
 /// How long computing one diff may take before it settles for a coarser one.
 const DIFF_TIMEOUT: Duration = Duration::from_secs(1);
@@ -208,33 +209,6 @@ pub struct Admitted {
     /// Tools not to offer, with why: changed or new on a known server, or
     /// listed twice.
     pub blocked: Vec<(String, Status)>,
-}
-
-/// The pins file cannot be used, or an approval names no pending tool.
-#[derive(Debug, thiserror::Error)]
-pub enum PinError {
-    #[error("`{tool}` of `{server}` is not waiting for approval")]
-    NotPending { server: String, tool: String },
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-impl PinError {
-    /// A stable snake_case code for scripts.
-    pub fn code(&self) -> &'static str {
-        "pins"
-    }
-
-    /// What to do about it.
-    pub fn hint(&self) -> String {
-        match self {
-            Self::NotPending { .. } => {
-                "list the server's tools or skills again: only a new or changed one is approved"
-                    .into()
-            }
-            Self::Store(error) => error.hint(),
-        }
-    }
 }
 
 const VERSION: u32 = 1;

@@ -129,22 +129,6 @@ pub enum Withheld {
     },
 }
 
-impl Withheld {
-    /// What to do about it.
-    pub fn hint(&self) -> String {
-        match self {
-            Self::Inexpressible { .. } => {
-                "the tool can still be called by hand (`nexo call`), or with another provider; \
-                 its server's author can flatten the schema"
-                    .into()
-            }
-            _ => "the tool can still be called by hand (`nexo call`); its server's author can \
-                  fix the schema"
-                .into(),
-        }
-    }
-}
-
 /// `text` cut to [`MAX_DESCRIPTION`] characters, with a marker saying how
 /// many were left out.
 pub fn truncate_description(text: &str) -> Cow<'_, str> {
@@ -611,7 +595,6 @@ mod tests {
             reason.as_ref().map(ToString::to_string).as_deref(),
             Some("its input schema refers to `#/$defs/Nope`, which it does not define")
         );
-        assert!(reason.is_some_and(|reason| reason.hint().contains("nexo call")));
         let remote = json!({"properties": {"a": {"$ref": "https://example.com/s.json"}}});
         assert!(matches!(
             withheld(&remote, Dialect::Anthropic),

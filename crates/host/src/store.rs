@@ -5,63 +5,12 @@
 //! it, and is left as it is: nothing here empties a damaged file. The model
 //! is nexo-client's consent store.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-/// A state file cannot be read or written; `kind` names what it holds.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error("cannot read the {kind} file `{}`: {reason}", path.display())]
-    Read {
-        kind: &'static str,
-        path: PathBuf,
-        reason: String,
-    },
-    #[error(
-        "the {kind} file `{}` is damaged at line {line}, column {column}: {detail}",
-        path.display()
-    )]
-    Damaged {
-        kind: &'static str,
-        path: PathBuf,
-        line: usize,
-        column: usize,
-        detail: String,
-    },
-    #[error("cannot write the {kind} file `{}`: {reason}", path.display())]
-    Write {
-        kind: &'static str,
-        path: PathBuf,
-        reason: String,
-    },
-}
-
-impl StoreError {
-    /// What to do about it.
-    pub fn hint(&self) -> String {
-        match self {
-            Self::Read { .. } | Self::Write { .. } => {
-                "check the permissions of the file and of its directory".into()
-            }
-            Self::Damaged { kind, .. } => {
-                format!("repair the {kind} file, or move it away to start again without it")
-            }
-        }
-    }
-
-    /// The file is of a version this nexo does not read.
-    pub(crate) fn version(kind: &'static str, path: &Path, found: u32, known: u32) -> Self {
-        Self::Damaged {
-            kind,
-            path: path.to_path_buf(),
-            line: 1,
-            column: 1,
-            detail: format!("it is of version {found}, and this nexo reads version {known}"),
-        }
-    }
-}
+use crate::error::StoreError;
 
 /// The file at `path` parsed, or `None` when there is none.
 pub(crate) fn read<T: DeserializeOwned>(

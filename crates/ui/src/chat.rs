@@ -9,11 +9,13 @@ use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use nexo_hint::Report;
 use nexo_host::agent::{Agent, AgentEvent};
 use nexo_host::provider::{Content, Message, Role};
 use tokio::sync::{mpsc, watch};
 
 use crate::apps::Apps;
+use crate::error::error_block;
 use crate::events::Events;
 use crate::inbox::{Inbox, PageApprover};
 use crate::render::{escape, json_tree};
@@ -36,7 +38,23 @@ enum Part {
         /// The frame of its MCP App, once drawn.
         app: Option<String>,
     },
+    Aside(Aside),
+}
+
+/// What is said about the turn rather than by the model.
+enum Aside {
     Notice(String),
+    /// The turn failed: the error, as the page draws every error.
+    Failed(Report),
+}
+
+impl Aside {
+    fn html(&self) -> String {
+        match self {
+            Aside::Notice(text) => format!("<p class=\"notice\">{}</p>", escape(text)),
+            Aside::Failed(report) => error_block(report),
+        }
+    }
 }
 
 /// The conversation as drawn, and where new pieces go.
@@ -57,10 +75,11 @@ struct Drawn {
 pub struct Chat {
     drawn: Mutex<Drawn>,
     events: Arc<Events>,
-    /// Where the person's messages go; `None` without a model.
-    sender: Option<mpsc::Sender<String>>,
-    /// The model, or why there is none.
-    pub model: Result<String, String>,
+    /// Where the person's messages go, or the report of why there is no
+    /// model to take them.
+    sender: Result<mpsc::Sender<String>, Report>,
+    /// The model, or the report of why there is none.
+    pub model: Result<String, Report>,
     /// Counts the person's stops; a turn ends at the first after its start.
     stops: watch::Sender<u64>,
     /// Where the tools' MCP Apps are drawn.
@@ -70,7 +89,7 @@ pub struct Chat {
 /// Why a message was not taken.
 #[derive(Debug)]
 pub enum Refused {
-    NoModel(String),
+    NoModel(Report),
     Busy,
     Empty,
 }
@@ -80,15 +99,15 @@ impl Chat {
     /// the receiver goes to [`work`].
     pub fn new(
         events: Arc<Events>,
-        model: Result<String, String>,
+        model: Result<String, Report>,
         apps: Arc<Apps>,
     ) -> (Self, Option<mpsc::Receiver<String>>) {
-        let (sender, receiver) = match model {
+        let (sender, receiver) = match &model {
             Ok(_) => {
                 let (sender, receiver) = mpsc::channel(QUEUE);
-                (Some(sender), Some(receiver))
+                (Ok(sender), Some(receiver))
             }
-            Err(_) => (None, None),
+            Err(report) => (Err(report.clone()), None),
         };
         (
             Self {
@@ -118,11 +137,10 @@ impl Chat {
         if text.is_empty() {
             return Err(Refused::Empty);
         }
-        let Some(sender) = &self.sender else {
-            return Err(Refused::NoModel(
-                self.model.clone().err().unwrap_or_default(),
-            ));
-        };
+        let sender = self
+            .sender
+            .as_ref()
+            .map_err(|report| Refused::NoModel(report.clone()))?;
         {
             let mut drawn = self.lock();
             if drawn.busy {
@@ -190,9 +208,7 @@ impl Chat {
                     status,
                     app.as_deref(),
                 )),
-                Part::Notice(text) => {
-                    let _ = write!(out, "<p class=\"notice\">{}</p>", escape(text));
-                }
+                Part::Aside(aside) => out.push_str(&aside.html()),
             }
         }
         if open {
@@ -348,17 +364,17 @@ impl Chat {
             }
             AgentEvent::Fitted { fitted, .. } => notice(
                 &mut drawn,
-                format!(
+                Aside::Notice(format!(
                     "the conversation was shortened to fit the model's context ({} results shortened, {} messages left out)",
                     fitted.shortened, fitted.dropped
-                ),
+                )),
             ),
             AgentEvent::Skill { skill, error, .. } => notice(
                 &mut drawn,
-                match error {
+                Aside::Notice(match error {
                     Some(error) => format!("the skill `{skill}` was not loaded: {error}"),
                     None => format!("the model loaded the skill `{skill}`"),
-                },
+                }),
             ),
             AgentEvent::Answer { .. } => return,
         };
@@ -405,14 +421,15 @@ impl Chat {
         });
     }
 
-    /// Ends the turn: a notice of how it ended, and the box ready again.
-    fn end(&self, ending: Option<String>) {
+    /// Ends the turn: a notice of how it ended (or the error it failed
+    /// with), and the box ready again.
+    fn end(&self, ending: Option<Aside>) {
         let mut drawn = self.lock();
         drawn.busy = false;
         drawn.calls.clear();
         let closed = closed_text(&drawn);
         let html = match ending {
-            Some(text) => closed + &notice(&mut drawn, text),
+            Some(aside) => closed + &notice(&mut drawn, aside),
             None => closed,
         };
         drop(drawn);
@@ -457,13 +474,14 @@ fn closed_text(drawn: &Drawn) -> String {
         .unwrap_or_default()
 }
 
-fn notice(drawn: &mut Drawn, text: String) -> String {
+/// A notice or a failure at the end of the answer being written.
+fn notice(drawn: &mut Drawn, aside: Aside) -> String {
     let html = format!(
-        "<div hx-swap-oob=\"beforeend:#answer-{}\"><p class=\"notice\">{}</p></div>",
+        "<div hx-swap-oob=\"beforeend:#answer-{}\">{}</div>",
         drawn.answer,
-        escape(&text)
+        aside.html()
     );
-    drawn.parts.push(Part::Notice(text));
+    drawn.parts.push(Part::Aside(aside));
     html
 }
 
@@ -556,15 +574,16 @@ pub async fn work(
             _ = stops.changed() => None,
         };
         chat.end(match ended {
-            Some(Ok(end)) if end.cut_short => Some(format!(
+            Some(Ok(end)) if end.cut_short => Some(Aside::Notice(format!(
                 "the turn stopped after {} steps while the model still asked for tools",
                 end.steps
-            )),
+            ))),
             Some(Ok(_)) => None,
-            Some(Err(error)) => Some(format!(
-                "the model could not answer: {error} ({})",
-                error.hint()
-            )),
+            Some(Err(error)) => {
+                let mut report = Report::of(&error);
+                report.message = format!("the model could not answer: {}", report.message);
+                Some(Aside::Failed(report))
+            }
             None => {
                 // The question stays, answered by the stop; the calls under
                 // way were cancelled when the turn was dropped.
@@ -573,7 +592,9 @@ pub async fn work(
                     role: Role::Assistant,
                     content: vec![Content::Text("(The user stopped this turn.)".into())],
                 });
-                Some("you stopped this turn; the calls under way were cancelled".to_owned())
+                Some(Aside::Notice(
+                    "you stopped this turn; the calls under way were cancelled".to_owned(),
+                ))
             }
         });
     }

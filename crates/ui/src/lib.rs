@@ -9,7 +9,8 @@
 //! elicitation and sampling waiting for the person), [`chat`] (the agent
 //! loop's turns, drawn), [`form`] and [`render`] (what servers send,
 //! escaped), [`apps`] (MCP Apps, drawn in a sandbox on a second port), and
-//! the routes.
+//! the routes; [`error`] holds its errors and draws every error the same
+//! way.
 //!
 //! The CLI wires it: it makes a [`Prepared`] first, whose tracer and
 //! responders go to the servers' connections, then starts the servers on
@@ -18,6 +19,7 @@
 
 pub mod apps;
 pub mod chat;
+pub mod error;
 pub mod events;
 pub mod form;
 pub mod guard;
@@ -32,6 +34,7 @@ use std::sync::Arc;
 
 use nexo_client::handler::{ElicitationResponder, SamplingResponder};
 use nexo_client::hub::Hub;
+use nexo_hint::Report;
 use nexo_host::agent::Agent;
 use nexo_host::approval::ApprovalGate;
 use nexo_host::provider::Provider;
@@ -41,6 +44,7 @@ use tokio::sync::mpsc;
 
 use crate::apps::Apps;
 use crate::chat::Chat;
+use crate::error::UiError;
 use crate::events::Events;
 use crate::guard::Guard;
 use crate::inbox::{Inbox, PageElicitation, PageSampling};
@@ -113,18 +117,16 @@ pub struct Bound {
 impl Bound {
     /// Binds the page on 127.0.0.1 at `port` (0: any free port), and its
     /// apps' sandbox on any free port; `model` names the chat's model, or
-    /// says why there is none; `gate` decides the calls apps ask for.
+    /// reports why there is none; `gate` decides the calls apps ask for.
     pub async fn bind(
         prepared: Prepared,
         hub: Arc<Hub>,
         port: u16,
-        model: Result<String, String>,
+        model: Result<String, Report>,
         gate: Arc<ApprovalGate>,
-    ) -> std::io::Result<Self> {
-        let listener = TcpListener::bind(("127.0.0.1", port)).await?;
-        let port = listener.local_addr()?.port();
-        let sandbox = TcpListener::bind(("127.0.0.1", 0)).await?;
-        let sandbox_port = sandbox.local_addr()?.port();
+    ) -> Result<Self, UiError> {
+        let (listener, port) = listen(port).await?;
+        let (sandbox, sandbox_port) = listen(0).await?;
         let apps = Arc::new(Apps::new(
             hub.clone(),
             gate,
@@ -180,7 +182,7 @@ impl Bound {
         self,
         agent: Option<&Agent<'_>>,
         shutdown: impl Future<Output = ()> + Send + 'static,
-    ) -> std::io::Result<()> {
+    ) -> Result<(), UiError> {
         let watcher = tokio::spawn(views::watch_servers(self.page.clone()));
         let inbox = self.page.inbox.clone();
         let sweeper = tokio::spawn(async move {
@@ -213,6 +215,16 @@ impl Bound {
         };
         watcher.abort();
         sweeper.abort();
-        outcome
+        outcome.map_err(UiError::Serve)
     }
+}
+
+/// A listener on 127.0.0.1 at `port` (0: any free port), and its port.
+async fn listen(port: u16) -> Result<(TcpListener, u16), UiError> {
+    let bound = |source| UiError::Bind { port, source };
+    let listener = TcpListener::bind(("127.0.0.1", port))
+        .await
+        .map_err(bound)?;
+    let port = listener.local_addr().map_err(bound)?.port();
+    Ok((listener, port))
 }

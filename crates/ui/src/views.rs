@@ -19,10 +19,12 @@ use axum::routing::{get, post};
 use futures::future::join_all;
 use nexo_client::ClientError;
 use nexo_client::hub::{ServerStatus, State as ServerState};
+use nexo_hint::Report;
 use rmcp::model::{JsonObject, Prompt, Tool};
 use serde::Deserialize;
 
 use crate::chat::Refused;
+use crate::error::{error_block, report_html};
 use crate::form::{self, Fields};
 use crate::inbox::NotTaken;
 use crate::render::{self, escape, json_tree};
@@ -113,16 +115,9 @@ fn html(template: &impl Template) -> Response {
     }
 }
 
-/// An error as a fragment: what failed and what to do.
-fn error_block(error: &ClientError) -> String {
-    format!(
-        "<div class=\"error-block\" role=\"alert\"><p><strong>{}</strong></p>{}</div>",
-        escape(&error.to_string()),
-        error
-            .hint()
-            .map(|hint| format!("<p class=\"hint\">{}</p>", escape(&hint)))
-            .unwrap_or_default()
-    )
+/// A failed call as a fragment: what failed and what to do.
+fn call_error(error: &ClientError) -> String {
+    error_block(&Report::of(error))
 }
 
 // --- chat and inbox ------------------------------------------------------
@@ -131,6 +126,7 @@ fn error_block(error: &ClientError) -> String {
 #[template(path = "chat.html")]
 struct ChatView {
     shell: Shell,
+    /// The model's name, or why there is none (drawn as every error is).
     model: Result<String, String>,
     log: String,
     state: &'static str,
@@ -139,7 +135,11 @@ struct ChatView {
 async fn chat_view(State(page): State<Arc<Page>>) -> Response {
     html(&ChatView {
         shell: Shell::of(&page, "/"),
-        model: page.chat.model.clone(),
+        model: page
+            .chat
+            .model
+            .clone()
+            .map_err(|report| report_html(&report)),
         log: page.chat.html(),
         state: crate::chat::state_html(page.chat.busy()),
     })
@@ -157,7 +157,13 @@ async fn chat_send(State(page): State<Arc<Page>>, Form(form): Form<ChatForm>) ->
         Ok(()) => return (StatusCode::ACCEPTED, Html("")).into_response(),
         Err(Refused::Busy) => "the model is still answering; send this when it is done".to_owned(),
         Err(Refused::Empty) => "write a message first".to_owned(),
-        Err(Refused::NoModel(why)) => format!("no model is configured: {why}"),
+        Err(Refused::NoModel(report)) => {
+            let html = format!(
+                "<p class=\"error\">no model is configured</p>{}",
+                report_html(&report)
+            );
+            return (StatusCode::OK, Html(html)).into_response();
+        }
     };
     (
         StatusCode::OK,
@@ -218,8 +224,8 @@ struct ServerRow {
     revision: String,
     tools: String,
     restarts: u32,
+    /// The last error, drawn as every error is.
     error: Option<String>,
-    hint: Option<String>,
     has_log: bool,
 }
 
@@ -247,8 +253,10 @@ impl ServersTable {
                     .tools
                     .map_or_else(|| "—".to_owned(), |tools| tools.to_string()),
                 restarts: status.restarts,
-                error: status.last_error.as_ref().map(|error| error.to_string()),
-                hint: status.last_error.as_ref().and_then(|error| error.hint()),
+                error: status
+                    .last_error
+                    .as_ref()
+                    .map(|error| report_html(&Report::of(error.as_ref()))),
                 has_log: status.log.is_some(),
                 name: status.name,
                 target: status.target,
@@ -278,7 +286,7 @@ async fn servers(State(page): State<Arc<Page>>) -> Response {
 async fn reconnect(State(page): State<Arc<Page>>, Path(server): Path<String>) -> Response {
     match page.hub.reconnect(&server) {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
-        Err(error) => (StatusCode::NOT_FOUND, Html(error_block(&error))).into_response(),
+        Err(error) => (StatusCode::NOT_FOUND, Html(call_error(&error))).into_response(),
     }
 }
 
@@ -496,7 +504,7 @@ async fn call_tool(
     };
     let arguments = match form::arguments(&tool.input_schema, &submitted) {
         Ok(arguments) => arguments,
-        Err(error) => return Html(error_block(&error)).into_response(),
+        Err(error) => return Html(call_error(&error)).into_response(),
     };
     let started = Instant::now();
     let called = page.hub.call_tool(&server, &name, arguments.clone()).await;
@@ -511,7 +519,7 @@ async fn call_tool(
             ));
             Html(html).into_response()
         }
-        Err(error) => Html(error_block(&error)).into_response(),
+        Err(error) => Html(call_error(&error)).into_response(),
     }
 }
 
@@ -621,7 +629,7 @@ async fn read_resource(
 ) -> Response {
     let session = match page.hub.session(&server, SESSION_WAIT).await {
         Ok(session) => session,
-        Err(error) => return Html(error_block(&error)).into_response(),
+        Err(error) => return Html(call_error(&error)).into_response(),
     };
     match session.read_resource(&form.uri).await {
         Ok(read) => {
@@ -646,7 +654,7 @@ async fn read_resource(
             out.push_str("</section>");
             Html(out).into_response()
         }
-        Err(error) => Html(error_block(&error)).into_response(),
+        Err(error) => Html(call_error(&error)).into_response(),
     }
 }
 
@@ -776,7 +784,7 @@ async fn get_prompt(
     }
     let session = match page.hub.session(&server, SESSION_WAIT).await {
         Ok(session) => session,
-        Err(error) => return Html(error_block(&error)).into_response(),
+        Err(error) => return Html(call_error(&error)).into_response(),
     };
     match session.get_prompt(&name, arguments).await {
         Ok(got) => {
@@ -798,7 +806,7 @@ async fn get_prompt(
             out.push_str("</section>");
             Html(out).into_response()
         }
-        Err(error) => Html(error_block(&error)).into_response(),
+        Err(error) => Html(call_error(&error)).into_response(),
     }
 }
 

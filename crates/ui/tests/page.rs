@@ -11,8 +11,10 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use nexo_client::hub::{Hub, RestartPolicy, ServerPlan, ToolLimits};
 use nexo_client::{CallLimits, ConnectOptions, InProcess, Target};
+use nexo_hint::Report;
 use nexo_host::agent::Agent;
 use nexo_host::approval::{ApprovalGate, Approvals};
+use nexo_host::error::ProviderError;
 use nexo_host::long_results::LongResults;
 use nexo_host::provider::{Provider, ProviderConfig, ProviderKind, RetryPolicy};
 use nexo_host::skills::SkillTrust;
@@ -170,10 +172,15 @@ struct Requests {
 }
 
 async fn fixture() -> Fixture {
-    fixture_with_model(Err("no model in this test".to_owned())).await
+    fixture_with_model(Err(Report::new(
+        nexo_hint::Exit::Usage,
+        "usage",
+        "no model in this test",
+    )))
+    .await
 }
 
-async fn fixture_with_model(model: Result<String, String>) -> Fixture {
+async fn fixture_with_model(model: Result<String, Report>) -> Fixture {
     let prepared = Prepared::default();
     let plan = |name: &str, target| ServerPlan {
         name: name.to_owned(),
@@ -418,6 +425,13 @@ async fn hostile_descriptions_and_results_are_shown_as_text() {
         refused.contains("error-block") && refused.contains("integer"),
         "{refused}"
     );
+    // Issue 38, point 3: the hint is the page's, not a command line's.
+    assert!(
+        refused.contains("the Tools view shows it")
+            && !refused.contains("TARGET")
+            && !refused.contains("`nexo "),
+        "{refused}"
+    );
 }
 
 #[tokio::test]
@@ -593,7 +607,10 @@ async fn a_chat_turn_asks_its_approval_on_the_page_and_runs_the_tool() {
 /// Without a model the chat says why, and everything else works.
 #[tokio::test]
 async fn without_a_model_the_chat_says_why() {
-    let page = fixture_with_model(Err("set ANTHROPIC_API_KEY".to_owned())).await;
+    let missing = ProviderError::MissingKey {
+        provider: ProviderKind::Anthropic,
+    };
+    let page = fixture_with_model(Err(Report::of(&missing))).await;
     let (status, _, body) = page.send(page.get("/")).await;
     assert_eq!(status, StatusCode::OK);
     assert!(
@@ -603,6 +620,10 @@ async fn without_a_model_the_chat_says_why() {
     assert!(!body.contains("id=\"chat-form\""), "{body}");
     let (_, _, refused) = page.send(page.post("/chat", "text=hi")).await;
     assert!(refused.contains("no model"), "{refused}");
+    assert!(
+        refused.contains("class=\"hint\"") && refused.contains("ANTHROPIC_API_KEY"),
+        "{refused}"
+    );
 }
 
 /// Stopping a turn from the page: the question it waited on goes, the

@@ -18,15 +18,17 @@ use std::time::Duration;
 use nexo_client::config::{ApprovalAction, Config, Location, ProviderName};
 use nexo_client::hub::Hub;
 use nexo_client::{ConnectOptions, ElicitationPolicy};
+use nexo_hint::Report;
 use nexo_host::agent::{Agent, WithheldTool};
 use nexo_host::approval::{
     Action, ApprovalGate, ApprovalStore, Approvals, Origin, Pattern, Rule, RuleSource,
 };
 use nexo_host::chatlog::ChatLog;
 use nexo_host::conversations::{Conversation, Conversations};
+use nexo_host::error::ProviderError;
 use nexo_host::long_results::LongResults;
 use nexo_host::pins::{PinStore, ServerIdentity};
-use nexo_host::provider::{Provider, ProviderError, ProviderKind, Settings};
+use nexo_host::provider::{Provider, ProviderKind, Settings};
 use nexo_host::skills::SkillTrust;
 use nexo_host::tool_search::ToolSelection;
 use nexo_trace::{TraceOptions, Tracer};
@@ -63,7 +65,7 @@ pub async fn run(args: ChatArgs) -> Result<(), Failure> {
     let provider = nexo_host::provider::select(&settings(&args.llm, &config), env::var).await;
     // One turn needs a model: say so before starting any server.
     let provider = match (provider, &prompt) {
-        (Err(error), Some(_)) => return Err(Failure::from_error(&error)),
+        (Err(error), Some(_)) => return Err(Failure::from(error)),
         (provider, _) => provider,
     };
     // On a terminal the person answers the servers' forms; with `-p` no
@@ -153,7 +155,7 @@ async fn converse(
             )
             .await
         }
-        (Some(_), Err(error), _) => Err(Failure::from_error(&error)),
+        (Some(_), Err(error), _) => Err(Failure::from(error)),
         (None, agent, Some(terminal)) => {
             let session = repl::Session {
                 hub,
@@ -203,8 +205,7 @@ impl Saved {
             store.latest(&directory)
         } else {
             store.load(id)
-        }
-        .map_err(|error| Failure::from_error(&error))?;
+        }?;
         output::status(&format!(
             "resumed the conversation {} ({} messages): {}",
             conversation.id,
@@ -219,10 +220,9 @@ impl Saved {
         if let Some(store) = &self.store
             && let Err(error) = store.save(conversation)
         {
-            output::status(&format!(
-                "warning: the conversation is not saved: {error}\nhint: {}",
-                error.hint()
-            ));
+            let mut report = Report::of(&error);
+            report.message = format!("the conversation is not saved: {}", report.message);
+            output::status(report.warning().trim_end());
         }
     }
 
@@ -235,12 +235,13 @@ impl Saved {
     }
 
     /// The saved conversation `id`.
-    pub fn load(&self, id: &str) -> Result<Conversation, String> {
+    pub fn load(&self, id: &str) -> Result<Conversation, Failure> {
         match &self.store {
-            Some(store) => store
-                .load(id)
-                .map_err(|error| format!("{error}\nhint: {}", error.hint())),
-            None => Err("there is no state directory, where conversations are saved".into()),
+            Some(store) => Ok(store.load(id)?),
+            None => Err(Failure::usage(
+                "there is no state directory, where conversations are saved",
+                None,
+            )),
         }
     }
 }
@@ -388,10 +389,7 @@ pub(crate) fn gate(config: &Config, yes: bool) -> Result<ApprovalGate, Failure> 
         });
     }
     let store = match env::config_dir() {
-        Some(dir) => Some(
-            ApprovalStore::open(dir.join("approvals.json"))
-                .map_err(|error| Failure::from_error(&error))?,
-        ),
+        Some(dir) => Some(ApprovalStore::open(dir.join("approvals.json"))?),
         None => None,
     };
     let project = std::env::current_dir().unwrap_or_default();
@@ -457,8 +455,11 @@ pub(crate) fn agent<'h>(
 /// A pattern of the configuration's, or an error placed at `location`.
 fn pattern(text: &str, location: Option<&Location>) -> Result<Pattern, Failure> {
     Pattern::new(text).map_err(|error| {
-        let at = location.map(|at| format!("{at}: ")).unwrap_or_default();
-        Failure::usage(format!("{at}{error}"), Some(error.hint()))
+        let mut failure = Failure::from(error);
+        if let Some(at) = location {
+            failure.report.message = format!("{at}: {}", failure.report.message);
+        }
+        failure
     })
 }
 
@@ -499,7 +500,9 @@ fn tell_offered(agent: &Agent<'_>, toolset: &nexo_host::agent::Toolset) {
 
 /// The failure to show when there is no model.
 fn no_model(error: &ProviderError) -> String {
-    format!("no model to talk to: {error}\nhint: {}", error.hint())
+    let mut report = Report::of(error);
+    report.message = format!("no model to talk to: {}", report.message);
+    report.human().trim_end().to_owned()
 }
 
 /// Each connected server's tools and skills against their pins
@@ -530,8 +533,7 @@ pub(crate) async fn pinned(
         }
         return Ok((Vec::new(), trust));
     };
-    let mut store =
-        PinStore::open(dir.join("pins.json")).map_err(|error| Failure::from_error(&error))?;
+    let mut store = PinStore::open(dir.join("pins.json"))?;
     let tools = hub.tools();
     let mut blocked = Vec::new();
     for server in &config.servers {
@@ -551,9 +553,7 @@ pub(crate) async fn pinned(
             name: &server.name,
             fingerprint: &fingerprint,
         };
-        let admitted = store
-            .admit(&identity, &listed, instructions.as_deref(), approve_changes)
-            .map_err(|error| Failure::from_error(&error))?;
+        let admitted = store.admit(&identity, &listed, instructions.as_deref(), approve_changes)?;
         if admitted.first_use {
             output::status(&format!(
                 "pinned the tools of `{}` as they are now ({} of them); a later change is shown and held back",
@@ -582,9 +582,7 @@ pub(crate) async fn pinned(
             });
         }
         let listed = listed_skills(&server.name);
-        let admitted = store
-            .admit_skills(&identity, &listed, approve_changes)
-            .map_err(|error| Failure::from_error(&error))?;
+        let admitted = store.admit_skills(&identity, &listed, approve_changes)?;
         if admitted.first_use && !admitted.approved.is_empty() {
             output::status(&format!(
                 "pinned the skills of `{}` as they are now ({} of them); a later change is shown and held back",

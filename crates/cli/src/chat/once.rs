@@ -70,7 +70,7 @@ pub async fn run(
             return Err(Failure::interrupted());
         }
     };
-    let end = turn.map_err(|error| Failure::from_error(&error))?;
+    let end = turn?;
     saved.save(&mut conversation);
     let answer = conversation
         .messages

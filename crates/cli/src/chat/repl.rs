@@ -12,10 +12,12 @@ use std::path::{Path, PathBuf};
 
 use nexo_client::config::Config;
 use nexo_client::hub::Hub;
+use nexo_hint::Report;
 use nexo_host::agent::{Agent, AgentEvent, Toolset};
 use nexo_host::chatlog::ChatLog;
 use nexo_host::conversations::Conversation;
-use nexo_host::provider::{Content, Message, ProviderError, ResultPart, Role};
+use nexo_host::error::ProviderError;
+use nexo_host::provider::{Content, Message, ResultPart, Role};
 use nexo_host::slash::{self, Attachment, Command, Line, TraceSwitch};
 use nexo_host::tasks::Keeper;
 use rmcp::model::JsonObject;
@@ -186,7 +188,7 @@ impl Repl<'_, '_> {
             }
             Err(failure) => output::status(&format!(
                 "error: the changed tools cannot be checked against their pins: {}",
-                failure.message
+                failure.report.message
             )),
         }
         self.terminal.set_tools(self.tool_names());
@@ -235,11 +237,10 @@ impl Repl<'_, '_> {
             }
             Some(Err(error)) => {
                 self.conversation.messages.truncate(before);
-                let failure = Failure::from_error(&error);
+                let failure = Failure::from(error);
                 output::status(&format!(
-                    "error: {}\nhint: {}\nYour message was not added to the conversation; send it again when that is fixed.",
-                    failure.message,
-                    failure.hint.unwrap_or_default()
+                    "{}Your message was not added to the conversation; send it again when that is fixed.",
+                    failure.report.human()
                 ));
             }
             None => {
@@ -448,7 +449,7 @@ impl Repl<'_, '_> {
                     super::take_up(agent, &mut conversation, self.saved, self.log).await;
                     self.conversation = conversation;
                 }
-                Err(error) => output::status(&format!("error: {error}")),
+                Err(failure) => output::status(failure.report.human().trim_end()),
             },
             Command::Clear => {
                 self.conversation = Conversation::new(
@@ -620,13 +621,7 @@ impl Repl<'_, '_> {
                     output::status("(the tool reported an error)");
                 }
             }
-            Err(error) => output::status(&format!(
-                "error: {error}{}",
-                error
-                    .hint()
-                    .map(|hint| format!("\nhint: {hint}"))
-                    .unwrap_or_default()
-            )),
+            Err(error) => output::status(Report::of(&error).human().trim_end()),
         }
     }
 

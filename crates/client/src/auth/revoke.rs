@@ -15,8 +15,35 @@ use rmcp::transport::auth::{
 };
 use serde_json::Value;
 
+use nexo_hint::{Exit, Hint, Hinted};
+
 use super::store::TokenStore;
 use crate::secret::Secret;
+
+/// Tokens deleted here that the authorization server did not revoke,
+/// although it offers revocation: they stay valid there.
+#[derive(Debug, thiserror::Error)]
+#[error("the tokens were deleted here but not revoked: {reason}")]
+pub struct NotRevoked {
+    pub reason: String,
+}
+
+impl Hinted for NotRevoked {
+    fn code(&self) -> &'static str {
+        "revocation_failed"
+    }
+
+    fn exit(&self) -> Exit {
+        Exit::Unreachable
+    }
+
+    fn hint(&self) -> Option<Hint> {
+        Some(Hint::new(
+            "they stay valid at the authorization server until they expire; revoke them there \
+             (its account or application settings) if they may have leaked",
+        ))
+    }
+}
 
 /// What became of one record.
 #[derive(Debug, Clone, PartialEq, Eq)]

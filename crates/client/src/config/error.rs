@@ -4,6 +4,8 @@
 
 use std::path::PathBuf;
 
+use nexo_hint::{Exit, Hint, Hinted};
+
 use crate::config::Location;
 
 #[derive(Debug, thiserror::Error)]
@@ -26,20 +28,24 @@ pub enum ConfigError {
     },
 }
 
-impl ConfigError {
-    /// A stable snake_case code for scripts (the `code` of the JSON error
-    /// line).
-    pub fn code(&self) -> &'static str {
+impl Hinted for ConfigError {
+    fn code(&self) -> &'static str {
         "config"
     }
 
-    /// What to write instead, or what to do.
-    pub fn hint(&self) -> Option<String> {
-        match self {
-            Self::Read { hint, .. } | Self::Invalid { hint, .. } => hint.clone(),
-        }
+    fn exit(&self) -> Exit {
+        Exit::Usage
     }
 
+    /// What to write instead, or what to do.
+    fn hint(&self) -> Option<Hint> {
+        match self {
+            Self::Read { hint, .. } | Self::Invalid { hint, .. } => hint.clone().map(Hint::new),
+        }
+    }
+}
+
+impl ConfigError {
     /// Where in a file the problem is, when it is in one.
     pub fn location(&self) -> Option<&Location> {
         match self {

@@ -3,6 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use nexo_hint::Hinted;
+
 use super::*;
 
 const CLAUDE_DESKTOP: &str = include_str!("../../tests/fixtures/config/claude_desktop_config.json");
@@ -759,7 +761,11 @@ fn the_search_order_is_config_then_project_then_user_then_default()
     match missing {
         Err(error @ ConfigError::Read { .. }) => {
             assert_eq!(error.to_string(), "cannot read `nope.json`: no such file");
-            assert!(error.hint().is_some_and(|hint| hint.contains("--config")));
+            assert!(
+                error
+                    .hint()
+                    .is_some_and(|hint| hint.terminal().contains("--config"))
+            );
         }
         other => panic!("{other:?}"),
     }

@@ -22,6 +22,7 @@ pub(crate) use network::{elsewhere_hint, where_mcp_answers};
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
+use nexo_hint::Hinted;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -112,7 +113,7 @@ impl Step {
     fn failed_with(name: &'static str, error: &ClientError, since: Instant) -> Self {
         let mut step = Self::new(name, Status::Failed, error.to_string(), since);
         step.details = error.causes();
-        step.hint = error.hint();
+        step.hint = error.hint().map(|hint| hint.terminal());
         step.kind = Some(error.kind());
         step
     }

@@ -13,6 +13,7 @@ use nexo_client::{
     CallLimits, ClientError, ConnectOptions, ElicitationPolicy, ElicitationResponder,
     HttpTransport, Session, Target, TargetUrl, TaskObserver, TaskUpdate,
 };
+use nexo_hint::Hinted;
 use nexo_testkit::Tasks;
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, TaskStatus};
 
@@ -161,7 +162,13 @@ async fn failed_and_lost_tasks_are_errors_that_say_so() {
     match call("vanish").await {
         Err(error @ ClientError::TaskLost { .. }) => {
             assert!(error.to_string().contains("Task not found"), "{error}");
-            assert!(error.hint().unwrap().contains("call the tool again"));
+            assert!(
+                error
+                    .hint()
+                    .unwrap()
+                    .terminal()
+                    .contains("call the tool again")
+            );
         }
         other => panic!("{other:?}"),
     }

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use nexo_client::hub::{Hub, RestartPolicy, ServerPlan, State, ToolLimits};
 use nexo_client::{CallLimits, ClientError, ConnectOptions, InProcess, Target};
+use nexo_hint::Hinted;
 use rmcp::model::CallToolResult;
 
 fn fixture(name: &str) -> String {
@@ -159,7 +160,10 @@ async fn issue_16_broken_servers_do_not_break_the_others() {
             .contains("gave up after 3 failures in a row"),
         "{error}"
     );
-    assert!(error.hint().unwrap().contains("exits.log"), "{error:?}");
+    assert!(
+        error.hint().unwrap().terminal().contains("exits.log"),
+        "{error:?}"
+    );
     // Issue 39: three attempts are the first and two restarts.
     assert_eq!(exits.restarts, 2);
     // A command that cannot be run is failed at once, never restarted.
@@ -191,7 +195,11 @@ async fn issue_16_broken_servers_do_not_break_the_others() {
         .await
         .unwrap_err();
     assert!(
-        unknown.hint().unwrap().contains("inside, python"),
+        unknown
+            .hint()
+            .unwrap()
+            .terminal()
+            .contains("inside, python"),
         "{unknown:?}"
     );
     hub.close().await;
@@ -232,7 +240,11 @@ async fn issue_16_a_child_killed_mid_call() {
         "{failed}"
     );
     assert!(
-        failed.hint().unwrap().contains("was not called again"),
+        failed
+            .hint()
+            .unwrap()
+            .terminal()
+            .contains("was not called again"),
         "{failed:?}"
     );
     // The server is back for the next call.
@@ -299,7 +311,7 @@ async fn issue_16_progress_resets_the_idle_limit_but_not_the_maximum() {
         matches!(overran, ClientError::Overran { .. }),
         "{overran:?}"
     );
-    assert!(overran.hint().unwrap().contains("maxTimeout"));
+    assert!(overran.hint().unwrap().terminal().contains("maxTimeout"));
     hub.close().await;
 }
 
@@ -370,7 +382,11 @@ async fn issue_17_the_skills_of_a_server_with_the_extension_are_gathered() {
         .await
         .unwrap_err();
     assert!(
-        unknown.hint().unwrap_or_default().contains("skills again"),
+        unknown
+            .hint()
+            .map(|hint| hint.terminal())
+            .unwrap_or_default()
+            .contains("skills again"),
         "{unknown:?}"
     );
     let read = session.read_resource(&files[1].uri).await.unwrap();

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
+use nexo_hint::Hinted;
 use sha2::{Digest, Sha256};
 
 use super::Policy;
@@ -104,7 +105,7 @@ impl PolicyHandle {
                         if last_error.as_ref() != Some(&message) {
                             tracing::warn!(
                                 "the policy in force is kept: {message}; hint: {}",
-                                error.hint()
+                                error.hint().map(|hint| hint.terminal()).unwrap_or_default()
                             );
                             last_error = Some(message);
                         }

@@ -9,6 +9,7 @@ use std::time::Duration;
 use nexo_gateway::AuditError;
 use nexo_gateway::audit::{self, AuditLog, Entry, Outcome, ProblemKind};
 use nexo_gateway::policy::{Identity, Verdict};
+use nexo_hint::Hinted;
 use serde_json::json;
 
 fn entry(n: usize) -> Entry {
@@ -172,7 +173,8 @@ fn a_cut_last_line_is_reported_and_not_appended_to() {
     );
     match AuditLog::open(&path) {
         Err(error @ AuditError::CutLastLine { .. }) => {
-            assert!(error.hint().contains("verify-audit"), "{}", error.hint());
+            let hint = error.hint().unwrap().terminal();
+            assert!(hint.contains("verify-audit"), "{hint}");
         }
         other => panic!("expected a refusal, got {other:?}"),
     }

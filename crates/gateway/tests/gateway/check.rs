@@ -3,6 +3,7 @@
 
 use nexo_gateway::policy::Verdict;
 use nexo_gateway::{CheckError, check_policy, parse_request};
+use nexo_hint::Hinted;
 
 use crate::support::{example_path, resolver};
 
@@ -81,7 +82,9 @@ async fn bad_requests_are_refused_with_a_hint() {
         r#"{"method": "tools/call", "params": {"name": "no_server"}}"#,
     ] {
         match check_policy(&example_path(), Some(bad), &resolver()).await {
-            Err(CheckError::Request(error)) => assert!(error.hint().contains("server__tool")),
+            Err(CheckError::Request(error)) => {
+                assert!(error.hint().unwrap().terminal().contains("server__tool"));
+            }
             other => panic!("{bad}: expected a refusal, got {other:?}"),
         }
     }

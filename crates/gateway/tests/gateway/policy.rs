@@ -6,6 +6,7 @@ use std::path::Path;
 
 use nexo_gateway::policy::{Identity, Policy, PolicyHandle, Reload, Verdict};
 use nexo_gateway::{Decision, PolicyError};
+use nexo_hint::Hinted;
 use serde_json::json;
 
 use crate::support::{call, example, example_path, resolver};
@@ -339,7 +340,9 @@ fn tools_every_call_of_which_is_denied_are_hidden() {
 
 fn error_of(text: &str) -> (usize, String, String) {
     match Policy::parse(Path::new("policy.toml"), text) {
-        Err(error @ PolicyError::Invalid { line, .. }) => (line, error.to_string(), error.hint()),
+        Err(error @ PolicyError::Invalid { line, .. }) => {
+            (line, error.to_string(), error.hint().unwrap().terminal())
+        }
         other => panic!("expected an error, got {other:?}"),
     }
 }
@@ -467,9 +470,12 @@ async fn a_yaml_policy_decides_as_its_toml_twin() {
 
 fn yaml_error_of(text: &str) -> (usize, usize, String, String) {
     match Policy::parse(Path::new("policy.yaml"), text) {
-        Err(error @ PolicyError::Invalid { line, column, .. }) => {
-            (line, column, error.to_string(), error.hint())
-        }
+        Err(error @ PolicyError::Invalid { line, column, .. }) => (
+            line,
+            column,
+            error.to_string(),
+            error.hint().unwrap().terminal(),
+        ),
         other => panic!("expected an error, got {other:?}"),
     }
 }

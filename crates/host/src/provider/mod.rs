@@ -31,7 +31,6 @@
 //! [`text_call`]'s.
 
 mod anthropic;
-mod error;
 mod openai;
 pub mod pricing;
 mod select;
@@ -47,7 +46,8 @@ use futures::stream::BoxStream;
 use nexo_client::secret::Secret;
 use serde_json::Value;
 
-pub use error::ProviderError;
+use crate::error::ProviderError;
+
 pub use select::{
     ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, DEFAULT_ANTHROPIC_MODEL, DEFAULT_ANTHROPIC_URL,
     DEFAULT_OLLAMA_URL, DEFAULT_OPENAI_MODEL, DEFAULT_OPENAI_URL, OLLAMA_HOST, OPENAI_API_KEY,

@@ -8,9 +8,11 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use nexo_client::secret::Secret;
+use nexo_hint::Hinted;
+use nexo_host::error::ProviderError;
 use nexo_host::provider::{
-    Event, Message, Provider, ProviderConfig, ProviderError, ProviderKind, Request, RetryPolicy,
-    Settings, StopReason, ToolDefinition, select, tool_calls_in_text,
+    Event, Message, Provider, ProviderConfig, ProviderKind, Request, RetryPolicy, Settings,
+    StopReason, ToolDefinition, select, tool_calls_in_text,
 };
 use nexo_scripted_llm::{Call, Script, ScriptedLlm, Turn};
 use serde_json::json;
@@ -295,19 +297,23 @@ async fn refused_keys_and_unknown_models_say_what_to_do() {
             refused,
             ProviderError::Unauthorized { status: 401, .. }
         ));
-        assert!(refused.hint().contains(env), "{kind}: {}", refused.hint());
+        assert!(
+            hint_of(&refused).contains(env),
+            "{kind}: {}",
+            hint_of(&refused)
+        );
         let unknown = failure(ask(&provider).await.1, "404");
         assert!(
             matches!(&unknown, ProviderError::UnknownModel { model, .. } if model == "scripted-model"),
             "{kind}: {unknown:?}"
         );
         assert!(
-            unknown.hint().contains("/models"),
+            hint_of(&unknown).contains("/models"),
             "{kind}: {}",
-            unknown.hint()
+            hint_of(&unknown)
         );
         for error in [&refused, &unknown] {
-            let shown = format!("{error} {error:?} {}", error.hint());
+            let shown = format!("{error} {error:?} {}", hint_of(error));
             assert!(!shown.contains(KEY), "the key leaked: {shown}");
         }
         server.stop().await;
@@ -398,8 +404,8 @@ async fn selection_reads_the_injected_environment() {
         Err(error) => error,
     };
     assert!(matches!(error, ProviderError::NotConfigured { .. }));
-    assert!(error.hint().contains("ANTHROPIC_API_KEY"));
-    assert!(error.hint().contains("ollama pull"));
+    assert!(hint_of(&error).contains("ANTHROPIC_API_KEY"));
+    assert!(hint_of(&error).contains("ollama pull"));
     let missing = select(
         &Settings {
             kind: Some(ProviderKind::Anthropic),
@@ -436,4 +442,9 @@ async fn tool_calls_written_as_text_are_recognised_for_known_tools_only() {
     };
     assert!(tool_calls_in_text(&answer.message.text(), known).is_empty());
     server.stop().await;
+}
+
+/// An error's hint as the terminal shows it.
+fn hint_of(error: &impl Hinted) -> String {
+    error.hint().map(|hint| hint.terminal()).unwrap_or_default()
 }
