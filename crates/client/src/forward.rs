@@ -36,6 +36,8 @@ pub struct Answer {
     /// the sign, on a session's first POST, of a URL that does not speak
     /// Streamable HTTP.
     pub refused_bare: bool,
+    /// The connection it came on, opened for it or reused (the trace's).
+    pub reach: Option<crate::connection::Reach>,
 }
 
 /// One exchange: what it means to rmcp, and the response it had, if one

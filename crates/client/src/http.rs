@@ -77,7 +77,8 @@ pub fn install_tls_provider() {
 /// What every HTTP client of nexo is built from (this crate's, the LLM
 /// providers', the gateway's token exchange): ring as the TLS
 /// provider, nexo's `User-Agent`, at most `connect_timeout` to open a
-/// connection, and the one TLS configuration ([`crate::tls`]: the
+/// connection, each connection's cost noted for the trace
+/// ([`crate::connection`]), and the one TLS configuration ([`crate::tls`]: the
 /// platform's trust, `--cacert`, and TLS secrets written to the file
 /// `SSLKEYLOGFILE` names, so that a capture can be decrypted in Wireshark;
 /// README, "Decrypting HTTPS in Wireshark").
@@ -85,7 +86,9 @@ pub fn client_builder(connect_timeout: Duration) -> reqwest::ClientBuilder {
     install_tls_provider();
     let builder = reqwest::Client::builder()
         .connect_timeout(connect_timeout)
-        .user_agent(concat!("nexo/", env!("CARGO_PKG_VERSION")));
+        .user_agent(concat!("nexo/", env!("CARGO_PKG_VERSION")))
+        .dns_resolver(std::sync::Arc::new(crate::connection::TimedResolver))
+        .connector_layer(crate::connection::TimedConnect);
     match crate::tls::client_config() {
         Some(config) => builder.tls_backend_preconfigured(config.as_ref().clone()),
         None => builder.tls_sslkeylogfile(true),

@@ -18,6 +18,7 @@ pub mod auth;
 mod child;
 mod classify;
 pub mod config;
+pub mod connection;
 pub mod consent;
 pub mod doctor;
 pub mod era;

@@ -8,8 +8,10 @@
 //!
 //! - A POSTed message: written once the POST is answered (after any
 //!   retries), with the time it was first sent, the method and headers of
-//!   the request, and the status of the response (a `404` for a session the
-//!   server no longer knows).
+//!   the request, the status of the response (a `404` for a session the
+//!   server no longer knows), and the connection it went over: opened for
+//!   it, with what resolving the name and connecting took, or reused
+//!   ([`crate::connection`]).
 //! - Messages received: each one of a JSON answer, and each `message` event
 //!   of an SSE stream (a POST's answer, the session's GET stream) as it is
 //!   read, with the request's method and the response's status and headers.
@@ -29,9 +31,10 @@ use std::time::Instant;
 use futures::StreamExt;
 use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
-use nexo_trace::{Direction, HttpInfo, REDACTED};
+use nexo_trace::{ConnectionCost, Direction, HttpInfo, REDACTED};
 use rmcp::transport::streamable_http_client::StreamableHttpPostResponse;
 
+use crate::connection::Reach;
 use crate::forward::{Answer, HttpError, Request, SseStream};
 use crate::streamable::ACCEPTED_TYPES;
 use crate::tap::Traced;
@@ -64,6 +67,7 @@ impl WireTrace {
         if let Some(message) = post.message {
             let mut request = HttpInfo::request(&Method::POST, &request_headers(post));
             request.status = status;
+            request.connection = answer.and_then(|answer| answer.reach).map(cost);
             let session = post.session_id.map(|id| &**id);
             self.0.record(
                 Direction::Sent,
@@ -134,6 +138,22 @@ impl WireTrace {
                 }
             })
             .boxed()
+    }
+}
+
+/// What a request's record shows of the connection it went over.
+fn cost(reach: Reach) -> ConnectionCost {
+    match reach {
+        Reach::New(opened) => ConnectionCost {
+            reused: false,
+            dns_us: opened.dns_us,
+            connect_us: Some(opened.connect_us),
+        },
+        Reach::Reused => ConnectionCost {
+            reused: true,
+            dns_us: None,
+            connect_us: None,
+        },
     }
 }
 

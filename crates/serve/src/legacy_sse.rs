@@ -138,6 +138,7 @@ where
             status: Some(200),
             method: None,
             headers: vec![("content-type".into(), "text/event-stream".into())],
+            connection: None,
         };
         tap.connection(nexo_trace::transport::SSE, &id, Some(stream))
     });

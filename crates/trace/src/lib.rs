@@ -43,7 +43,7 @@
 //! | `error_message` | string, optional | an error's `error.message` (kept when messages are redacted) |
 //! | `tool_error` | `true`, optional | a response whose result has `"isError": true` (a tool that failed) |
 //! | `batch` | `true`, optional | the message was one element of a JSON-RPC batch (an array, allowed by revision 2025-03-26 only); each element gets its own line, all with the batch's time |
-//! | `http` | object, optional | for HTTP transports: `method` (of the request that carried a message to a server; on a client's lines, also of the request whose response carried a message to it: `POST`, or `GET` for the session's stream), `status` (of the response that carried a message to a client; on a Streamable HTTP client's lines, also of the response to the POST that carried a message to the server, such as `202` or the `404` of a forgotten session), `headers` (of that request or response, as sent or received: a Streamable HTTP client's lines show the request's on messages it sent and the response's on messages it received; names in lower case, repeated names joined with `, `, the values of credential headers written `"[redacted]"`: `Authorization`, `Cookie`, `X-Api-Key` and the others [`is_credential_header`] names; `Mcp-Session-Id` is kept) |
+//! | `http` | object, optional | for HTTP transports: `method` (of the request that carried a message to a server; on a client's lines, also of the request whose response carried a message to it: `POST`, or `GET` for the session's stream), `status` (of the response that carried a message to a client; on a Streamable HTTP client's lines, also of the response to the POST that carried a message to the server, such as `202` or the `404` of a forgotten session), `headers` (of that request or response, as sent or received: a Streamable HTTP client's lines show the request's on messages it sent and the response's on messages it received; names in lower case, repeated names joined with `, `, the values of credential headers written `"[redacted]"`: `Authorization`, `Cookie`, `X-Api-Key` and the others [`is_credential_header`] names; `Mcp-Session-Id` is kept), `connection` (on a client's POST: `reused`, and for a connection opened for it `dns_us`, the name's resolution, absent for an address, and `connect_us`, TCP and over `https` the TLS handshake together) |
 //! | `message` | JSON, optional | the whole message as it was sent (line breaks between its tokens turned into blanks); for an `invalid` message, its text as a JSON string; absent when the writer redacts messages (`--trace-redact`) |
 //!
 //! Readers ignore fields they do not know: fields may be added within
@@ -80,8 +80,8 @@ pub use crate::pairing::GivenUp;
 pub use crate::pending::MAX_PENDING;
 pub use crate::read::{ReadWarnings, TraceReader};
 pub use crate::record::{
-    Direction, FORMAT_VERSION, HttpInfo, HttpRecord, Kind, LIFECYCLE_METHODS, Observed, Side,
-    TraceRecord, is_lifecycle, transport,
+    ConnectionCost, Direction, FORMAT_VERSION, HttpInfo, HttpRecord, Kind, LIFECYCLE_METHODS,
+    Observed, Side, TraceRecord, is_lifecycle, transport,
 };
 pub use crate::redact::{REDACTED, is_credential_header};
 pub use crate::summary::Summary;

@@ -36,6 +36,7 @@ pub(crate) struct HttpLine<'a> {
     pub status: Option<u16>,
     /// Lower-case names, credentials redacted, repeated names joined.
     pub headers: &'a BTreeMap<Cow<'a, str>, Cow<'a, str>>,
+    pub connection: Option<crate::record::ConnectionCost>,
 }
 
 /// The `message` of a line.
@@ -165,6 +166,22 @@ impl HttpLine<'_> {
                 out.push(b':');
                 push_str(out, value);
                 between = b',';
+            }
+            out.push(b'}');
+            separator = b',';
+        }
+        if let Some(connection) = self.connection {
+            out.extend_from_slice(&[separator, b'"']);
+            out.extend_from_slice(b"connection\":{\"reused\":");
+            out.extend_from_slice(if connection.reused { b"true" } else { b"false" });
+            for (name, value) in [
+                (&b",\"dns_us\":"[..], connection.dns_us),
+                (&b",\"connect_us\":"[..], connection.connect_us),
+            ] {
+                if let Some(value) = value {
+                    out.extend_from_slice(name);
+                    push_u64(out, value);
+                }
             }
             out.push(b'}');
             separator = b',';

@@ -135,6 +135,22 @@ pub struct HttpInfo {
     pub method: Option<String>,
     /// Header names and values, in the order seen.
     pub headers: Vec<(String, String)>,
+    /// On a client's request: the connection it went over.
+    pub connection: Option<ConnectionCost>,
+}
+
+/// The connection a client's request went over: opened for it (with what
+/// resolving the name and connecting took), or kept from an earlier one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConnectionCost {
+    pub reused: bool,
+    /// Name resolution; absent for an address, or on a reused connection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dns_us: Option<u64>,
+    /// TCP connect and, over `https`, the TLS handshake (one step in the
+    /// client); absent on a reused connection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_us: Option<u64>,
 }
 
 impl HttpInfo {
@@ -144,6 +160,7 @@ impl HttpInfo {
             status: None,
             method: Some(method.as_str().to_owned()),
             headers: header_list(headers),
+            connection: None,
         }
     }
 
@@ -153,6 +170,7 @@ impl HttpInfo {
             status: Some(status.as_u16()),
             method: None,
             headers: header_list(headers),
+            connection: None,
         }
     }
 
@@ -184,6 +202,7 @@ impl fmt::Debug for HttpInfo {
             .field("status", &self.status)
             .field("method", &self.method)
             .field("headers", &self.redacted_headers())
+            .field("connection", &self.connection)
             .finish()
     }
 }
@@ -244,6 +263,8 @@ pub struct HttpRecord {
     pub status: Option<u16>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection: Option<ConnectionCost>,
 }
 
 /// One line of a trace file (the crate documentation describes each field).

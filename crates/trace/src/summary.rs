@@ -40,6 +40,8 @@ pub struct Summary {
     pub servers: Vec<ServerStats>,
     /// Message bytes each way, every server together.
     pub bytes: Bytes,
+    /// The HTTP connections the client's requests went over.
+    pub connections: Connections,
     /// JSON-RPC errors, in file order.
     pub errors: Vec<ErrorEntry>,
     /// Tool results with `isError`, in file order.
@@ -135,6 +137,34 @@ pub struct ServerStats {
     /// Distinct sessions seen (messages outside any session not counted).
     pub sessions: u64,
     pub bytes: Bytes,
+}
+
+/// The HTTP connections a client's requests went over (the requests'
+/// `http.connection`): how many were opened, at what cost in all, and how
+/// many requests went over one kept from before.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Connections {
+    pub opened: u64,
+    pub reused: u64,
+    /// Name resolution, summed over the connections opened.
+    pub dns_us: u64,
+    /// TCP connects (and TLS handshakes over `https`), summed.
+    pub connect_us: u64,
+}
+
+impl Connections {
+    fn add(&mut self, record: &TraceRecord) {
+        let Some(connection) = record.http.as_ref().and_then(|http| http.connection) else {
+            return;
+        };
+        if connection.reused {
+            self.reused += 1;
+        } else {
+            self.opened += 1;
+            self.dns_us += connection.dns_us.unwrap_or(0);
+            self.connect_us += connection.connect_us.unwrap_or(0);
+        }
+    }
 }
 
 /// Message bytes each way.
@@ -343,6 +373,17 @@ impl Summary {
             "bytes: client -> server {}, server -> client {}\n",
             self.bytes.client_to_server, self.bytes.server_to_client
         ));
+        let connections = &self.connections;
+        if connections.opened + connections.reused > 0 {
+            out.push_str(&format!(
+                "connections: {} opened (name resolution {}, connect {}, in all), {} request(s) \
+                 on a connection kept from before\n",
+                connections.opened,
+                show::duration(connections.dns_us),
+                show::duration(connections.connect_us),
+                connections.reused
+            ));
+        }
         if self.servers.len() > 1 {
             out.push('\n');
             let rows = self
@@ -563,6 +604,7 @@ impl Builder {
             summary.kinds.lifecycle += 1;
         }
         summary.bytes.add(record);
+        summary.connections.add(record);
         let (server, sessions) = self.servers.entry(record.server.clone()).or_default();
         server.messages += 1;
         server.bytes.add(record);
@@ -828,6 +870,37 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("probe abandoned for initialize"), "{text}");
+    }
+
+    /// Issue 39, point 7: the connections a client's requests went over,
+    /// opened (with their costs summed) or reused.
+    #[test]
+    fn connections_are_summed() {
+        use serde_json::json;
+        use testdata::line;
+        let http =
+            |connection: serde_json::Value| json!({"method": "POST", "connection": connection});
+        let lines = [
+            line(0, "web", "out", "request", json!({"id": 1, "method": "ping", "http": http(json!({"reused": false, "dns_us": 300, "connect_us": 700}))})),
+            line(10, "web", "out", "request", json!({"id": 2, "method": "ping", "http": http(json!({"reused": true}))})),
+            line(20, "web", "out", "request", json!({"id": 3, "method": "ping", "http": http(json!({"reused": false, "connect_us": 500}))})),
+        ]
+        .join("\n");
+        let summary = Summary::of(&testdata::records(&lines));
+        assert_eq!(
+            summary.connections,
+            Connections {
+                opened: 2,
+                reused: 1,
+                dns_us: 300,
+                connect_us: 1200
+            }
+        );
+        let text = summary.to_text();
+        assert!(
+            text.contains("connections: 2 opened (name resolution 300 us, connect 1.20 ms, in all), 1 request(s) on a connection kept from before"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -489,6 +489,7 @@ fn http_line<'a>(
         method: http.method.as_deref(),
         status: http.status,
         headers,
+        connection: http.connection,
     })
 }
 
@@ -694,6 +695,7 @@ mod tests {
         let request = HttpInfo::request(&http::Method::POST, &headers);
         assert!(!format!("{request:?}").contains("tok-9f3a"));
         let by_hand = HttpInfo {
+            connection: None,
             status: Some(401),
             method: None,
             headers: vec![
@@ -789,6 +791,11 @@ mod tests {
     fn lines_read_back_as_records_unchanged() {
         let (tracer, shared) = tracer(TraceOptions::default());
         let headers = HttpInfo {
+            connection: Some(crate::record::ConnectionCost {
+                reused: false,
+                dns_us: Some(120),
+                connect_us: Some(340),
+            }),
             status: Some(200),
             method: None,
             headers: vec![

@@ -428,3 +428,58 @@ fn issue_16_a_client_traces_http_exchanges_with_the_servers_sessions() {
         }
     }
 }
+
+/// Issue 39, point 7: a client's trace tells the connection each POST
+/// went over: the first, opened for it, with what resolving `localhost`
+/// and connecting took; the later ones on a connection the pool kept.
+/// `nexo trace summary` sums them up.
+#[test]
+fn issue_39_a_client_trace_tells_each_request_s_connection() {
+    let dir = TempDir::new("trace-connections");
+    let server = crate::support::HttpServer::start(&[]);
+    let trace = dir.path().join("client.jsonl");
+    let url = format!("http://localhost:{}/mcp", server.port);
+    run(&[
+        "call",
+        "--url",
+        &url,
+        "--transport",
+        "http",
+        "--trace",
+        &trace.display().to_string(),
+        "echo",
+        "texto=hola",
+    ])
+    .assert_success();
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let posts: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|record| record["direction"] == "out")
+        .collect();
+    assert!(posts.len() >= 3, "{text}");
+    let first = &posts[0]["http"]["connection"];
+    assert_eq!(first["reused"], false, "{text}");
+    assert!(first["dns_us"].is_u64(), "localhost was resolved: {text}");
+    assert!(first["connect_us"].is_u64(), "{text}");
+    assert!(
+        posts[1..]
+            .iter()
+            .any(|post| post["http"]["connection"]["reused"] == true),
+        "no request went over a kept connection: {text}"
+    );
+    let summary = run(&["trace", "summary", &trace.display().to_string()]);
+    assert!(
+        summary.assert_success().stdout.contains("connections: "),
+        "{summary:#?}"
+    );
+    let json = summary_json(&trace);
+    assert!(
+        json["connections"]["opened"].as_u64() >= Some(1),
+        "{json:#}"
+    );
+    assert!(
+        json["connections"]["reused"].as_u64() >= Some(1),
+        "{json:#}"
+    );
+}
