@@ -12,11 +12,10 @@
 
 use std::sync::Arc;
 
-use nexo_client::arguments::{Property, Schema};
+use nexo_client::arguments::Schema;
 use nexo_client::auth::{HeadlessAgent, OAuthOptions, Secret, TokenStore};
 use nexo_client::{ConnectOptions, ElicitationPolicy, Era, HttpTransport, Target};
-use rmcp::model::{JsonObject, Tool};
-use serde_json::Value;
+use rmcp::model::JsonObject;
 
 use crate::args::ConformanceArgs;
 use crate::env;
@@ -42,45 +41,6 @@ struct ToolCall {
     name: String,
     #[serde(default)]
     arguments: JsonObject,
-}
-
-/// Arguments for a tool from its input schema: each required property gets
-/// its `default`, else its first `enum` value, else a plain value of its type.
-fn arguments(tool: &Tool) -> JsonObject {
-    let schema = Schema::new(&tool.input_schema);
-    schema
-        .required()
-        .map(|name| {
-            let property = schema.property(name);
-            (name.to_owned(), example(property))
-        })
-        .collect()
-}
-
-fn example(property: Option<Property<'_>>) -> Value {
-    let Some(property) = property else {
-        return Value::String("test".into());
-    };
-    let kind = property.type_name().unwrap_or("string");
-    let property = property.schema;
-    if let Some(default) = property.get("default") {
-        return default.clone();
-    }
-    if let Some(first) = property
-        .get("enum")
-        .and_then(Value::as_array)
-        .and_then(|values| values.first())
-    {
-        return first.clone();
-    }
-    match kind {
-        "number" | "integer" => Value::from(1),
-        "boolean" => Value::Bool(true),
-        "array" => Value::Array(Vec::new()),
-        "object" => Value::Object(JsonObject::new()),
-        "null" => Value::Null,
-        _ => Value::String("test".into()),
-    }
 }
 
 pub async fn run(args: ConformanceArgs) -> Result<(), Failure> {
@@ -131,7 +91,10 @@ pub async fn run(args: ConformanceArgs) -> Result<(), Failure> {
         let tools = session.list_tools().await?;
         for tool in &tools {
             let given = tool_calls.iter().find(|call| call.name == tool.name);
-            let arguments = given.map_or_else(|| arguments(tool), |call| call.arguments.clone());
+            let arguments = given.map_or_else(
+                || Schema::new(&tool.input_schema).example_arguments(),
+                |call| call.arguments.clone(),
+            );
             match session.call_tool(&tool.name, arguments).await {
                 Ok(result) => {
                     tracing::info!(tool = %tool.name, is_error = ?result.is_error, "called")
@@ -146,32 +109,4 @@ pub async fn run(args: ConformanceArgs) -> Result<(), Failure> {
     .await;
     session.close().await;
     result
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn arguments_follow_the_schema() {
-        let schema = serde_json::json!({
-            "type": "object",
-            "properties": {
-                "a": {"type": "number"},
-                "b": {"type": "integer", "default": 7},
-                "mode": {"type": "string", "enum": ["fast", "slow"]},
-                "flag": {"type": ["boolean", "null"]},
-                "optional": {"type": "string"}
-            },
-            "required": ["a", "b", "mode", "flag"]
-        });
-        let Value::Object(schema) = schema else {
-            unreachable!()
-        };
-        let tool = Tool::new("t", "", Arc::new(schema));
-        assert_eq!(
-            Value::Object(arguments(&tool)),
-            serde_json::json!({"a": 1, "b": 7, "mode": "fast", "flag": true})
-        );
-    }
 }

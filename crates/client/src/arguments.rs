@@ -1,8 +1,10 @@
 //! Arguments from the command line: tool arguments as `key=value` pairs
 //! coerced by the tool's `inputSchema` or one JSON object passed as is,
-//! prompt arguments as `key=value` strings; and [`split_pair`], the one
-//! reader of `key<separator>value` words, which headers and environment
-//! variables ([`crate::secret`]) share.
+//! prompt arguments as `key=value` strings; arguments made from a schema
+//! alone ([`Schema::example_arguments`], for a client that calls a tool
+//! nobody gave arguments for: the conformance client); and [`split_pair`],
+//! the one reader of `key<separator>value` words, which headers and
+//! environment variables ([`crate::secret`]) share.
 
 use rmcp::model::JsonObject;
 use serde_json::Value;
@@ -159,6 +161,21 @@ impl<'a> Schema<'a> {
             .flatten()
             .filter_map(Value::as_str)
     }
+
+    /// Arguments this schema accepts, made from it alone: each required
+    /// property gets its `default`, else its first `enum` value, else a
+    /// plain value of its type (`1`, `true`, `"test"`, `[]`, `{}`).
+    pub fn example_arguments(&self) -> JsonObject {
+        self.required()
+            .map(|name| {
+                let example = self.property(name).map_or_else(
+                    || Value::String("test".into()),
+                    |property| property.example(),
+                );
+                (name.to_owned(), example)
+            })
+            .collect()
+    }
 }
 
 impl<'a> Property<'a> {
@@ -173,6 +190,30 @@ impl<'a> Property<'a> {
                 .find(|kind| *kind != "null"),
             Some(_) => None,
             None => self.schema.get("properties").map(|_| "object"),
+        }
+    }
+
+    /// A value the property accepts: its `default`, else its first `enum`
+    /// value, else a plain value of its type.
+    pub fn example(&self) -> Value {
+        if let Some(default) = self.schema.get("default") {
+            return default.clone();
+        }
+        if let Some(first) = self
+            .schema
+            .get("enum")
+            .and_then(Value::as_array)
+            .and_then(|values| values.first())
+        {
+            return first.clone();
+        }
+        match self.type_name().unwrap_or("string") {
+            "number" | "integer" => Value::from(1),
+            "boolean" => Value::Bool(true),
+            "array" => Value::Array(Vec::new()),
+            "object" => Value::Object(JsonObject::new()),
+            "null" => Value::Null,
+            _ => Value::String("test".into()),
         }
     }
 }
@@ -277,6 +318,28 @@ mod tests {
     use nexo_hint::Hinted;
 
     use super::*;
+
+    #[test]
+    fn example_arguments_follow_the_schema() {
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "a": {"type": "number"},
+                "b": {"type": "integer", "default": 7},
+                "mode": {"type": "string", "enum": ["fast", "slow"]},
+                "flag": {"type": ["boolean", "null"]},
+                "optional": {"type": "string"}
+            },
+            "required": ["a", "b", "mode", "flag", "undescribed"]
+        });
+        let Value::Object(schema) = schema else {
+            unreachable!()
+        };
+        assert_eq!(
+            Value::Object(Schema::new(&schema).example_arguments()),
+            serde_json::json!({"a": 1, "b": 7, "mode": "fast", "flag": true, "undescribed": "test"})
+        );
+    }
 
     fn schema() -> JsonObject {
         let value = serde_json::json!({
