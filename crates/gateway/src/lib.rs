@@ -36,6 +36,7 @@ pub mod exchange;
 pub mod federation;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
+pub mod launch;
 pub mod limits;
 pub mod metrics;
 pub mod otlp;
