@@ -12,10 +12,11 @@
 //! task-local. The first response of a connection takes its costs; later
 //! ones find none and are on a reused connection.
 //!
-//! reqwest's connector does TCP and TLS in one step that nothing can look
-//! into, so for `https` the connect is both together: the trace does not
-//! tell the TCP connect from the TLS handshake (`nexo doctor` times them
-//! apart, over connections of its own).
+//! reqwest's connector does TCP and TLS in one step, so the moment between
+//! them is taken from rustls: as it writes the ClientHello, right after the
+//! TCP connect, it asks the session cache for a key-exchange hint
+//! ([`TimedSessions`], rustls' own in-memory cache, which nexo's TLS
+//! configuration uses), and that call marks the handshake's start.
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -26,14 +27,17 @@ use std::time::Instant;
 
 use futures::future::BoxFuture;
 use hyper_util::client::legacy::connect::{Connection, HttpInfo};
+use rustls::pki_types::ServerName;
 
 /// What opening one connection cost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Opened {
     /// Resolving the host's name; `None` for an IP address.
     pub dns_us: Option<u64>,
-    /// TCP connect, and the TLS handshake over `https`.
+    /// The TCP connect.
     pub connect_us: u64,
+    /// The TLS handshake, over `https`.
+    pub tls_us: Option<u64>,
 }
 
 /// How a response's connection came to be.
@@ -53,9 +57,26 @@ static OPENED: LazyLock<Mutex<HashMap<SocketAddr, Opened>>> = LazyLock::new(Mute
 /// The most connections remembered before the oldest are forgotten.
 const MAX_OPENED: usize = 1024;
 
+/// What the connect being timed has noted so far.
+#[derive(Debug, Clone, Copy, Default)]
+struct Stamps {
+    /// Microseconds spent resolving the name.
+    dns_us: Option<u64>,
+    /// When the TLS handshake started.
+    tls_started: Option<Instant>,
+}
+
 tokio::task_local! {
-    /// Microseconds the connect being timed spent resolving the name.
-    static RESOLVING: Cell<Option<u64>>;
+    static CONNECTING: Cell<Stamps>;
+}
+
+/// Notes `change` on the connect being timed, if one is.
+fn note(change: impl FnOnce(&mut Stamps)) {
+    let _ = CONNECTING.try_with(|stamps| {
+        let mut noted = stamps.get();
+        change(&mut noted);
+        stamps.set(noted);
+    });
 }
 
 /// How the connection of a response came to be, from the `HttpInfo` the
@@ -103,16 +124,19 @@ where
     fn call(&mut self, request: Request) -> Self::Future {
         let started = Instant::now();
         let connecting = self.0.call(request);
-        Box::pin(RESOLVING.scope(Cell::new(None), async move {
+        Box::pin(CONNECTING.scope(Cell::default(), async move {
             let connection = connecting.await?;
-            let dns_us = RESOLVING.with(Cell::get);
+            let stamps = CONNECTING.with(Cell::get);
             let total_us = micros(started);
+            let tls_us = stamps.tls_started.map(micros);
             let mut extensions = http::Extensions::new();
             connection.connected().get_extras(&mut extensions);
             if let Some(info) = extensions.get::<HttpInfo>() {
+                let before = stamps.dns_us.unwrap_or(0) + tls_us.unwrap_or(0);
                 let opened = Opened {
-                    dns_us,
-                    connect_us: total_us.saturating_sub(dns_us.unwrap_or(0)),
+                    dns_us: stamps.dns_us,
+                    connect_us: total_us.saturating_sub(before),
+                    tls_us,
                 };
                 let mut all = OPENED.lock().unwrap_or_else(PoisonError::into_inner);
                 if all.len() >= MAX_OPENED {
@@ -136,10 +160,76 @@ impl reqwest::dns::Resolve for TimedResolver {
         Box::pin(async move {
             let started = Instant::now();
             let addresses = tokio::net::lookup_host((host.as_str(), 0)).await;
-            let _ = RESOLVING.try_with(|resolving| resolving.set(Some(micros(started))));
+            note(|stamps| stamps.dns_us = Some(micros(started)));
             let addresses: Vec<SocketAddr> = addresses?.collect();
             Ok(Box::new(addresses.into_iter()) as reqwest::dns::Addrs)
         })
+    }
+}
+
+/// rustls' in-memory TLS session cache, noting the start of each
+/// handshake (see the module comment); nexo's TLS configuration uses it.
+#[derive(Debug)]
+pub struct TimedSessions(rustls::client::ClientSessionMemoryCache);
+
+impl TimedSessions {
+    /// As many sessions as rustls keeps by default.
+    pub fn new() -> Self {
+        Self(rustls::client::ClientSessionMemoryCache::new(256))
+    }
+}
+
+impl Default for TimedSessions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl rustls::client::ClientSessionStore for TimedSessions {
+    fn set_kx_hint(&self, server: ServerName<'static>, group: rustls::NamedGroup) {
+        self.0.set_kx_hint(server, group);
+    }
+
+    /// Asked as the ClientHello is written: the handshake starts.
+    fn kx_hint(&self, server: &ServerName<'_>) -> Option<rustls::NamedGroup> {
+        note(|stamps| {
+            stamps.tls_started.get_or_insert_with(Instant::now);
+        });
+        self.0.kx_hint(server)
+    }
+
+    fn set_tls12_session(
+        &self,
+        server: ServerName<'static>,
+        value: rustls::client::Tls12ClientSessionValue,
+    ) {
+        self.0.set_tls12_session(server, value);
+    }
+
+    fn tls12_session(
+        &self,
+        server: &ServerName<'_>,
+    ) -> Option<rustls::client::Tls12ClientSessionValue> {
+        self.0.tls12_session(server)
+    }
+
+    fn remove_tls12_session(&self, server: &ServerName<'static>) {
+        self.0.remove_tls12_session(server);
+    }
+
+    fn insert_tls13_ticket(
+        &self,
+        server: ServerName<'static>,
+        value: rustls::client::Tls13ClientSessionValue,
+    ) {
+        self.0.insert_tls13_ticket(server, value);
+    }
+
+    fn take_tls13_ticket(
+        &self,
+        server: &ServerName<'static>,
+    ) -> Option<rustls::client::Tls13ClientSessionValue> {
+        self.0.take_tls13_ticket(server)
     }
 }
 

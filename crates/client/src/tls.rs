@@ -130,6 +130,9 @@ fn build() -> Result<rustls::ClientConfig, rustls::Error> {
         .with_custom_certificate_verifier(Arc::new(verifier))
         .with_no_client_auth();
     config.key_log = Arc::new(rustls::KeyLogFile::new());
+    // rustls' session cache, telling the trace when each handshake starts.
+    config.resumption =
+        rustls::client::Resumption::store(Arc::new(crate::connection::TimedSessions::new()));
     Ok(config)
 }
 

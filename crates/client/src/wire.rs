@@ -148,11 +148,13 @@ fn cost(reach: Reach) -> ConnectionCost {
             reused: false,
             dns_us: opened.dns_us,
             connect_us: Some(opened.connect_us),
+            tls_us: opened.tls_us,
         },
         Reach::Reused => ConnectionCost {
             reused: true,
             dns_us: None,
             connect_us: None,
+            tls_us: None,
         },
     }
 }

@@ -177,6 +177,7 @@ impl HttpLine<'_> {
             for (name, value) in [
                 (&b",\"dns_us\":"[..], connection.dns_us),
                 (&b",\"connect_us\":"[..], connection.connect_us),
+                (&b",\"tls_us\":"[..], connection.tls_us),
             ] {
                 if let Some(value) = value {
                     out.extend_from_slice(name);

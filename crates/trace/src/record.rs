@@ -147,10 +147,12 @@ pub struct ConnectionCost {
     /// Name resolution; absent for an address, or on a reused connection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dns_us: Option<u64>,
-    /// TCP connect and, over `https`, the TLS handshake (one step in the
-    /// client); absent on a reused connection.
+    /// The TCP connect; absent on a reused connection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connect_us: Option<u64>,
+    /// The TLS handshake, over `https`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_us: Option<u64>,
 }
 
 impl HttpInfo {

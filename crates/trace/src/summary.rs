@@ -148,8 +148,10 @@ pub struct Connections {
     pub reused: u64,
     /// Name resolution, summed over the connections opened.
     pub dns_us: u64,
-    /// TCP connects (and TLS handshakes over `https`), summed.
+    /// TCP connects, summed.
     pub connect_us: u64,
+    /// TLS handshakes, summed.
+    pub tls_us: u64,
 }
 
 impl Connections {
@@ -163,6 +165,7 @@ impl Connections {
             self.opened += 1;
             self.dns_us += connection.dns_us.unwrap_or(0);
             self.connect_us += connection.connect_us.unwrap_or(0);
+            self.tls_us += connection.tls_us.unwrap_or(0);
         }
     }
 }
@@ -375,9 +378,14 @@ impl Summary {
         ));
         let connections = &self.connections;
         if connections.opened + connections.reused > 0 {
+            let tls = if connections.tls_us > 0 {
+                format!(", TLS {}", show::duration(connections.tls_us))
+            } else {
+                String::new()
+            };
             out.push_str(&format!(
-                "connections: {} opened (name resolution {}, connect {}, in all), {} request(s) \
-                 on a connection kept from before\n",
+                "connections: {} opened (name resolution {}, TCP connect {}{tls}, in all), {} \
+                 request(s) on a connection kept from before\n",
                 connections.opened,
                 show::duration(connections.dns_us),
                 show::duration(connections.connect_us),
@@ -883,7 +891,7 @@ mod tests {
         let lines = [
             line(0, "web", "out", "request", json!({"id": 1, "method": "ping", "http": http(json!({"reused": false, "dns_us": 300, "connect_us": 700}))})),
             line(10, "web", "out", "request", json!({"id": 2, "method": "ping", "http": http(json!({"reused": true}))})),
-            line(20, "web", "out", "request", json!({"id": 3, "method": "ping", "http": http(json!({"reused": false, "connect_us": 500}))})),
+            line(20, "web", "out", "request", json!({"id": 3, "method": "ping", "http": http(json!({"reused": false, "connect_us": 500, "tls_us": 900}))})),
         ]
         .join("\n");
         let summary = Summary::of(&testdata::records(&lines));
@@ -893,12 +901,13 @@ mod tests {
                 opened: 2,
                 reused: 1,
                 dns_us: 300,
-                connect_us: 1200
+                connect_us: 1200,
+                tls_us: 900
             }
         );
         let text = summary.to_text();
         assert!(
-            text.contains("connections: 2 opened (name resolution 300 us, connect 1.20 ms, in all), 1 request(s) on a connection kept from before"),
+            text.contains("connections: 2 opened (name resolution 300 us, TCP connect 1.20 ms, TLS 900 us, in all), 1 request(s) on a connection kept from before"),
             "{text}"
         );
     }

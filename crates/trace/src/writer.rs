@@ -795,6 +795,7 @@ mod tests {
                 reused: false,
                 dns_us: Some(120),
                 connect_us: Some(340),
+                tls_us: Some(910),
             }),
             status: Some(200),
             method: None,

@@ -263,3 +263,39 @@ fn issue_39_certificates_made_with_the_openssl_cli() {
     assert_eq!(bad.code(), 1, "{bad:#?}");
     assert!(bad.stderr.contains("holds no certificate"), "{bad:#?}");
 }
+
+/// Issue 39, point 7: over HTTPS a client's trace tells the connection's
+/// TLS handshake apart from its TCP connect (and the name's resolution),
+/// and a later request goes over the same connection.
+#[test]
+fn issue_39_a_trace_over_https_times_the_tls_handshake() {
+    let dir = TempDir::new("serve-tls-trace");
+    let (server, ca_file) = serve_https(dir.path());
+    let trace = dir.path().join("client.jsonl");
+    let url = format!("https://localhost:{}/mcp", server.port);
+    let mut call = nexo();
+    call.args(["call", "--url", &url, "--transport", "http", "--trace"])
+        .arg(&trace)
+        .args(["echo", "texto=hola"])
+        .env("SSL_CERT_FILE", &ca_file);
+    run_command(call).assert_success();
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let connections: Vec<serde_json::Value> = text
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|record| record["direction"] == "out")
+        .map(|record| record["http"]["connection"].clone())
+        .collect();
+    let first = &connections[0];
+    assert_eq!(first["reused"], false, "{text}");
+    for cost in ["dns_us", "connect_us", "tls_us"] {
+        assert!(first[cost].is_u64(), "no {cost}: {text}");
+    }
+    assert!(
+        connections[1..].iter().any(|c| c["reused"] == true),
+        "{text}"
+    );
+    let summary = run(&["trace", "summary", trace.to_str().unwrap()]);
+    let shown = &summary.assert_success().stdout;
+    assert!(shown.contains(", TLS "), "{shown}");
+}
