@@ -549,19 +549,20 @@ fn issue_16_sslkeylogfile_and_tls_failures() {
 
 /// Issue 39: a stdio server that first answers after rmcp's 10 s
 /// `server/discover` probe has been given up on (`npx -y` or `uvx` on a
-/// cold cache, `docker run`) is reached all the same. It reads the probe
+/// cold cache, `docker run`), or only after 45 s, is reached all the same. It reads the probe
 /// and `initialize` together and answers both: the probe's late answer (a
 /// result from nexo's dual-era server, an error from the Python SDK's
 /// 2025-era one) is not taken for the answer to `initialize`.
 #[test]
 fn issue_39_a_stdio_server_slow_to_start_is_reached() {
     use crate::support::{python_sdk, repo_root, shell_quote};
-    let slow = |command: String| {
+    let slow_by = |seconds: u32, command: String| {
         format!(
             "sh -c {}",
-            shell_quote(&format!("sleep 11; exec {command}"))
+            shell_quote(&format!("sleep {seconds}; exec {command}"))
         )
     };
+    let slow = |command: String| slow_by(11, command);
     let python = format!(
         "{} {} stdio",
         shell_quote(python_sdk()),
@@ -591,6 +592,17 @@ fn issue_39_a_stdio_server_slow_to_start_is_reached() {
         });
         let python =
             threads.spawn(|| run(&["call", "--stdio", &slow(python), "add", "a=2", "b=3"]));
+        // A JVM's or a cold `docker run`'s start, within the default
+        // start-up allowance (60 s) and far past `--timeout` (15 s).
+        let slower = threads.spawn(|| {
+            run(&[
+                "call",
+                "--stdio",
+                &slow_by(45, serve_morse_command()),
+                "morse",
+                "texto=SOS prueba",
+            ])
+        });
         // `nexo servers` shows the start as it goes, as `call` does (off a
         // terminal, a line every ten seconds).
         let listed = threads.spawn(|| run(&["servers", "--config", file.to_str().unwrap()]));
@@ -601,5 +613,7 @@ fn issue_39_a_stdio_server_slow_to_start_is_reached() {
         assert_eq!(nexo.assert_success().stdout, format!("{SOS_PRUEBA}\n"));
         let python = python.join().unwrap();
         assert_eq!(python.assert_success().stdout.trim(), "5");
+        let slower = slower.join().unwrap();
+        assert_eq!(slower.assert_success().stdout, format!("{SOS_PRUEBA}\n"));
     });
 }
