@@ -4,7 +4,9 @@ use std::convert::Infallible;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
+use nexo_client::config::ProviderKind;
 use nexo_client::{Secret, TargetUrl};
 
 use crate::server_options::ServerOptionArgs;
@@ -640,8 +642,8 @@ pub struct ChatArgs {
 #[derive(Debug, Args)]
 pub struct ModelArgs {
     /// The provider's API [default: from the environment, else a local Ollama].
-    #[arg(long, value_enum)]
-    pub provider: Option<ProviderArg>,
+    #[arg(long, value_name = "PROVIDER", value_parser = provider())]
+    pub provider: Option<ProviderKind>,
     /// The model [default: the provider's usual one].
     #[arg(long, value_name = "MODEL")]
     pub model: Option<String>,
@@ -688,13 +690,21 @@ The page listens on 127.0.0.1 only. The URL printed carries a one-time token:
 open it as printed (the token becomes a cookie of that browser); the page
 refuses any other site, and any request without the token. Ctrl-C stops it.";
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum ProviderArg {
-    /// The Anthropic Messages API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL).
-    Anthropic,
-    /// OpenAI Chat Completions and the servers that speak it
-    /// (OPENAI_API_KEY, OPENAI_BASE_URL).
-    Openai,
+/// Reads `--provider`: the name of an LLM API nexo-client knows, the
+/// possible values listed (with what each reads) in help and errors.
+fn provider() -> impl TypedValueParser<Value = ProviderKind> {
+    let values = ProviderKind::ALL.iter().map(|kind| {
+        PossibleValue::new(kind.name()).help(match kind {
+            ProviderKind::Anthropic => {
+                "The Anthropic Messages API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL)"
+            }
+            ProviderKind::OpenAi => {
+                "OpenAI Chat Completions and the servers that speak it (OPENAI_API_KEY, \
+                 OPENAI_BASE_URL)"
+            }
+        })
+    });
+    PossibleValuesParser::new(values).try_map(|name| name.parse::<ProviderKind>())
 }
 
 const CHAT_EXAMPLES: &str = "\

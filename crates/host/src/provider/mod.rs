@@ -43,6 +43,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use futures::stream::BoxStream;
+pub use nexo_client::config::ProviderKind;
 use nexo_client::secret::Secret;
 use serde_json::Value;
 
@@ -226,24 +227,6 @@ pub struct Answer {
     pub message: Message,
     pub usage: Usage,
     pub stop: StopReason,
-}
-
-/// The wire format a provider speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProviderKind {
-    Anthropic,
-    /// OpenAI Chat Completions, and servers that speak it (Ollama, vLLM,
-    /// llama.cpp, LM Studio).
-    OpenAi,
-}
-
-impl fmt::Display for ProviderKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Anthropic => "Anthropic",
-            Self::OpenAi => "the OpenAI-compatible API",
-        })
-    }
 }
 
 /// How often and how long a busy provider is tried again.
