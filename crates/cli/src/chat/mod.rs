@@ -62,7 +62,8 @@ pub async fn run(args: ChatArgs) -> Result<(), Failure> {
         },
     };
     let trace = tracing.tracer.clone();
-    let provider = nexo_host::provider::select(&settings(&args.llm, &config), env::var).await;
+    let provider =
+        nexo_host::provider::select(&settings(&args.llm, &config), env::provider()).await;
     // One turn needs a model: say so before starting any server.
     let provider = match (provider, &prompt) {
         (Err(error), Some(_)) => return Err(Failure::from(error)),

@@ -52,7 +52,7 @@ use crate::error::ProviderError;
 pub use select::{
     ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, DEFAULT_ANTHROPIC_MODEL, DEFAULT_ANTHROPIC_URL,
     DEFAULT_OLLAMA_URL, DEFAULT_OPENAI_MODEL, DEFAULT_OPENAI_URL, OLLAMA_HOST, OPENAI_API_KEY,
-    OPENAI_BASE_URL, Settings, how_to_configure, list_models, select,
+    OPENAI_BASE_URL, Settings, VARIABLES, how_to_configure, list_models, select,
 };
 pub use text_call::tool_calls_in_text;
 
