@@ -2,10 +2,12 @@
 //! pick a server with [`Bundled`] and receive it built, as an [`AnyServer`]:
 //! one handler type for all of them, so that the serving runtime and the
 //! in-process client are compiled once rather than once per server. A server
-//! that takes options (`dns`, `files`, `music`) reads them from
-//! [`ServerOptions`], which [`ServerOptions::for_server`] makes from what the
-//! user gave ([`GivenOptions`]: command-line flags, or a configuration
-//! file's `{"builtin": ...}` entry through [`GivenOptions::from_json`]).
+//! that takes options (`dns`, `files`, `music`) describes them once
+//! ([`Bundled::options`]: each one's flag, configuration key, kind of
+//! value, help and default), and reads them from [`ServerOptions`], which
+//! [`ServerOptions::for_server`] makes from what the user gave
+//! ([`GivenOptions`]: command-line flags, or a configuration file's
+//! `{"builtin": ...}` entry through [`GivenOptions::from_json`]).
 
 mod any;
 mod options;
@@ -17,7 +19,7 @@ use nexo_hint::{Exit, Hint, Hinted};
 use rmcp::model::Tool;
 
 pub use crate::any::AnyServer;
-pub use crate::options::{Defaults, GivenOptions, JSON_OPTIONS, OptionsError};
+pub use crate::options::{Defaults, GivenOptions, Kind, OptionsError, ServerOption, Value};
 
 /// A server `nexo serve` can run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

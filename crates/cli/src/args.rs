@@ -4,8 +4,12 @@ use std::convert::Infallible;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
+use nexo_client::config::ProviderKind;
 use nexo_client::{Secret, TargetUrl};
+
+use crate::server_options::ServerOptionArgs;
 
 /// nexo: an MCP toolkit in one binary.
 ///
@@ -187,12 +191,10 @@ pub struct ServeArgs {
     pub hosting: HostingArgs,
     #[command(flatten)]
     pub limits: LimitArgs,
+    /// The bundled servers' own options, made from their description in
+    /// nexo-bundled.
     #[command(flatten)]
-    pub dns: DnsArgs,
-    #[command(flatten)]
-    pub files: FilesArgs,
-    #[command(flatten)]
-    pub music: MusicArgs,
+    pub options: ServerOptionArgs,
 }
 
 /// How a server is hosted, whatever it serves: the flags `nexo serve` and
@@ -351,64 +353,6 @@ impl HostingArgs {
 /// How long `nexo serve` gives a connection to an OAuth issuer.
 const ISSUER_FETCH_CONNECT: Duration = Duration::from_secs(5);
 
-/// The options of `nexo serve dns`; refused with any other server.
-#[derive(Debug, Args)]
-#[command(next_help_heading = "Options of `nexo serve dns`")]
-pub struct DnsArgs {
-    /// The recursive resolver, ADDR or ADDR:PORT ([IPv6]:PORT).
-    /// Default: the system's first name server.
-    #[arg(long, value_name = "ADDR[:PORT]")]
-    pub resolver: Option<String>,
-    /// Seconds to wait for each DNS answer [default: 3].
-    #[arg(long = "timeout", value_name = "SECONDS", value_parser = positive_seconds)]
-    pub timeout: Option<Duration>,
-    /// The port authoritative servers are asked on [default: 53]; for test
-    /// beds on loopback.
-    #[arg(long, value_name = "PORT")]
-    pub auth_port: Option<u16>,
-    /// The root servers to walk down from when the resolver answers nothing
-    /// at all (comma-separated IP addresses) [default: IANA's root servers];
-    /// for labs with a root of their own.
-    #[arg(long, value_name = "ADDR,...", value_delimiter = ',')]
-    pub root_hints: Vec<String>,
-}
-
-/// The arguments and options of `nexo serve files`; refused with any other
-/// server.
-#[derive(Debug, Args)]
-#[command(next_help_heading = "Options of `nexo serve files`")]
-pub struct FilesArgs {
-    /// `nexo serve files` only: the directories the server may read (one or
-    /// more); nothing outside them can be reached.
-    #[arg(value_name = "ROOT", help_heading = None::<&str>)]
-    pub roots: Vec<PathBuf>,
-    /// Offer `write_report`, which creates SENTINEL_REPORT_YYYYMMDD[_NN].md
-    /// in the first ROOT and never overwrites.
-    #[arg(long)]
-    pub allow_reports: bool,
-    /// The file extensions that may be read, comma-separated (`rs,md,toml`;
-    /// `*` for any), replacing the default list of source, configuration and
-    /// documentation formats.
-    #[arg(long = "allow-ext", value_name = "EXT,...", value_delimiter = ',')]
-    pub allow_ext: Vec<String>,
-    /// Serve regular files that have more than one hard link. Refused by
-    /// default: a hard link inside a root may lead to a file outside it,
-    /// which confinement by directory cannot see.
-    #[arg(long)]
-    pub allow_hard_links: bool,
-}
-
-/// The options of `nexo serve music`; refused with any other server.
-#[derive(Debug, Args)]
-#[command(next_help_heading = "Options of `nexo serve music`")]
-pub struct MusicArgs {
-    /// The SQLite file of the music library, created if missing
-    /// [default: $XDG_DATA_HOME/nexo/music.sqlite3, else
-    /// ~/.local/share/nexo/music.sqlite3].
-    #[arg(long, value_name = "FILE")]
-    pub db: Option<PathBuf>,
-}
-
 /// `--startup-timeout`, of every command that starts stdio servers.
 #[derive(Debug, Args)]
 pub struct StartupArgs {
@@ -421,7 +365,7 @@ pub struct StartupArgs {
 
 /// Reads every `--timeout`: a positive number of seconds, fractions allowed,
 /// no longer than a [`Duration`] holds.
-fn positive_seconds(text: &str) -> Result<Duration, String> {
+pub(crate) fn positive_seconds(text: &str) -> Result<Duration, String> {
     text.parse::<f64>()
         .ok()
         .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok())
@@ -698,8 +642,8 @@ pub struct ChatArgs {
 #[derive(Debug, Args)]
 pub struct ModelArgs {
     /// The provider's API [default: from the environment, else a local Ollama].
-    #[arg(long, value_enum)]
-    pub provider: Option<ProviderArg>,
+    #[arg(long, value_name = "PROVIDER", value_parser = provider())]
+    pub provider: Option<ProviderKind>,
     /// The model [default: the provider's usual one].
     #[arg(long, value_name = "MODEL")]
     pub model: Option<String>,
@@ -746,13 +690,21 @@ The page listens on 127.0.0.1 only. The URL printed carries a one-time token:
 open it as printed (the token becomes a cookie of that browser); the page
 refuses any other site, and any request without the token. Ctrl-C stops it.";
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum ProviderArg {
-    /// The Anthropic Messages API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL).
-    Anthropic,
-    /// OpenAI Chat Completions and the servers that speak it
-    /// (OPENAI_API_KEY, OPENAI_BASE_URL).
-    Openai,
+/// Reads `--provider`: the name of an LLM API nexo-client knows, the
+/// possible values listed (with what each reads) in help and errors.
+fn provider() -> impl TypedValueParser<Value = ProviderKind> {
+    let values = ProviderKind::ALL.iter().map(|kind| {
+        PossibleValue::new(kind.name()).help(match kind {
+            ProviderKind::Anthropic => {
+                "The Anthropic Messages API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL)"
+            }
+            ProviderKind::OpenAi => {
+                "OpenAI Chat Completions and the servers that speak it (OPENAI_API_KEY, \
+                 OPENAI_BASE_URL)"
+            }
+        })
+    });
+    PossibleValuesParser::new(values).try_map(|name| name.parse::<ProviderKind>())
 }
 
 const CHAT_EXAMPLES: &str = "\

@@ -18,11 +18,5 @@ pub fn in_process(bundled: Bundled, given: &GivenOptions) -> Result<InProcess, F
 /// What `--builtin NAME` runs: the server's defaults, and for `files`
 /// the working directory as its root.
 pub fn defaults(bundled: Bundled) -> GivenOptions {
-    GivenOptions {
-        roots: match bundled {
-            Bundled::Files => vec![std::path::PathBuf::from(".")],
-            _ => Vec::new(),
-        },
-        ..GivenOptions::default()
-    }
+    GivenOptions::defaults_in(bundled, std::path::Path::new("."))
 }

@@ -114,88 +114,10 @@ fn as_child(name: &str, given: &GivenOptions) -> Result<Target, Failure> {
         "serve".to_owned(),
         name.to_owned(),
     ];
-    command.extend(serve_flags(given));
+    command.extend(crate::server_options::serve_flags(given));
     Ok(Target::Stdio {
         command,
         env: Vec::new(),
         cwd: None,
     })
-}
-
-/// `nexo serve`'s flags for `given` (the inverse of its own reading of
-/// them): the files server's roots first, then each option that is set.
-fn serve_flags(given: &GivenOptions) -> Vec<String> {
-    let path = |path: &std::path::Path| path.to_string_lossy().into_owned();
-    let mut flags: Vec<String> = given.roots.iter().map(|root| path(root)).collect();
-    let mut flag = |name: &str, value: Option<String>| {
-        flags.push(format!("--{name}"));
-        flags.extend(value);
-    };
-    if let Some(resolver) = &given.resolver {
-        flag("resolver", Some(resolver.clone()));
-    }
-    if let Some(timeout) = given.dns_timeout {
-        flag("timeout", Some(timeout.as_secs_f64().to_string()));
-    }
-    if let Some(port) = given.auth_port {
-        flag("auth-port", Some(port.to_string()));
-    }
-    if !given.root_hints.is_empty() {
-        flag("root-hints", Some(given.root_hints.join(",")));
-    }
-    if given.allow_reports {
-        flag("allow-reports", None);
-    }
-    if !given.allow_ext.is_empty() {
-        flag("allow-ext", Some(given.allow_ext.join(",")));
-    }
-    if given.allow_hard_links {
-        flag("allow-hard-links", None);
-    }
-    if let Some(db) = &given.db {
-        flag("db", Some(path(db)));
-    }
-    flags
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_option_becomes_its_serve_flag() {
-        let given = GivenOptions {
-            resolver: Some("127.0.0.1:53".to_owned()),
-            dns_timeout: Some(std::time::Duration::from_millis(2500)),
-            auth_port: Some(5353),
-            root_hints: vec!["1.2.3.4".to_owned(), "5.6.7.8".to_owned()],
-            roots: vec!["/srv/a".into(), "/srv/b".into()],
-            allow_reports: true,
-            allow_ext: vec!["md".to_owned(), "txt".to_owned()],
-            allow_hard_links: true,
-            db: Some("/tmp/music.db".into()),
-        };
-        assert_eq!(
-            serve_flags(&given),
-            [
-                "/srv/a",
-                "/srv/b",
-                "--resolver",
-                "127.0.0.1:53",
-                "--timeout",
-                "2.5",
-                "--auth-port",
-                "5353",
-                "--root-hints",
-                "1.2.3.4,5.6.7.8",
-                "--allow-reports",
-                "--allow-ext",
-                "md,txt",
-                "--allow-hard-links",
-                "--db",
-                "/tmp/music.db"
-            ]
-        );
-        assert!(serve_flags(&GivenOptions::default()).is_empty());
-    }
 }

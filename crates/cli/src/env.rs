@@ -1,4 +1,9 @@
-//! Every environment variable nexo reads, in one place.
+//! Every environment variable nexo reads, in one place: nexo's own, each a
+//! documented constant here, and those a library publishes with its
+//! meaning and has handed in (the LLM provider's, listed by
+//! nexo-host's [`nexo_host::provider::VARIABLES`]: `ANTHROPIC_API_KEY`,
+//! `ANTHROPIC_BASE_URL`, `OPENAI_API_KEY`, `OPENAI_BASE_URL`,
+//! `OLLAMA_HOST`). Nothing else calls `std::env::var`.
 
 use std::path::PathBuf;
 
@@ -44,6 +49,22 @@ pub const CONFORMANCE_CONTEXT: &str = "MCP_CONFORMANCE_CONTEXT";
 /// The value of `name`, if set and valid UTF-8.
 pub fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|value| !value.is_empty())
+}
+
+/// The variables nexo-host's provider selection reads
+/// ([`nexo_host::provider::VARIABLES`]), read once, for
+/// `nexo_host::provider::select`; any other name has no value.
+pub fn provider() -> impl Fn(&str) -> Option<String> {
+    let values: Vec<(&str, String)> = nexo_host::provider::VARIABLES
+        .iter()
+        .filter_map(|(name, _)| var(name).map(|value| (*name, value)))
+        .collect();
+    move |name| {
+        values
+            .iter()
+            .find(|(known, _)| *known == name)
+            .map(|(_, value)| value.clone())
+    }
 }
 
 /// Where OAuth tokens are kept: `$NEXO_TOKEN_DIR`, else `nexo/tokens` in the

@@ -50,7 +50,7 @@ pub fn load(explicit: Option<&Path>) -> Result<Config, Failure> {
             nexo_bundled::GivenOptions::from_json(bundled, options, base)
                 .map(|_| ())
                 .map_err(|error| config::BuiltinProblem {
-                    option: None,
+                    option: error.option().map(str::to_owned),
                     message: error.to_string(),
                     hint: error.hint().map(|hint| hint.terminal()),
                 })

@@ -22,6 +22,7 @@ mod inspect;
 mod logout;
 mod output;
 mod serve;
+mod server_options;
 mod trace;
 mod ui;
 

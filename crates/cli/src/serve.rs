@@ -1,6 +1,6 @@
 //! `nexo serve`: wires a bundled server to the serving runtime.
 
-use nexo_bundled::{Built, Bundled, Defaults, GivenOptions, ServerOptions};
+use nexo_bundled::{Built, Bundled, Defaults, ServerOptions};
 use nexo_serve::ServeOptions;
 
 use crate::args::ServeArgs;
@@ -19,8 +19,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
         }
         None => None,
     };
-    let server_options =
-        ServerOptions::for_server(bundled, &given_options(&args), defaults(bundled))?;
+    let server_options = ServerOptions::for_server(bundled, &args.options.0, defaults(bundled))?;
     let options = args
         .hosting
         .into_options(bundled.name(), Some(&args.limits))?;
@@ -41,21 +40,6 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
             .await,
         };
     served.map_err(Failure::from)
-}
-
-/// What the command line gave for any server's options.
-fn given_options(args: &ServeArgs) -> GivenOptions {
-    GivenOptions {
-        resolver: args.dns.resolver.clone(),
-        dns_timeout: args.dns.timeout,
-        auth_port: args.dns.auth_port,
-        root_hints: args.dns.root_hints.clone(),
-        roots: args.files.roots.clone(),
-        allow_reports: args.files.allow_reports,
-        allow_ext: args.files.allow_ext.clone(),
-        allow_hard_links: args.files.allow_hard_links,
-        db: args.music.db.clone(),
-    }
 }
 
 /// The defaults the environment gives `server` (only what it uses is

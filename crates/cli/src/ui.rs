@@ -18,7 +18,8 @@ pub async fn run(args: UiArgs) -> Result<(), Failure> {
     let config = host::load(args.config.as_deref())?;
     let mut store = host::consent_store()?;
     let prepared = Prepared::default();
-    let provider = nexo_host::provider::select(&chat::settings(&args.llm, &config), env::var).await;
+    let provider =
+        nexo_host::provider::select(&chat::settings(&args.llm, &config), env::provider()).await;
     let options = ConnectOptions {
         trace: Some(prepared.tracer()),
         startup: args.startup.seconds,

@@ -6,7 +6,7 @@
 //!
 //! A [`Rule`] is a [`Pattern`] over `server__tool` (the server's and the
 //! tool's own names joined by [`SEPARATOR`], before any renaming for a
-//! provider), an [`Action`] and where it came from ([`RuleSource`]).
+//! provider), an [`ApprovalAction`] and where it came from ([`RuleSource`]).
 //! Patterns are literal text where `*` stands for any run of characters
 //! (`files__*`, `*__delete_*`); `\*` is a literal star and `\\` a literal
 //! backslash. A matcher of our own rather than `globset`: one wildcard is
@@ -44,6 +44,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+pub use nexo_client::config::ApprovalAction;
 use nexo_client::namespace::{self, SEPARATOR};
 use rmcp::model::ToolAnnotations;
 use serde::{Deserialize, Serialize};
@@ -52,15 +53,6 @@ use serde_json::Value;
 use crate::agent::{Approver, Pending};
 use crate::error::{ApprovalError, StoreError};
 use crate::store;
-
-/// What a rule does to the calls it matches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Action {
-    Allow,
-    Ask,
-    Deny,
-}
 
 /// Where a rule came from, shown with every decision it makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -236,7 +228,7 @@ impl fmt::Display for Pattern {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rule {
     pub pattern: Pattern,
-    pub action: Action,
+    pub action: ApprovalAction,
     pub source: RuleSource,
 }
 
@@ -315,7 +307,7 @@ pub enum Reason {
     /// A rule decided.
     Rule {
         pattern: String,
-        action: Action,
+        action: ApprovalAction,
         source: RuleSource,
     },
     /// An `allow` rule matched a destructive tool without naming it.
@@ -336,11 +328,6 @@ impl fmt::Display for Reason {
                 action,
                 source,
             } => {
-                let action = match action {
-                    Action::Allow => "allow",
-                    Action::Ask => "ask",
-                    Action::Deny => "deny",
-                };
                 write!(f, "rule `{pattern}` ({action}, {source})")
             }
             Self::Destructive { pattern, source } => write!(
@@ -395,11 +382,11 @@ impl Policy {
     pub fn decide(&self, call: &Call<'_>) -> Decision {
         let name = namespace::join(call.server, call.tool);
         let matching = self.rules.iter().filter(|rule| {
-            !(rule.source == RuleSource::ProjectConfig && rule.action == Action::Allow)
+            !(rule.source == RuleSource::ProjectConfig && rule.action == ApprovalAction::Allow)
                 && rule.pattern.matches(&name)
         });
         let (denies, others): (Vec<&Rule>, Vec<&Rule>) =
-            matching.partition(|rule| rule.action == Action::Deny);
+            matching.partition(|rule| rule.action == ApprovalAction::Deny);
         let by_rule = |rule: &Rule| Reason::Rule {
             pattern: rule.pattern.to_string(),
             action: rule.action,
@@ -416,14 +403,14 @@ impl Policy {
                 .specificity()
                 .cmp(&b.pattern.specificity())
                 .then_with(|| match (a.action, b.action) {
-                    (Action::Ask, Action::Allow) => Ordering::Greater,
-                    (Action::Allow, Action::Ask) => Ordering::Less,
+                    (ApprovalAction::Ask, ApprovalAction::Allow) => Ordering::Greater,
+                    (ApprovalAction::Allow, ApprovalAction::Ask) => Ordering::Less,
                     _ => Ordering::Equal,
                 })
         });
         let destructive = call.destructive();
         let (allow, reason) = match best {
-            Some(rule) if rule.action == Action::Allow => {
+            Some(rule) if rule.action == ApprovalAction::Allow => {
                 if destructive && !rule.pattern.is_exact() {
                     (
                         false,
@@ -498,7 +485,7 @@ impl Policy {
         };
         let rule = Rule {
             pattern,
-            action: Action::Allow,
+            action: ApprovalAction::Allow,
             source,
         };
         if let Some(store) = store
@@ -670,7 +657,7 @@ struct Remembered {
 #[serde(deny_unknown_fields)]
 struct StoredRule {
     pattern: Pattern,
-    action: Action,
+    action: ApprovalAction,
 }
 
 /// The version of the approvals file's format.
@@ -768,7 +755,7 @@ mod tests {
 
     type Result = std::result::Result<(), Box<dyn std::error::Error>>;
 
-    fn rule(pattern: &str, action: Action) -> Rule {
+    fn rule(pattern: &str, action: ApprovalAction) -> Rule {
         Rule {
             pattern: Pattern::new(pattern).unwrap_or_else(|_| Pattern::exact("bad", "bad")),
             action,
@@ -890,8 +877,8 @@ mod tests {
     #[test]
     fn deny_wins_over_any_allow() {
         let policy = Policy::new(vec![
-            rule("files__read", Action::Allow),
-            rule("*", Action::Deny),
+            rule("files__read", ApprovalAction::Allow),
+            rule("*", ApprovalAction::Deny),
         ]);
         let ro = read_only();
         let decision = policy.decide(&Call {
@@ -908,11 +895,11 @@ mod tests {
     #[test]
     fn the_most_specific_rule_wins_and_ask_breaks_ties() {
         let policy = Policy::new(vec![
-            rule("files__*", Action::Allow),
-            rule("files__write_*", Action::Ask),
-            rule("files__write_log", Action::Allow),
-            rule("db__*", Action::Allow),
-            rule("db__*", Action::Ask),
+            rule("files__*", ApprovalAction::Allow),
+            rule("files__write_*", ApprovalAction::Ask),
+            rule("files__write_log", ApprovalAction::Allow),
+            rule("db__*", ApprovalAction::Allow),
+            rule("db__*", ApprovalAction::Ask),
         ]);
         let verdict = |tool: &str, server: &str| policy.decide(&call(server, tool, None)).verdict;
         assert_eq!(verdict("read", "files"), Verdict::Allow);
@@ -920,7 +907,7 @@ mod tests {
         assert_eq!(verdict("write_log", "files"), Verdict::Allow);
         assert!(matches!(verdict("query", "db"), Verdict::Ask(_)));
         // A rule asking about read-only tools overrides the annotation.
-        let policy = Policy::new(vec![rule("files__*", Action::Ask)]);
+        let policy = Policy::new(vec![rule("files__*", ApprovalAction::Ask)]);
         let ro = read_only();
         assert!(matches!(
             policy.decide(&call("files", "read", Some(&ro))).verdict,
@@ -931,7 +918,7 @@ mod tests {
     #[test]
     fn destructive_tools_ask_unless_a_rule_names_them() {
         let d = destructive();
-        let broad = Policy::new(vec![rule("files__*", Action::Allow)]);
+        let broad = Policy::new(vec![rule("files__*", ApprovalAction::Allow)]);
         let decision = broad.decide(&call("files", "delete", Some(&d)));
         assert_eq!(
             decision.verdict,
@@ -939,8 +926,8 @@ mod tests {
         );
         assert!(matches!(decision.reason, Reason::Destructive { .. }));
         let exact = Policy::new(vec![
-            rule("files__*", Action::Allow),
-            rule("files__delete", Action::Allow),
+            rule("files__*", ApprovalAction::Allow),
+            rule("files__delete", ApprovalAction::Allow),
         ]);
         assert_eq!(
             exact.decide(&call("files", "delete", Some(&d))).verdict,
@@ -950,7 +937,7 @@ mod tests {
 
     #[test]
     fn yes_allows_what_would_be_asked_never_what_is_denied() {
-        let policy = Policy::new(vec![rule("db__drop", Action::Deny)]);
+        let policy = Policy::new(vec![rule("db__drop", ApprovalAction::Deny)]);
         let d = destructive();
         let yes = |tool| Call {
             yes: true,
@@ -970,11 +957,11 @@ mod tests {
         let policy = Policy::new(vec![
             Rule {
                 source: RuleSource::ProjectConfig,
-                ..rule("*", Action::Allow)
+                ..rule("*", ApprovalAction::Allow)
             },
             Rule {
                 source: RuleSource::ProjectConfig,
-                ..rule("files__rm", Action::Deny)
+                ..rule("files__rm", ApprovalAction::Deny)
             },
         ]);
         assert!(matches!(
@@ -1051,7 +1038,7 @@ mod tests {
         let here = dir.path().join("here");
         let notes = call("notes", "add", None);
         let mut first = Approvals::new(
-            vec![rule("db__*", Action::Deny)],
+            vec![rule("db__*", ApprovalAction::Deny)],
             Some(ApprovalStore::open(&path)?),
             here.clone(),
         );
@@ -1065,7 +1052,7 @@ mod tests {
         // The next chat in the same project finds the answer, beside the
         // configuration's rules.
         let next = Approvals::new(
-            vec![rule("db__*", Action::Deny)],
+            vec![rule("db__*", ApprovalAction::Deny)],
             Some(ApprovalStore::open(&path)?),
             here,
         );

@@ -15,26 +15,26 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use nexo_client::config::{ApprovalAction, Config, Location, ProviderName};
+use nexo_client::config::{Config, Location};
 use nexo_client::hub::Hub;
 use nexo_client::{ConnectOptions, ElicitationPolicy};
 use nexo_hint::Report;
 use nexo_host::agent::{Agent, WithheldTool};
 use nexo_host::approval::{
-    Action, ApprovalGate, ApprovalStore, Approvals, Origin, Pattern, Rule, RuleSource,
+    ApprovalGate, ApprovalStore, Approvals, Origin, Pattern, Rule, RuleSource,
 };
 use nexo_host::chatlog::ChatLog;
 use nexo_host::conversations::{Conversation, Conversations};
 use nexo_host::error::ProviderError;
 use nexo_host::long_results::LongResults;
 use nexo_host::pins::{PinStore, ServerIdentity};
-use nexo_host::provider::{Provider, ProviderKind, Settings};
+use nexo_host::provider::{Provider, Settings};
 use nexo_host::skills::SkillTrust;
 use nexo_host::tool_search::ToolSelection;
 use nexo_trace::{TraceOptions, Tracer};
 use rmcp::model::{Skill, Tool};
 
-use crate::args::{ChatArgs, ModelArgs, ProviderArg};
+use crate::args::{ChatArgs, ModelArgs};
 use crate::failure::Failure;
 use crate::{env, host, output};
 use terminal::Terminal;
@@ -62,7 +62,8 @@ pub async fn run(args: ChatArgs) -> Result<(), Failure> {
         },
     };
     let trace = tracing.tracer.clone();
-    let provider = nexo_host::provider::select(&settings(&args.llm, &config), env::var).await;
+    let provider =
+        nexo_host::provider::select(&settings(&args.llm, &config), env::provider()).await;
     // One turn needs a model: say so before starting any server.
     let provider = match (provider, &prompt) {
         (Err(error), Some(_)) => return Err(Failure::from(error)),
@@ -335,16 +336,7 @@ fn one_shot_prompt(args: &ChatArgs) -> Result<Option<String>, Failure> {
 
 /// The provider's settings: the flags, else the configuration's `chat`.
 pub(crate) fn settings(args: &ModelArgs, config: &Config) -> Settings {
-    let kind = args
-        .provider
-        .map(|provider| match provider {
-            ProviderArg::Anthropic => ProviderKind::Anthropic,
-            ProviderArg::Openai => ProviderKind::OpenAi,
-        })
-        .or(config.chat.provider.map(|provider| match provider {
-            ProviderName::Anthropic => ProviderKind::Anthropic,
-            ProviderName::OpenAi => ProviderKind::OpenAi,
-        }));
+    let kind = args.provider.or(config.chat.provider);
     Settings {
         kind,
         model: args.model.clone().or_else(|| config.chat.model.clone()),
@@ -376,11 +368,7 @@ pub(crate) fn gate(config: &Config, yes: bool) -> Result<ApprovalGate, Failure> 
     for rule in &config.chat.approvals {
         rules.push(Rule {
             pattern: pattern(&rule.pattern, Some(&rule.location))?,
-            action: match rule.action {
-                ApprovalAction::Allow => Action::Allow,
-                ApprovalAction::Ask => Action::Ask,
-                ApprovalAction::Deny => Action::Deny,
-            },
+            action: rule.action,
             source: if rule.from_project {
                 RuleSource::ProjectConfig
             } else {

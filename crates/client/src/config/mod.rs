@@ -408,7 +408,7 @@ impl fmt::Display for Location {
 /// the environment do not say otherwise.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ChatSettings {
-    pub provider: Option<ProviderName>,
+    pub provider: Option<ProviderKind>,
     pub model: Option<String>,
     /// The provider's base URL (an OpenAI-compatible one with its `/v1`).
     pub base_url: Option<String>,
@@ -437,12 +437,55 @@ pub struct ToolSettings {
     pub location: Option<Location>,
 }
 
-/// An LLM API nexo speaks.
+/// An LLM API nexo speaks: the configuration's `chat.provider`, the
+/// chat's `--provider`, and the wire format nexo-host's provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProviderName {
+pub enum ProviderKind {
+    /// The Anthropic Messages API.
     Anthropic,
-    /// OpenAI's Chat Completions, and every server that speaks it.
+    /// OpenAI's Chat Completions, and every server that speaks it (Ollama,
+    /// vLLM, llama.cpp, LM Studio).
     OpenAi,
+}
+
+impl ProviderKind {
+    /// Every provider, in the order help lists them.
+    pub const ALL: &[ProviderKind] = &[ProviderKind::Anthropic, ProviderKind::OpenAi];
+
+    /// Its name, as a file and a flag write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::OpenAi => "openai",
+        }
+    }
+}
+
+/// Who it is, in messages.
+impl fmt::Display for ProviderKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Anthropic => "Anthropic",
+            Self::OpenAi => "the OpenAI-compatible API",
+        })
+    }
+}
+
+/// A name that is no provider nexo speaks to.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a provider nexo speaks to")]
+pub struct UnknownProvider(pub String);
+
+impl std::str::FromStr for ProviderKind {
+    type Err = UnknownProvider;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        ProviderKind::ALL
+            .iter()
+            .copied()
+            .find(|kind| kind.name() == name)
+            .ok_or_else(|| UnknownProvider(name.to_owned()))
+    }
 }
 
 /// One `"pattern": "action"` of `approvals`, the pattern as written (the
@@ -456,11 +499,47 @@ pub struct ApprovalRule {
     pub from_project: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What an approval rule does to the calls it matches: the
+/// configuration's `approvals`, and the rules nexo-host decides by and
+/// remembers (lower case, as written).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ApprovalAction {
     Allow,
     Ask,
     Deny,
+}
+
+impl ApprovalAction {
+    /// Its name, as a file writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ApprovalAction::Allow => "allow",
+            ApprovalAction::Ask => "ask",
+            ApprovalAction::Deny => "deny",
+        }
+    }
+}
+
+impl fmt::Display for ApprovalAction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for ApprovalAction {
+    type Err = ();
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        [
+            ApprovalAction::Allow,
+            ApprovalAction::Ask,
+            ApprovalAction::Deny,
+        ]
+        .into_iter()
+        .find(|action| action.name() == name)
+        .ok_or(())
+    }
 }
 
 /// The top-level `gateway` object as written, its strings' variables

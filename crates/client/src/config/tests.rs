@@ -883,7 +883,7 @@ fn chat_settings_are_read_and_a_projects_only_tighten() -> Result<(), ConfigErro
 }"#;
     let config = read("nexo.json", text)?;
     let chat = &config.chat;
-    assert_eq!(chat.provider, Some(ProviderName::OpenAi));
+    assert_eq!(chat.provider, Some(ProviderKind::OpenAi));
     assert_eq!(chat.model.as_deref(), Some("llama3.2"));
     assert_eq!(chat.base_url.as_deref(), Some("http://127.0.0.1:11434/v1"));
     assert_eq!(chat.max_steps, Some(8));

@@ -43,6 +43,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use futures::stream::BoxStream;
+pub use nexo_client::config::ProviderKind;
 use nexo_client::secret::Secret;
 use serde_json::Value;
 
@@ -51,7 +52,7 @@ use crate::error::ProviderError;
 pub use select::{
     ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, DEFAULT_ANTHROPIC_MODEL, DEFAULT_ANTHROPIC_URL,
     DEFAULT_OLLAMA_URL, DEFAULT_OPENAI_MODEL, DEFAULT_OPENAI_URL, OLLAMA_HOST, OPENAI_API_KEY,
-    OPENAI_BASE_URL, Settings, how_to_configure, list_models, select,
+    OPENAI_BASE_URL, Settings, VARIABLES, how_to_configure, list_models, select,
 };
 pub use text_call::tool_calls_in_text;
 
@@ -226,24 +227,6 @@ pub struct Answer {
     pub message: Message,
     pub usage: Usage,
     pub stop: StopReason,
-}
-
-/// The wire format a provider speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProviderKind {
-    Anthropic,
-    /// OpenAI Chat Completions, and servers that speak it (Ollama, vLLM,
-    /// llama.cpp, LM Studio).
-    OpenAi,
-}
-
-impl fmt::Display for ProviderKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Anthropic => "Anthropic",
-            Self::OpenAi => "the OpenAI-compatible API",
-        })
-    }
 }
 
 /// How often and how long a busy provider is tried again.

@@ -1,8 +1,10 @@
 //! Choosing the provider: explicit [`Settings`] first, then the
 //! environment as the providers' own SDKs read it (`ANTHROPIC_API_KEY`,
 //! `ANTHROPIC_BASE_URL`, `OPENAI_API_KEY`, `OPENAI_BASE_URL`; Ollama's
-//! `OLLAMA_HOST`), then a local Ollama if one answers. The environment is
-//! a closure, so that the CLI hands in the process's and tests their own.
+//! `OLLAMA_HOST`), then a local Ollama if one answers. [`VARIABLES`] lists
+//! every variable it reads, with what each means; it reads them through a
+//! closure, so that the CLI hands in the process's (reading those and no
+//! others) and tests their own.
 
 use std::time::Duration;
 
@@ -21,6 +23,31 @@ pub const OPENAI_API_KEY: &str = "OPENAI_API_KEY";
 pub const OPENAI_BASE_URL: &str = "OPENAI_BASE_URL";
 /// Where Ollama listens, as the `ollama` command reads it.
 pub const OLLAMA_HOST: &str = "OLLAMA_HOST";
+
+/// Every environment variable [`select`] reads, with what it means: the
+/// caller reads these (and only these) and hands their values in.
+pub const VARIABLES: &[(&str, &str)] = &[
+    (
+        ANTHROPIC_API_KEY,
+        "the Anthropic API key; set, it chooses Anthropic",
+    ),
+    (
+        ANTHROPIC_BASE_URL,
+        "the Anthropic API's base URL, without `/v1`",
+    ),
+    (
+        OPENAI_API_KEY,
+        "the OpenAI API key; set, it chooses the OpenAI-compatible API",
+    ),
+    (
+        OPENAI_BASE_URL,
+        "an OpenAI-compatible server's base URL, with `/v1`; set, it chooses that API",
+    ),
+    (
+        OLLAMA_HOST,
+        "where a local Ollama listens, when no other provider is chosen",
+    ),
+];
 
 pub const DEFAULT_ANTHROPIC_URL: &str = "https://api.anthropic.com";
 pub const DEFAULT_OPENAI_URL: &str = "https://api.openai.com/v1";
@@ -193,4 +220,37 @@ pub fn how_to_configure() -> String {
            and fetch a model with tool support (`ollama pull llama3.2`)\n\
          or choose with `--provider anthropic|openai --model NAME`; slash commands work meanwhile"
     )
+}
+
+#[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "tests fail loudly")]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// The selection reads no variable that [`VARIABLES`] does not list,
+    /// whichever way it goes (nothing reached: Ollama's address is a
+    /// closed port on loopback).
+    #[tokio::test]
+    async fn the_selection_reads_only_the_listed_variables() {
+        let listed: Vec<&str> = VARIABLES.iter().map(|(name, _)| *name).collect();
+        for set in [None, Some(ANTHROPIC_API_KEY), Some(OPENAI_API_KEY)] {
+            let asked = Mutex::new(Vec::new());
+            let env = |name: &str| {
+                asked.lock().unwrap().push(name.to_owned());
+                match name {
+                    OLLAMA_HOST => Some("127.0.0.1:9".to_owned()),
+                    name if Some(name) == set => Some("key".to_owned()),
+                    _ => None,
+                }
+            };
+            let _ = select(&Settings::default(), env).await;
+            let asked = asked.into_inner().unwrap();
+            assert!(!asked.is_empty());
+            for name in asked {
+                assert!(listed.contains(&name.as_str()), "{name} ({set:?})");
+            }
+        }
+    }
 }

@@ -11,7 +11,7 @@ use jsonc_parser::common::Ranged;
 
 use super::{Reader, kind_of};
 use crate::config::{
-    ApprovalAction, ApprovalRule, ChatSettings, ConfigError, ProviderName, ToolSettings,
+    ApprovalAction, ApprovalRule, ChatSettings, ConfigError, ProviderKind, ToolSettings,
 };
 
 /// The fields of `chat`.
@@ -60,13 +60,12 @@ impl Reader<'_> {
                 "provider" => {
                     let example = "\"provider\": \"anthropic\"";
                     let lit = self.string(&field.value, "provider", None, example)?;
-                    settings.provider = Some(match lit.value.as_ref() {
-                        "anthropic" => ProviderName::Anthropic,
-                        "openai" => ProviderName::OpenAi,
-                        other => {
+                    settings.provider = Some(match lit.value.parse::<ProviderKind>() {
+                        Ok(kind) => kind,
+                        Err(unknown) => {
                             return Err(self.error(
                                 field.value.start(),
-                                format!("`{other}` is not a provider nexo speaks to"),
+                                unknown.to_string(),
                                 Some(
                                     "write `anthropic`, or `openai` for any OpenAI-compatible \
                                      server (Ollama, vLLM, llama.cpp, LM Studio) with its \
@@ -222,12 +221,7 @@ impl Reader<'_> {
         let mut rules = Vec::new();
         for (pattern, prop) in self.unique(object, "in `approvals`")? {
             let action = match &prop.value {
-                Value::StringLit(lit) => match lit.value.as_ref() {
-                    "allow" => Some(ApprovalAction::Allow),
-                    "ask" => Some(ApprovalAction::Ask),
-                    "deny" => Some(ApprovalAction::Deny),
-                    _ => None,
-                },
+                Value::StringLit(lit) => lit.value.parse::<ApprovalAction>().ok(),
                 _ => None,
             };
             let Some(action) = action else {
