@@ -3,8 +3,6 @@
 //! terminal and the web page both take their commands from here, and show
 //! [`COMMANDS`] as help and as completions.
 
-use serde_json::Value;
-
 /// A command: its name, its arguments as help shows them, what it does.
 #[derive(Debug, Clone, Copy)]
 pub struct CommandHelp {
@@ -33,8 +31,9 @@ pub const COMMANDS: &[CommandHelp] = &[
     },
     CommandHelp {
         name: "/call",
-        arguments: "SERVER__TOOL [JSON]",
-        does: "call a tool yourself, with a JSON object of arguments",
+        arguments: "SERVER__TOOL [key=value ... | JSON]",
+        does: "call a tool yourself, with `key=value` arguments (read by its schema, as `nexo \
+               call` reads them) or one JSON object",
     },
     CommandHelp {
         name: "/resources",
@@ -113,7 +112,9 @@ pub enum Command {
     Servers,
     Call {
         tool: String,
-        arguments: Value,
+        /// `key=value` words, or one JSON object, read against the tool's
+        /// schema when it is called (nexo-client's `tool_arguments`).
+        words: Vec<String>,
     },
     Resources {
         server: Option<String>,
@@ -212,37 +213,30 @@ pub fn parse(line: &str) -> Result<Line, LineError> {
         },
         "servers" => Command::Servers,
         "call" => {
-            let (tool, json) = match rest.split_once(char::is_whitespace) {
-                Some((tool, json)) => (tool, json.trim()),
+            let (tool, given) = match rest.split_once(char::is_whitespace) {
+                Some((tool, given)) => (tool, given.trim()),
                 None => (rest, ""),
             };
             if tool.is_empty() {
                 return Err(usage("/call"));
             }
-            let arguments = if json.is_empty() {
-                Value::Object(Default::default())
+            // One JSON object stays one word, its spaces and quotes its own;
+            // `key=value` words are split as a shell splits them.
+            let words = if given.is_empty() {
+                Vec::new()
+            } else if given.starts_with('{') {
+                vec![given.to_owned()]
             } else {
-                match serde_json::from_str::<Value>(json) {
-                    Ok(object @ Value::Object(_)) => object,
-                    Ok(_) => {
-                        return Err(LineError {
-                            message: "the arguments must be a JSON object: `/call \
-                                      utils__echo {\"text\": \"hi\"}`"
-                                .into(),
-                        });
-                    }
-                    Err(error) => {
-                        return Err(LineError {
-                            message: format!(
-                                "the arguments are not JSON ({error}): write an object, `{{\"text\": \"hi\"}}`"
-                            ),
-                        });
-                    }
-                }
+                shell_words::split(given).map_err(|error| LineError {
+                    message: format!(
+                        "the arguments cannot be split ({error}): write `key=value` pairs, \
+                         quoting a value with spaces (`text=\"a b\"`), or one JSON object"
+                    ),
+                })?
             };
             Command::Call {
                 tool: tool.to_owned(),
-                arguments,
+                words,
             }
         }
         "resources" => Command::Resources {
@@ -359,7 +353,6 @@ pub fn complete_command(start: &str) -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     fn command(line: &str) -> Command {
         match parse(line) {
@@ -397,14 +390,21 @@ mod tests {
             command(r#"/call utils__echo {"text": "a b"}"#),
             Command::Call {
                 tool: "utils__echo".into(),
-                arguments: json!({"text": "a b"})
+                words: vec![r#"{"text": "a b"}"#.into()]
+            }
+        );
+        assert_eq!(
+            command(r#"/call utils__echo text="a b" times=2"#),
+            Command::Call {
+                tool: "utils__echo".into(),
+                words: vec!["text=a b".into(), "times=2".into()]
             }
         );
         assert_eq!(
             command("/call utils__time"),
             Command::Call {
                 tool: "utils__time".into(),
-                arguments: json!({})
+                words: Vec::new()
             }
         );
         assert_eq!(
@@ -451,9 +451,8 @@ mod tests {
     #[test]
     fn mistakes_say_what_to_write() {
         for (line, said) in [
-            ("/call", "write `/call SERVER__TOOL [JSON]`"),
-            ("/call x {", "not JSON"),
-            ("/call x [1]", "must be a JSON object"),
+            ("/call", "write `/call SERVER__TOOL [key=value ... | JSON]`"),
+            ("/call x text=\"a", "cannot be split"),
             ("/read files", "write `/read SERVER URI`"),
             ("/prompt p word", "`word` is not `key=value`"),
             ("/resources a b", "write `/resources [SERVER]`"),

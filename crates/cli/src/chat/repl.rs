@@ -380,7 +380,7 @@ impl Repl<'_, '_> {
             }
             Command::Tools { filter } => self.tools(filter.as_deref()),
             Command::Servers => output::data(&host::table(&self.hub.status(), None)),
-            Command::Call { tool, arguments } => self.call(&tool, arguments).await,
+            Command::Call { tool, words } => self.call(&tool, &words).await,
             Command::Resources { server } => {
                 for (name, session) in self.sessions(server.as_deref()).await {
                     match session.list_resources().await {
@@ -601,8 +601,9 @@ impl Repl<'_, '_> {
         self.turn(&text, content).await;
     }
 
-    /// `/call`: the person's own call, run without asking.
-    async fn call(&self, name: &str, arguments: Value) {
+    /// `/call`: the person's own call, run without asking; its words read
+    /// against the tool's schema as `nexo call` reads them.
+    async fn call(&self, name: &str, words: &[String]) {
         let names = self.hub.tool_names();
         let Some((server, tool)) = names.resolve(name) else {
             output::status(&format!(
@@ -610,9 +611,19 @@ impl Repl<'_, '_> {
             ));
             return;
         };
-        let arguments: JsonObject = match arguments {
-            Value::Object(map) => map,
-            _ => JsonObject::new(),
+        let schema = self
+            .hub
+            .tools()
+            .into_iter()
+            .find(|(listed_by, listed)| listed_by == server && listed.name == tool)
+            .map(|(_, listed)| listed.input_schema.as_ref().clone())
+            .unwrap_or_default();
+        let arguments = match nexo_client::arguments::tool_arguments(&schema, words) {
+            Ok(read) => read.arguments,
+            Err(error) => {
+                output::status(Report::of(&error).human().trim_end());
+                return;
+            }
         };
         match self.hub.call_tool(server, tool, arguments).await {
             Ok(result) => {

@@ -1420,3 +1420,41 @@ async fn issue_17_resume_takes_up_a_task_left_running() {
     assert!(fixture.cancels().is_empty(), "{:?}", fixture.cancels());
     llm.stop().await;
 }
+
+/// Issue 40: the REPL's `/call` takes `key=value` words read by the tool's
+/// schema, as `nexo call` does (a quoted value keeps its spaces), and one
+/// JSON object as before; a word that is no `key=value` is refused with
+/// what to write. The model is not asked.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_40_the_repl_calls_a_tool_with_key_value_words() {
+    let dir = TempDir::new("chatcallwords");
+    let llm = ScriptedLlm::start(Script::new(vec![Turn::text("unused")]))
+        .await
+        .unwrap();
+    let command = chat_command(dir.path(), "anthropic", llm.url(), &[]);
+    let shown = tokio::task::spawn_blocking(move || {
+        crate::support::on_terminal(
+            command,
+            &[
+                (
+                    "/help lists the commands",
+                    "/call morse__morse texto=\"SOS prueba\"\r",
+                ),
+                (
+                    "... --- ...",
+                    "/call morse__demorse {\"codigo\": \".- -...\"}\r",
+                ),
+                ("AB", "/call morse__morse hola\r"),
+                ("key=value", "/quit\r"),
+            ],
+        )
+    })
+    .await
+    .unwrap();
+    assert!(
+        shown.contains("... --- ... / .--. .-. ..- . -... .-"),
+        "{shown}"
+    );
+    assert!(llm.requests().is_empty(), "the model was asked: {shown}");
+    llm.stop().await;
+}
