@@ -9,8 +9,9 @@
 //! files it under the connection's local address, which every response
 //! carries (hyper's `HttpInfo`); [`TimedResolver`] times the name
 //! resolution the connect starts with, telling the connect through a
-//! task-local. The first response of a connection takes its costs; later
-//! ones find none and are on a reused connection.
+//! task-local. The first response of a connection that a trace records
+//! takes its costs; later ones find none and are on a reused connection.
+//! Untraced, a response only notes its local address: no lookup.
 //!
 //! reqwest's connector does TCP and TLS in one step, so the moment between
 //! them is taken from rustls: as it writes the ClientHello, right after the
@@ -79,15 +80,22 @@ fn note(change: impl FnOnce(&mut Stamps)) {
     });
 }
 
-/// How the connection of a response came to be, from the `HttpInfo` the
-/// response carries; `None` when it carries none.
-pub fn reach_of(response: &reqwest::Response) -> Option<Reach> {
-    let local = response.extensions().get::<HttpInfo>()?.local_addr();
+/// The local address of the connection `response` came on (from the
+/// `HttpInfo` it carries), which [`reach_at`] looks the connection up by;
+/// `None` when it carries none. Cheap: taken for every response, looked up
+/// only for the ones a trace records.
+pub fn local_address(response: &reqwest::Response) -> Option<SocketAddr> {
+    Some(response.extensions().get::<HttpInfo>()?.local_addr())
+}
+
+/// How the connection at `local` came to be: the first look at a new one
+/// takes its costs, and later ones find it reused.
+pub fn reach_at(local: SocketAddr) -> Reach {
     let opened = OPENED
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .remove(&local);
-    Some(opened.map_or(Reach::Reused, Reach::New))
+    opened.map_or(Reach::Reused, Reach::New)
 }
 
 /// The connector layer that times each connect ([`crate::http::client_builder`]).
@@ -260,7 +268,7 @@ mod tests {
                 .send()
                 .await
                 .unwrap();
-            reaches.push(reach_of(&response));
+            reaches.push(local_address(&response).map(reach_at));
             response.text().await.unwrap();
         }
         match reaches[0] {
@@ -273,7 +281,7 @@ mod tests {
             .send()
             .await
             .unwrap();
-        match reach_of(&by_address) {
+        match local_address(&by_address).map(reach_at) {
             Some(Reach::New(opened)) => assert_eq!(opened.dns_us, None),
             other => panic!("a new address took no new connection: {other:?}"),
         }

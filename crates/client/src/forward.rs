@@ -36,8 +36,10 @@ pub struct Answer {
     /// the sign, on a session's first POST, of a URL that does not speak
     /// Streamable HTTP.
     pub refused_bare: bool,
-    /// The connection it came on, opened for it or reused (the trace's).
-    pub reach: Option<crate::connection::Reach>,
+    /// The local address of the connection it came on, by which the
+    /// trace finds whether that connection was opened for it
+    /// ([`crate::connection::reach_at`]).
+    pub local: Option<std::net::SocketAddr>,
 }
 
 /// One exchange: what it means to rmcp, and the response it had, if one

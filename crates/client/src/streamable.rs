@@ -217,7 +217,7 @@ impl Answer {
             status: response.status(),
             headers: response.headers().clone(),
             refused_bare: false,
-            reach: crate::connection::reach_of(response),
+            local: crate::connection::local_address(response),
         }
     }
 }

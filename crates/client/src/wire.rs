@@ -67,7 +67,9 @@ impl WireTrace {
         if let Some(message) = post.message {
             let mut request = HttpInfo::request(&Method::POST, &request_headers(post));
             request.status = status;
-            request.connection = answer.and_then(|answer| answer.reach).map(cost);
+            request.connection = answer
+                .and_then(|answer| answer.local)
+                .map(|local| cost(crate::connection::reach_at(local)));
             let session = post.session_id.map(|id| &**id);
             self.0.record(
                 Direction::Sent,

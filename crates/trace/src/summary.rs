@@ -17,7 +17,7 @@ use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 use serde::Serialize;
 
 use crate::error::ReadError;
-use crate::pairing::{GivenUp, Paired, Pairing};
+use crate::pairing::{GivenUp, Paired, Pairing, Waiting};
 use crate::read::{ReadWarnings, TraceReader};
 use crate::record::{Kind, TraceRecord};
 use crate::show;
@@ -627,14 +627,22 @@ impl Builder {
         let paired = self.pairing.observe(self.index, record);
         self.index += 1;
         let (answered, latency_us) = match paired {
-            Paired::Answer { request, .. } if request.given_up.is_some() => {
+            Paired::Answer {
+                request:
+                    Waiting {
+                        given_up: Some(given_up),
+                        method,
+                        ..
+                    },
+                ..
+            } => {
                 self.summary.late.push(Late {
                     seen: Seen::of(record),
                     id: record.id.clone(),
-                    method: request.method.clone(),
-                    given_up: request.given_up.unwrap_or(GivenUp::Cancelled),
+                    method: method.clone(),
+                    given_up,
                 });
-                (request.method, None)
+                (method, None)
             }
             Paired::Answer {
                 request,
