@@ -330,7 +330,7 @@ impl Gateway {
         let Self { shared, .. } = self;
         if let Some(spans) = &shared.spans {
             // The last batch is sent (within the export time limit).
-            tokio::task::block_in_place(|| spans.shutdown());
+            spans.shutdown().await;
         }
         match Arc::try_unwrap(shared) {
             Ok(shared) => shared.federation.close().await,

@@ -35,7 +35,6 @@ use std::time::{Duration, Instant, SystemTime};
 use nexo_client::Secret;
 use nexo_client::hub::{Change, Changed};
 use nexo_hint::Hinted;
-use opentelemetry::KeyValue;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
     ClientCapabilities, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
@@ -56,7 +55,7 @@ use crate::detect::{Finding, Place};
 use crate::federation::Federation;
 use crate::limits::{Exceeded, Limited, Limits, Unchecked};
 use crate::metrics::{Counted, Metrics, outcome_name, verdict_name};
-use crate::otlp::{Finished, Spans};
+use crate::otlp::{Attribute, Finished, Spans};
 use crate::policy::{Decision, Identity, Policy, Request, Resolver, Verdict};
 use crate::refusal::Refusal;
 use crate::tracecontext::{self, Span};
@@ -922,25 +921,25 @@ impl Guard<'_> {
             None => format!("{} {}", request.method, request.server),
         };
         let mut attributes = vec![
-            KeyValue::new("mcp.method.name", request.method.clone()),
-            KeyValue::new("nexo.gateway.upstream", request.server.clone()),
-            KeyValue::new("nexo.gateway.decision", verdict_name(self.decision.verdict)),
-            KeyValue::new("nexo.gateway.outcome", outcome_name(outcome)),
+            Attribute::text("mcp.method.name", request.method.clone()),
+            Attribute::text("nexo.gateway.upstream", request.server.clone()),
+            Attribute::text("nexo.gateway.decision", verdict_name(self.decision.verdict)),
+            Attribute::text("nexo.gateway.outcome", outcome_name(outcome)),
         ];
         if let Some(tool) = &request.tool {
-            attributes.push(KeyValue::new("gen_ai.tool.name", tool.clone()));
+            attributes.push(Attribute::text("gen_ai.tool.name", tool.clone()));
         }
         if let Some(rule) = &self.decision.rule {
-            attributes.push(KeyValue::new("nexo.gateway.rule", rule.clone()));
+            attributes.push(Attribute::text("nexo.gateway.rule", rule.clone()));
         }
         if let Some(subject) = &request.identity.subject {
-            attributes.push(KeyValue::new("enduser.id", subject.clone()));
+            attributes.push(Attribute::text("enduser.id", subject.clone()));
         }
         if let Some(client) = request.identity.client {
-            attributes.push(KeyValue::new("client.address", client.to_string()));
+            attributes.push(Attribute::text("client.address", client.to_string()));
         }
         if let Some(upstream) = self.upstream {
-            attributes.push(KeyValue::new(
+            attributes.push(Attribute::float(
                 "nexo.gateway.upstream_ms",
                 upstream.as_secs_f64() * 1e3,
             ));
