@@ -14,8 +14,9 @@
 //! than with the profile's `strip`: stripping is part of the profile's
 //! settings, so a build with symbols for `scripts/hot-symbols` to read
 //! (`NEXO_KEEP_SYMBOLS=1`) would otherwise name every function differently
-//! from the build it lays out. Its relative relocations are packed (see
-//! [`packed_relocations`]).
+//! from the build it lays out. Both optimized profiles also pack their
+//! relative relocations ([`packed_relocations`]) and fold identical
+//! functions ([`identical_code_folding`]).
 //!
 //! It also tells `nexo --version` which commit and which profile it was
 //! built from (`NEXO_GIT_COMMIT`, `NEXO_BUILD_PROFILE`): a bug report then
@@ -29,6 +30,7 @@ fn main() {
     symbol_ordering();
     symbol_stripping();
     packed_relocations();
+    identical_code_folding();
 }
 
 /// Whether this is an optimized build (`release`, `dist`) for x86_64 Linux.
@@ -109,6 +111,19 @@ fn symbol_stripping() {
     let optimized = std::env::var("PROFILE").is_ok_and(|profile| profile == "release");
     if optimized && linux && profile() == "release" && !kept {
         println!("cargo:rustc-link-arg-bins=-Wl,--strip-all");
+    }
+}
+
+/// Identical functions kept once (`--icf=all`), in optimized builds: without
+/// LTO across crates, each crate holds its own copy of the generic code it
+/// instantiates (drop glue above all: 45,000 `drop_in_place` bodies), and
+/// many copies are the same machine code. 1.7 MB less of `release`. Only
+/// code is folded, not data (lld folds read-only data only when told to
+/// ignore its addresses), and Rust promises no distinct address to a
+/// function: rustc's own function merging does the same within a crate.
+fn identical_code_folding() {
+    if optimized_for_lld() {
+        println!("cargo:rustc-link-arg-bins=-Wl,--icf=all");
     }
 }
 
