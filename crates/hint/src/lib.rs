@@ -34,6 +34,9 @@ pub enum Exit {
     AssertionFailed = 7,
     /// `nexo check`: findings at or above `--fail-on`.
     Findings = 8,
+    /// `nexo chat -p`: a tool call the model asked for was not run (nobody
+    /// could approve it, or a rule denies it).
+    Refused = 9,
     /// Ctrl-C ended the work (128 + SIGINT, as shells report it).
     Interrupted = 130,
 }
@@ -86,6 +89,7 @@ mod tests {
             (Exit::NeedsConfirmation, 6),
             (Exit::AssertionFailed, 7),
             (Exit::Findings, 8),
+            (Exit::Refused, 9),
             (Exit::Interrupted, 130),
         ];
         for (exit, status) in table {

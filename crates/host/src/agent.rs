@@ -35,7 +35,7 @@ use nexo_hint::Hinted;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ResourceContents, ToolAnnotations};
 use serde_json::Value;
 
-use crate::approval::{Answer, ApprovalGate, Scope};
+use crate::approval::{Answer, ApprovalGate, Refused, Scope};
 use crate::context::{self, Fitted};
 use crate::error::AgentError;
 use crate::long_results::{self, LongResults};
@@ -269,11 +269,12 @@ pub enum AgentEvent {
         tool: String,
         arguments: Value,
     },
-    /// The policy's decision on it (after the person's answer, if asked).
+    /// The policy's decision on it (after the person's answer, if asked):
+    /// `refused` is `None` when it runs.
     Approval {
         server: String,
         tool: String,
-        allowed: bool,
+        refused: Option<Refused>,
         reason: String,
     },
     /// A tool call ended.
@@ -506,15 +507,21 @@ impl Agent<'_> {
                 .gate
                 .decide(server, tool, annotations, &call.arguments, None, approver)
                 .await;
+            let (refused, reason) = match &decision {
+                Ok(reason) => (None, reason.clone()),
+                Err(refusal) => (Some(refusal.refused), refusal.reason.clone()),
+            };
             events(AgentEvent::Approval {
                 server: server.to_owned(),
                 tool: tool.to_owned(),
-                allowed: decision.is_ok(),
-                reason: match &decision {
-                    Ok(reason) | Err(reason) => reason.clone(),
-                },
+                refused,
+                reason,
             });
-            planned.push(decision.map(|_| Target::Server(server, tool)));
+            planned.push(
+                decision
+                    .map(|_| Target::Server(server, tool))
+                    .map_err(|refusal| refusal.reason),
+            );
         }
         // Tasks' changes come while the calls run, through a channel.
         let (tasks, mut task_updates) = tokio::sync::mpsc::unbounded_channel();

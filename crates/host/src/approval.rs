@@ -498,6 +498,28 @@ impl Policy {
     }
 }
 
+/// A call the policy did not let run: what the asker (the model, an app)
+/// is told instead, and which kind of refusal it was, so that the person
+/// can be told what would let it run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub refused: Refused,
+    pub reason: String,
+}
+
+/// Why a call did not run, and so what would let it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Refused {
+    /// A `deny` rule decided: only changing that rule lets it run; `--yes`
+    /// never overrides it.
+    ByRule,
+    /// The policy asks and the answer was no, or nobody could be asked
+    /// (`nexo chat -p`): answering yes, `--yes`, or an `allow` rule that
+    /// names the tool lets it run.
+    NotApproved,
+}
+
 /// The one way a tool call that the person did not make with their own
 /// hands reaches its server: asked for by the model (the chat) or by an
 /// MCP App on the web page. The policy's rules and remembered answers,
@@ -523,7 +545,8 @@ impl ApprovalGate {
     /// The policy's decision on one call of `server`'s `tool` (its
     /// `annotations` as listed), `approver` asked when the policy says so:
     /// `Ok` with why it may run, or `Err` with what the asker is told
-    /// instead. `asked_by` names who asks when it is not the model.
+    /// instead and what would have let it run. `asked_by` names who asks
+    /// when it is not the model.
     pub async fn decide(
         &self,
         server: &str,
@@ -532,7 +555,7 @@ impl ApprovalGate {
         arguments: &Value,
         asked_by: Option<&str>,
         approver: &dyn Approver,
-    ) -> Result<String, String> {
+    ) -> Result<String, Refusal> {
         let request = Call {
             server,
             tool,
@@ -544,9 +567,10 @@ impl ApprovalGate {
         let reason = reason.to_string();
         match verdict {
             Verdict::Allow => Ok(reason),
-            Verdict::Deny => Err(format!(
-                "the user's policy does not allow this call ({reason})"
-            )),
+            Verdict::Deny => Err(Refusal {
+                refused: Refused::ByRule,
+                reason: format!("the user's policy does not allow this call ({reason})"),
+            }),
             Verdict::Ask(answers) => {
                 let pending = Pending {
                     server: server.to_owned(),
@@ -559,10 +583,13 @@ impl ApprovalGate {
                 };
                 let reply = approver.ask(&pending).await;
                 match reply.answer {
-                    Answer::No => Err(format!(
-                        "the user did not approve this call ({reason}); do not try it again \
-                         without asking the user"
-                    )),
+                    Answer::No => Err(Refusal {
+                        refused: Refused::NotApproved,
+                        reason: format!(
+                            "the user did not approve this call ({reason}); do not try it \
+                             again without asking the user"
+                        ),
+                    }),
                     Answer::Yes => Ok(format!("approved by the user ({reason})")),
                     Answer::AlwaysTool | Answer::AlwaysServer => {
                         let remembered =

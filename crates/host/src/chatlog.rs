@@ -90,11 +90,17 @@ impl ChatLog {
             AgentEvent::Approval {
                 server,
                 tool,
-                allowed,
+                refused,
                 reason,
             } => self.append(
                 "approval",
-                json!({ "server": server, "tool": tool, "allowed": allowed, "reason": reason }),
+                json!({
+                    "server": server,
+                    "tool": tool,
+                    "allowed": refused.is_none(),
+                    "refused": refused,
+                    "reason": reason,
+                }),
             ),
             AgentEvent::Fitted { fitted, window } => self.append(
                 "context",
@@ -167,7 +173,7 @@ mod tests {
         log.event(&AgentEvent::Approval {
             server: "morse".into(),
             tool: "morse".into(),
-            allowed: true,
+            refused: None,
             reason: "read-only".into(),
         });
         log.event(&AgentEvent::ToolResult {

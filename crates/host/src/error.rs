@@ -101,6 +101,7 @@ impl Hinted for ProviderError {
             | Exit::NeedsConfirmation
             | Exit::AssertionFailed
             | Exit::Findings
+            | Exit::Refused
             | Exit::Interrupted => "provider_error",
         }
     }

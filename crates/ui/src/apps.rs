@@ -616,7 +616,7 @@ impl Apps {
                 &PageApprover(self.inbox.clone()),
             )
             .await
-            .map_err(|refusal| (-32000, refusal))?;
+            .map_err(|refusal| (-32000, refusal.reason))?;
         let result = self
             .hub
             .call_tool(&instance.server, name, arguments)

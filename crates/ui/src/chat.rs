@@ -298,10 +298,10 @@ impl Chat {
             AgentEvent::Approval {
                 server,
                 tool,
-                allowed,
+                refused,
                 reason,
             } => {
-                let status = if *allowed {
+                let status = if refused.is_none() {
                     format!("allowed: {reason}")
                 } else {
                     format!("not run: {reason}")
@@ -310,7 +310,7 @@ impl Chat {
                     .calls
                     .get(&(server.clone(), tool.clone()))
                     .and_then(|calls| calls.front().copied());
-                if !allowed
+                if refused.is_some()
                     && let Some(calls) = drawn.calls.get_mut(&(server.clone(), tool.clone()))
                 {
                     calls.pop_front();

@@ -1,11 +1,15 @@
 //! One turn, answered and done: `nexo chat -p PROMPT`. Nothing is asked:
 //! a call the policy would ask about is refused (the model is told) unless
-//! `--yes` or a rule allows it. Ctrl-C cancels the turn (the servers are
+//! `--yes` or a rule allows it; the person is told too, after the answer,
+//! with what would let such calls run, and the exit status is 9
+//! ([`Exit::Refused`]). Ctrl-C cancels the turn (the servers are
 //! told, tasks cancelled) and exits with 130. The ids of tasks under way
 //! are saved with the conversation as they start, for `--resume` should
 //! the process end before them.
 
+use nexo_hint::{Exit, Hint};
 use nexo_host::agent::{Agent, AgentEvent, NoOneToAsk};
+use nexo_host::approval::Refused;
 use nexo_host::chatlog::ChatLog;
 use nexo_host::conversations::Conversation;
 use nexo_host::provider::{Content, Message, Role};
@@ -35,9 +39,19 @@ pub async fn run(
     let mut keeper = Keeper::new(&conversation);
     let mut transcript = Vec::new();
     let mut markdown = Markdown::new(output::colour_stdout());
+    let mut refusals = Vec::new();
     let mut on_event = |event: AgentEvent| {
         if let Some(log) = log {
             log.event(&event);
+        }
+        if let AgentEvent::Approval {
+            server,
+            tool,
+            refused: Some(refused),
+            ..
+        } = &event
+        {
+            refusals.push((nexo_client::namespace::join(server, tool), *refused));
         }
         if let Some(kept) = keeper.event(&event) {
             saved.save(kept);
@@ -98,7 +112,67 @@ pub async fn run(
             conversation.id
         ));
     }
-    Ok(())
+    match refused_calls(&refusals) {
+        Some(failure) => Err(failure),
+        None => Ok(()),
+    }
+}
+
+/// What the person is told of the calls the model wanted and did not get,
+/// and what would let them run; `None` when every call ran.
+fn refused_calls(refusals: &[(String, Refused)]) -> Option<Failure> {
+    if refusals.is_empty() {
+        return None;
+    }
+    let names = |kind: Refused| {
+        let mut names: Vec<&str> = refusals
+            .iter()
+            .filter(|(_, refused)| *refused == kind)
+            .map(|(name, _)| name.as_str())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    };
+    let (unapproved, denied) = (names(Refused::NotApproved), names(Refused::ByRule));
+    let mut why = Vec::new();
+    let mut advice = Vec::new();
+    if !unapproved.is_empty() {
+        why.push(format!(
+            "{} (it needs approval and `-p` asks no one)",
+            unapproved.join(", ")
+        ));
+        let rules: Vec<String> = unapproved
+            .iter()
+            .map(|name| format!("\"{name}\": \"allow\""))
+            .collect();
+        advice.push(format!(
+            "run again with --yes to approve every call no rule denies, or let {} run every \
+             time with the rule {} in the configuration's \"chat\": {{\"approvals\": {{...}}}}",
+            if unapproved.len() == 1 { "it" } else { "them" },
+            rules.join(", ")
+        ));
+    }
+    if !denied.is_empty() {
+        why.push(format!("{} (a `deny` rule refuses it)", denied.join(", ")));
+        advice.push(
+            "--yes never overrides a `deny` rule: change the rule in the configuration's \
+             \"chat\": {\"approvals\"} to let such a call run"
+                .to_owned(),
+        );
+    }
+    Some(
+        Failure::new(
+            Exit::Refused,
+            "calls_refused",
+            format!(
+                "the model asked for {} tool call(s) that did not run: {}",
+                refusals.len(),
+                why.join("; ")
+            ),
+        )
+        .hint(Hint::new(advice.join("; "))),
+    )
 }
 
 fn event_json(event: &AgentEvent) -> Value {
@@ -112,11 +186,15 @@ fn event_json(event: &AgentEvent) -> Value {
         AgentEvent::Approval {
             server,
             tool,
-            allowed,
+            refused,
             reason,
-        } => {
-            json!({"approval": {"server": server, "tool": tool, "allowed": allowed, "reason": reason}})
-        }
+        } => json!({"approval": {
+            "server": server,
+            "tool": tool,
+            "allowed": refused.is_none(),
+            "refused": refused,
+            "reason": reason,
+        }}),
         AgentEvent::ToolResult {
             server,
             tool,

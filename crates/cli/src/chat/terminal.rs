@@ -467,7 +467,7 @@ pub fn show(event: &AgentEvent, markdown: &mut Markdown) {
         AgentEvent::Approval {
             server,
             tool,
-            allowed: false,
+            refused: Some(_),
             reason,
         } => output::status(&format!(
             "   {server}__{tool} not run: {}",

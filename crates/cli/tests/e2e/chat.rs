@@ -144,6 +144,8 @@ async fn issue_17_a_call_that_changes_things_needs_yes() {
     .await
     .unwrap();
 
+    // Issue 40: the person is told too, after the answer, with what would
+    // let the call run, and the exit status says a call was refused.
     let refused = chat(
         dir.path(),
         "openai",
@@ -151,7 +153,7 @@ async fn issue_17_a_call_that_changes_things_needs_yes() {
         &["-p", "add a song", "--config", &config, "--json"],
     )
     .await;
-    refused.assert_success();
+    assert_eq!(refused.code(), 9, "{refused:#?}");
     let transcript = refused.stdout_json();
     assert_eq!(transcript["answer"], "I was not allowed to add it.");
     let events = transcript["events"].as_array().unwrap();
@@ -160,6 +162,14 @@ async fn issue_17_a_call_that_changes_things_needs_yes() {
         .find_map(|event| event.get("approval"))
         .unwrap();
     assert_eq!(approval["allowed"], false, "{transcript:#}");
+    assert_eq!(approval["refused"], "notApproved", "{transcript:#}");
+    let error = &refused.error_line()["error"];
+    assert_eq!(error["code"], "calls_refused", "{refused:#?}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("music__add_song"), "{message}");
+    let hint = error["hint"].as_str().unwrap();
+    assert!(hint.contains("--yes"), "{hint}");
+    assert!(hint.contains(r#""music__add_song": "allow""#), "{hint}");
     assert!(
         !events.iter().any(|event| event.get("toolResult").is_some()),
         "{transcript:#}"
@@ -184,6 +194,7 @@ async fn issue_17_a_call_that_changes_things_needs_yes() {
         .find_map(|event| event.get("toolResult"))
         .unwrap();
     assert_eq!(result["tool"], "add_song", "{transcript:#}");
+
     llm.stop().await;
 }
 
@@ -499,7 +510,22 @@ async fn issue_17_configured_rules_decide_and_bad_ones_are_placed() {
         &["-p", "go", "--config", &config, "--json", "--yes"],
     )
     .await;
-    run.assert_success();
+    // Issue 40: the refused call is the person's news too (exit 9), and
+    // the hint says that --yes cannot bring it back.
+    assert_eq!(run.code(), 9, "{run:#?}");
+    let error = &run.error_line()["error"];
+    assert_eq!(error["code"], "calls_refused", "{run:#?}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("morse__morse (a `deny` rule refuses it)"),
+        "{run:#?}"
+    );
+    assert!(
+        error["hint"].as_str().unwrap().contains("never overrides"),
+        "{run:#?}"
+    );
     let transcript = run.stdout_json();
     let approvals: Vec<&Value> = transcript["events"]
         .as_array()
@@ -514,6 +540,7 @@ async fn issue_17_configured_rules_decide_and_bad_ones_are_placed() {
         "rule `music__add_song` (allow, configuration)"
     );
     assert_eq!(approvals[1]["allowed"], false, "{transcript:#}");
+    assert_eq!(approvals[1]["refused"], "byRule", "{transcript:#}");
     assert!(
         approvals[1]["reason"]
             .as_str()
