@@ -108,8 +108,7 @@ fn symbol_stripping() {
     println!("cargo:rerun-if-env-changed=NEXO_KEEP_SYMBOLS");
     let kept = std::env::var_os("NEXO_KEEP_SYMBOLS").is_some();
     let linux = std::env::var("CARGO_CFG_TARGET_OS").is_ok_and(|os| os == "linux");
-    let optimized = std::env::var("PROFILE").is_ok_and(|profile| profile == "release");
-    if optimized && linux && profile() == "release" && !kept {
+    if linux && profile() == "release" && !kept {
         println!("cargo:rustc-link-arg-bins=-Wl,--strip-all");
     }
 }
